@@ -1,0 +1,104 @@
+"""The one small interface every target implements.
+
+A *target* is something that executes file-tool calls: the in-process reference, a command
+speaking the cmd: JSON-lines protocol, an MCP server, the real Claude Code CLI. The runner only
+ever sees this interface; everything specific to how a target is reached lives in its own module.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class TargetError(Exception):
+    """The target itself broke (crash, hang, protocol violation): an ``error`` verdict, not a tool error."""
+
+    def __init__(self, message: str, *, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail  # e.g. the tail of the candidate's stderr
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"{base}\n{self.detail}" if self.detail else base
+
+
+class Unsupported(Exception):
+    """The target cannot run this scenario (profile, tool or condition missing): a ``skip`` verdict."""
+
+
+@dataclass
+class TargetInfo:
+    """What a target says about itself once started."""
+
+    name: str
+    version: str = ""
+    profiles: tuple[str, ...] = ()
+
+
+@dataclass
+class CallResult:
+    """One call's observation in normal form: exactly one of ``output`` / ``error`` is meaningful."""
+
+    output: Any = None
+    error: dict[str, Any] | None = None
+    events: list[Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # target-specific records (e.g. structured results)
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when the tool reported an error."""
+        return self.error is not None
+
+    @classmethod
+    def from_normal_form(cls, data: dict[str, Any]) -> "CallResult":
+        """Builds a result from ``{"output": ...}`` / ``{"error": {...}}`` (+ ``events``)."""
+        if "error" in data and data["error"] is not None:
+            return cls(error=data["error"], events=data.get("events"))
+        return cls(output=data.get("output"), events=data.get("events"))
+
+
+class Session(abc.ABC):
+    """One scenario's conversation with a target; all per-session tool state lives here."""
+
+    @abc.abstractmethod
+    def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        """Runs one tool call; raises TargetError when the target broke."""
+
+    def before_action(self) -> None:
+        """Called before the harness changes the workspace between calls (live targets may need to pause)."""
+
+    def close(self) -> None:
+        """Ends the session; the target releases its per-session state."""
+
+
+class Target(abc.ABC):
+    """A thing that executes tool calls; started once per run, opens one session per scenario."""
+
+    #: Conditions (see the scenario schema's ``requires``) this target can realise.
+    realises: frozenset[str] = frozenset()
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    @abc.abstractmethod
+    def start(self) -> TargetInfo:
+        """Starts the target (process, server, ...) and returns what it says about itself."""
+
+    @abc.abstractmethod
+    def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
+        """Opens a session of ``profile`` rooted at ``workspace``; raises Unsupported or TargetError."""
+
+    def skip_reason(self, scenario: Any) -> str | None:
+        """Returns why this target cannot run ``scenario`` (profile, tools, conditions), or None."""
+        return None
+
+    def stop(self) -> None:
+        """Stops the target and releases everything it holds."""
+
+    @property
+    def slug(self) -> str:
+        """Returns a file-name-safe name for this target (used for snapshot folders)."""
+        return self.spec
