@@ -80,8 +80,12 @@ class Target(abc.ABC):
     #: Conditions (see the scenario schema's ``requires``) this target can realise.
     realises: frozenset[str] = frozenset()
 
-    def __init__(self, spec: str) -> None:
+    #: True when the target runs in this process (faults can then be realised on pyfakefs).
+    in_process: bool = False
+
+    def __init__(self, spec: str, **options: Any) -> None:
         self.spec = spec
+        self.options = options  # run-wide settings; each target uses those that concern it
 
     @abc.abstractmethod
     def start(self) -> TargetInfo:

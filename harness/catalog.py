@@ -1,0 +1,92 @@
+"""Finds scenario files, loads them all, selects among them, and lints the whole set.
+
+The built-in catalog is the repository's ``scenarios/`` folder; an installed package carries a
+copy as ``harness/catalog``. Users add their own folders with ``--scenarios DIR``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from harness.loader import Problem, ScenarioError, load_file
+from harness.model import Scenario
+
+
+def builtin_dir() -> Path:
+    """Returns the folder of the built-in catalog (the checkout's scenarios/, else the packaged copy)."""
+    package = Path(__file__).resolve().parent
+    checkout = package.parent / "scenarios"
+    if checkout.is_dir() and (package.parent / "pyproject.toml").is_file():
+        return checkout
+    return package / "catalog"
+
+
+def scenario_files(directories: Iterable[Path]) -> list[Path]:
+    """Returns every ``*.yaml``/``*.yml`` file under the directories (or the files themselves), sorted."""
+    found: list[Path] = []
+    for directory in directories:
+        directory = Path(directory)
+        if directory.is_file():
+            found.append(directory)
+            continue
+        found += [path for path in directory.rglob("*") if path.suffix in (".yaml", ".yml") and path.is_file()]
+    return sorted(set(found))
+
+
+@dataclass
+class Catalog:
+    """Every scenario found, and every problem met on the way."""
+
+    scenarios: list[Scenario] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    broken: list[Path] = field(default_factory=list)
+
+    def by_id(self, scenario_id: str) -> Scenario | None:
+        """Returns the scenario with that id, or None."""
+        return next((s for s in self.scenarios if s.id == scenario_id), None)
+
+    def select(self, *, profiles: Iterable[str] = (), keyword: str | None = None) -> list[Scenario]:
+        """Returns the scenarios of the given profiles whose id, title or tags match ``keyword``.
+
+        ``keyword`` is a pytest ``-k`` expression: words are matched as substrings of the id, the
+        title and the tags, combined with ``and``, ``or``, ``not`` and parentheses.
+        """
+        chosen = [s for s in self.scenarios if not profiles or s.profile in set(profiles)]
+        if keyword:
+            chosen = [s for s in chosen if keyword_matches(keyword, s)]
+        return chosen
+
+
+def load(directories: Iterable[Path] | None = None) -> Catalog:
+    """Loads every scenario file; invalid files are collected as problems, never raised."""
+    catalog = Catalog()
+    for path in scenario_files(directories if directories is not None else [builtin_dir()]):
+        try:
+            catalog.scenarios += load_file(path)
+        except ScenarioError as exc:
+            catalog.problems += exc.problems
+            catalog.broken.append(path)
+    seen: dict[str, Scenario] = {}
+    for scenario in catalog.scenarios:
+        if scenario.id in seen:
+            first = seen[scenario.id]
+            catalog.problems.append(Problem(scenario.file or Path("?"), scenario.line, "id",
+                                            f"duplicate id {scenario.id!r} (first in {first.location})"))
+        else:
+            seen[scenario.id] = scenario
+    return catalog
+
+
+def keyword_matches(expression: str, scenario: Scenario) -> bool:
+    """Returns whether a ``-k`` expression selects ``scenario``."""
+    from _pytest.mark.expression import Expression  # pytest's own -k grammar, not a copy of it
+
+    haystack = [scenario.id.lower(), scenario.title.lower(), *(t.lower() for t in scenario.tags)]
+
+    def matcher(word: str, **_: object) -> bool:
+        word = word.lower()
+        return any(word in item for item in haystack)
+
+    return Expression.compile(expression).evaluate(matcher)

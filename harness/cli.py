@@ -1,0 +1,232 @@
+"""The ``harness`` command: run, list, lint and show scenarios.
+
+Exit codes of ``run``: 0 when nothing failed or errored, 1 when something did, 2 for bad usage or
+invalid scenario files (the valid ones still run, the broken ones are reported as errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+def state_dir() -> Path:
+    """Returns where the last run's results are kept (for ``show``): $HARNESS_STATE_DIR or ./.harness."""
+    return Path(os.environ.get("HARNESS_STATE_DIR", ".harness"))
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """Adds the options that choose scenarios: --scenarios, --no-builtin, --profile, -k."""
+    parser.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR",
+                        help="also load scenario files from DIR (repeatable)")
+    parser.add_argument("--no-builtin", action="store_true", help="do not load the built-in catalog")
+    parser.add_argument("--profile", action="append", default=[], help="only this profile (repeatable)")
+    parser.add_argument("-k", dest="keyword", metavar="EXPR",
+                        help="only scenarios whose id, title or tags match (pytest -k syntax)")
+
+
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    """Adds --target and the run-wide target settings."""
+    from harness.targets import TARGET_HELP
+    parser.add_argument("--target", default="reference", help=f"the target: {TARGET_HELP} (default: reference)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="per-call timeout in seconds (default 10)")
+    parser.add_argument("--run-as", metavar="USER", help="run the candidate as USER (realises permission scenarios)")
+    parser.add_argument("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
+
+
+def target_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Returns the run-wide settings handed to ``make_target``."""
+    return {"timeout": args.timeout, "run_as": args.run_as, "sandbox": args.sandbox}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Returns the argument parser of the ``harness`` command."""
+    import harness
+    parser = argparse.ArgumentParser(prog="harness", description="Conformance harness for AI coding agents' file tools.")
+    parser.add_argument("--version", action="version", version=f"harness {harness.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run scenarios against a target and report")
+    add_selection(run)
+    add_target_options(run)
+    run.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report to FILE")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report to FILE")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress, no failure details")
+    run.set_defaults(handler=cmd_run)
+
+    lst = sub.add_parser("list", help="list scenarios")
+    add_selection(lst)
+    lst.set_defaults(handler=cmd_list)
+
+    lint = sub.add_parser("lint", help="validate every scenario file (exit 1 on any problem)")
+    lint.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR")
+    lint.add_argument("--no-builtin", action="store_true")
+    lint.set_defaults(handler=cmd_lint)
+
+    show = sub.add_parser("show", help="show a scenario and its last observation")
+    show.add_argument("id")
+    show.add_argument("--target", default=None, help="whose last observation (default: the last run)")
+    show.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR")
+    show.add_argument("--no-builtin", action="store_true")
+    show.set_defaults(handler=cmd_show)
+
+    return parser
+
+
+def _catalog(args: argparse.Namespace):
+    from harness import catalog
+    directories = ([] if args.no_builtin else [catalog.builtin_dir()]) + list(args.scenarios)
+    return catalog.load(directories)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Runs the selected scenarios and reports; returns the exit code."""
+    from harness.model import Result, Scenario, Verdict
+    from harness.report import json as json_report
+    from harness.report import terminal
+    from harness.runner import Runner
+    from harness.targets import make_target
+
+    console = Console(stderr=False, highlight=False)
+    cat = _catalog(args)
+    try:
+        target = make_target(args.target, **target_options(args))
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return EXIT_USAGE
+    scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
+    broken = [Result(Scenario(id=f"<invalid> {problem.file}", profile="?", title="invalid scenario file",
+                              source=str(problem.file), steps=(), file=problem.file, line=problem.line),
+                     Verdict.ERROR, str(problem)) for problem in cat.problems]
+    for problem in cat.problems:
+        console.print(f"[red]invalid scenario:[/red] {problem}", highlight=False)
+    if not scenarios and not broken:
+        console.print("[yellow]no scenario selected[/yellow]")
+        return EXIT_USAGE
+
+    started = time.perf_counter()
+    with Runner(target) as runner:
+        info = runner.info
+        results = _run_with_progress(runner, scenarios, console, args.quiet)
+    seconds = time.perf_counter() - started
+    results = broken + results
+
+    if not args.quiet:
+        terminal.print_failures(console, results)
+    title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {seconds:.2f}s"
+    console.print(terminal.summary_table(results, title))
+    if args.json:
+        json_report.write(args.json, results, info, args.target, seconds)
+    if args.junit:
+        from harness.report import junit
+        junit.write(args.junit, results, info, args.target)
+    _remember(results, info, args.target, seconds)
+    if cat.problems:
+        return EXIT_USAGE
+    bad = any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for r in results)
+    return EXIT_FAILED if bad else EXIT_OK
+
+
+def _run_with_progress(runner, scenarios, console: Console, quiet: bool):
+    if quiet or not console.is_terminal:
+        return runner.run_all(scenarios)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("[dim]{task.fields[current]}"), console=console, transient=True) as progress:
+        task = progress.add_task(f"running on {runner.target.spec}", total=len(scenarios), current="")
+        return runner.run_all(scenarios, on_result=lambda r: progress.update(task, advance=1, current=r.id))
+
+
+def _remember(results, info, spec: str, seconds: float) -> None:
+    """Keeps the last run's results so that ``show`` can print the last observation."""
+    from harness.report import json as json_report
+    directory = state_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        document = json_report.document(results, info, spec, seconds)
+        text = json.dumps(document, ensure_ascii=False, default=str)
+        (directory / f"last-{_slug(spec)}.json").write_text(text, "utf-8")
+        (directory / "last.json").write_text(text, "utf-8")
+    except OSError:
+        pass  # remembering is a convenience; a read-only checkout must still run
+
+
+def _slug(spec: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in spec)[:80]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Lists the selected scenarios: id, profile, title (and ? for open questions)."""
+    cat = _catalog(args)
+    for problem in cat.problems:
+        print(f"invalid scenario: {problem}", file=sys.stderr)
+    for scenario in cat.select(profiles=args.profile, keyword=args.keyword):
+        marker = "?" if scenario.open_question else " "
+        print(f"{marker} {scenario.id:<60} {scenario.title}")
+    return EXIT_USAGE if cat.problems else EXIT_OK
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    """Validates every scenario file; prints each problem as file:line: [field] message."""
+    cat = _catalog(args)
+    for problem in cat.problems:
+        print(problem)
+    count = len(cat.scenarios)
+    if cat.problems:
+        print(f"{len(cat.problems)} problem(s) in {len(set(p.file for p in cat.problems))} file(s); "
+              f"{count} valid scenario(s)", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{count} scenarios, no problems")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Prints a scenario's file and its last recorded observation."""
+    from rich.syntax import Syntax
+    console = Console(highlight=False)
+    cat = _catalog(args)
+    scenario = cat.by_id(args.id)
+    if scenario is None:
+        console.print(f"[red]no scenario with id {args.id!r}[/red]")
+        return EXIT_USAGE
+    console.print(f"[bold]{scenario.id}[/bold]  {scenario.location}")
+    console.print(Syntax(scenario.file.read_text("utf-8"), "yaml", line_numbers=True) if scenario.file else scenario.raw)
+    last = state_dir() / (f"last-{_slug(args.target)}.json" if args.target else "last.json")
+    try:
+        document = json.loads(last.read_text("utf-8"))
+    except (OSError, ValueError):
+        console.print(f"[yellow]no recorded run ({last}); run `harness run` first[/yellow]")
+        return EXIT_OK
+    found = next((r for r in document["results"] if r["id"] == scenario.id), None)
+    if found is None:
+        console.print(f"[yellow]the last run ({document['target']['spec']}) did not include it[/yellow]")
+        return EXIT_OK
+    console.print(f"\n[bold]last observation[/bold] on {document['target']['spec']}: {found['verdict']}"
+                  + (f" — {found['reason']}" if found["reason"] else ""))
+    console.print_json(json.dumps({"steps": found["steps"], "then": found["then"]}, ensure_ascii=False))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``harness`` command; returns its exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad usage, 0 for --help
+        return int(exc.code or 0)
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Turns the scenario format's content specs (text, base64, hex, generated lines, patterns) into bytes."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+
+def to_bytes(spec: Any) -> bytes:
+    """Returns the bytes a content spec stands for (see docs/scenario-format.md, "Content")."""
+    if isinstance(spec, str):
+        return spec.encode("utf-8")
+    if not isinstance(spec, dict) or len(spec) == 0:
+        raise ValueError(f"not a content spec: {spec!r}")
+    if "text" in spec:
+        return spec["text"].encode(spec.get("encoding", "utf-8"))
+    if "base64" in spec:
+        try:
+            return base64.b64decode(spec["base64"], validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"invalid base64: {exc}") from None
+    if "hex" in spec:
+        return bytes.fromhex("".join(spec["hex"].split()))
+    if "lines" in spec:
+        return _lines(spec["lines"])
+    if "pattern" in spec:
+        unit = spec["pattern"].encode("utf-8")
+        size = spec["size"]
+        return (unit * (size // len(unit) + 1))[:size]
+    raise ValueError(f"not a content spec: {spec!r}")
+
+
+def _lines(spec: int | dict[str, Any]) -> bytes:
+    if isinstance(spec, int):
+        spec = {"count": spec}
+    template = spec.get("template", "line {n}")
+    eol = spec.get("eol", "\n")
+    count = spec["count"]
+    body = eol.join(template.replace("{n}", str(n)) for n in range(1, count + 1))
+    if count and spec.get("final_eol", True):
+        body += eol
+    return body.encode("utf-8")
+
+
+def describe(data: bytes, limit: int = 200) -> str:
+    """Returns a short human-readable rendering of bytes: text when it decodes, else hex."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = data[: limit // 2].hex(" ")
+        more = f" ... ({len(data)} bytes)" if len(data) > limit // 2 else ""
+        return f"<bytes {shown}{more}>"
+    if len(text) > limit:
+        return repr(text[:limit]) + f" ... ({len(data)} bytes)"
+    return repr(text)

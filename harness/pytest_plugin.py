@@ -1,0 +1,172 @@
+"""pytest plugin: every scenario is a pytest item, run against ``--target``.
+
+Usage (it is registered through the ``pytest11`` entry point when the package is installed)::
+
+    # pyproject.toml
+    [tool.pytest.ini_options]
+    harness_scenarios = ["scenarios"]       # folders whose YAML files are scenarios
+
+    $ pytest --target reference              # or cmd:..., mcp:..., claude-code
+    $ pytest --harness-catalog               # also run the built-in catalog
+    $ pytest -k "edit and not open"          # select by id, title, tags
+
+YAML files are collected only under the configured folders (or the built-in catalog when asked):
+installing the plugin changes nothing for a project that does not opt in. Nothing here has an
+import-time side effect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_RUNNER = pytest.StashKey["Any"]()
+_DIRS = pytest.StashKey["list[Path]"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Adds --target and friends, and the ``harness_scenarios`` ini option."""
+    group = parser.getgroup("harness", "file-tool conformance harness")
+    group.addoption("--target", default="reference",
+                    help="target for scenario items: reference | cmd:<cmd> | mcp:<cmd> | claude-code[:opts]")
+    group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
+    group.addoption("--harness-timeout", type=float, default=10.0, help="per-call timeout in seconds")
+    group.addoption("--run-as", default=None, help="run the candidate as this user")
+    group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
+    parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolves the scenario folders once."""
+    dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
+    if config.getoption("--harness-catalog"):
+        from harness.catalog import builtin_dir
+        dirs.append(builtin_dir().resolve())
+    config.stash[_DIRS] = dirs
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stops the target, if one was started."""
+    runner = config.stash.get(_RUNNER, None)
+    if runner is not None:
+        runner.stop()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collects YAML files under the scenario folders."""
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    dirs = parent.config.stash.get(_DIRS, [])
+    resolved = file_path.resolve()
+    if any(resolved.is_relative_to(directory) for directory in dirs):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The built-in catalog may be reached twice (ini folder and --harness-catalog): keep each file once."""
+    seen: set[tuple[Path, str]] = set()
+    keep = []
+    for item in items:
+        if isinstance(item, ScenarioItem):
+            key = (item.path.resolve(), item.name)
+            if key in seen:
+                continue
+            seen.add(key)
+        keep.append(item)
+    items[:] = keep
+
+
+def _runner(config: pytest.Config) -> Any:
+    runner = config.stash.get(_RUNNER, None)
+    if runner is None:
+        from harness.runner import Runner
+        from harness.targets import make_target
+        target = make_target(config.getoption("--target"), timeout=config.getoption("--harness-timeout"),
+                             run_as=config.getoption("--run-as"), sandbox=config.getoption("--sandbox"))
+        runner = Runner(target)
+        runner.start()
+        config.stash[_RUNNER] = runner
+    return runner
+
+
+class ScenarioFile(pytest.File):
+    """A scenario YAML file: one item per scenario in it, or one failing item if it is invalid."""
+
+    def collect(self):
+        """Yields the file's scenarios as items."""
+        from harness.loader import ScenarioError, load_file
+        try:
+            scenarios = load_file(self.path)
+        except ScenarioError as exc:
+            yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc))
+            return
+        for scenario in scenarios:
+            item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
+            for tag in (scenario.profile, *scenario.tags):
+                item.keywords[tag] = True
+            yield item
+
+
+class ScenarioFailed(Exception):
+    """A scenario's verdict was fail or error."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario, run on the session's target."""
+
+    def __init__(self, *, scenario: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.result: Any = None
+
+    def runtest(self) -> None:
+        """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
+        from harness.model import Verdict
+        self.result = result = _runner(self.config).run(self.scenario)
+        self.user_properties.append(("verdict", result.verdict.value))
+        if result.verdict is Verdict.SKIP:
+            pytest.skip(result.reason)
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            raise ScenarioFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """Shows expected vs observed, not a traceback into the harness."""
+        if isinstance(excinfo.value, ScenarioFailed):
+            from harness.report.terminal import explain
+            return explain(excinfo.value.result)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Points at the scenario's file and line."""
+        return self.path, self.scenario.line - 1, f"scenario {self.scenario.id}"
+
+
+class InvalidScenarioItem(pytest.Item):
+    """Stands for a scenario file that does not validate: it fails with every problem, file:line:field."""
+
+    def __init__(self, *, problems: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problems = problems
+
+    def runtest(self) -> None:
+        """Always fails."""
+        raise ScenarioInvalid(self.problems)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """Shows the problems."""
+        return f"invalid scenario file:\n{self.problems}"
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Points at the file."""
+        return self.path, 0, f"invalid scenario file {self.path.name}"
+
+
+class ScenarioInvalid(Exception):
+    """A scenario file failed validation."""

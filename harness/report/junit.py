@@ -1,0 +1,38 @@
+"""A JUnit XML report: one testcase per scenario, for CI systems that read JUnit."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+from harness.model import Result, Verdict
+from harness.report.terminal import explain
+from harness.targets.base import TargetInfo
+
+
+def write(path: Path, results: list[Result], target: TargetInfo, spec: str) -> None:
+    """Writes one testsuite per profile; fail -> failure, error -> error, skip -> skipped."""
+    suites = ET.Element("testsuites", name=f"harness on {spec}")
+    by_profile: dict[str, list[Result]] = defaultdict(list)
+    for result in results:
+        by_profile[result.scenario.profile].append(result)
+    for profile, group in sorted(by_profile.items()):
+        counts = {v: sum(r.verdict is v for r in group) for v in Verdict}
+        suite = ET.SubElement(suites, "testsuite", name=profile, tests=str(len(group)),
+                              failures=str(counts[Verdict.FAIL]), errors=str(counts[Verdict.ERROR]),
+                              skipped=str(counts[Verdict.SKIP]),
+                              time=f"{sum(r.seconds for r in group):.3f}")
+        for result in group:
+            case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
+                                 time=f"{result.seconds:.4f}")
+            if result.verdict is Verdict.FAIL:
+                ET.SubElement(case, "failure", message=result.reason[:500]).text = explain(result)
+            elif result.verdict is Verdict.ERROR:
+                ET.SubElement(case, "error", message=result.reason[:500]).text = explain(result)
+            elif result.verdict is Verdict.SKIP:
+                ET.SubElement(case, "skipped", message=result.reason[:500])
+            elif result.verdict is Verdict.RECORDED:
+                ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
+    ET.indent(suites)
+    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)

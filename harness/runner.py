@@ -1,0 +1,226 @@
+"""Plays scenarios against a target, one fresh workspace each, and turns what happened into verdicts.
+
+The runner owns the order of things (lay out ``given``, open a session, run steps, check ``then``
+and the canaries, clean up) and the rule that nothing stops a run: a broken scenario, a failing
+expectation, a crashing or hanging target each become a verdict, and the next scenario runs.
+How a target is reached is the target's business (harness/targets/).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+from typing import Any, Callable, Iterable, Iterator
+
+from harness import faults
+from harness.matchers import MISSING, Mismatch, match
+from harness.model import Action, Call, Result, Scenario, StepRecord, Verdict
+from harness.placeholders import substitute
+from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.workspace import Workspace
+
+
+class Runner:
+    """Runs scenarios on one target; start it once, run many, stop it."""
+
+    def __init__(self, target: Target, *, record_states: bool = False) -> None:
+        self.target = target
+        self.record_states = record_states  # keep the workspace state after every step (snapshots)
+        self.info: TargetInfo | None = None
+        self._start_error: str | None = None
+
+    def start(self) -> TargetInfo:
+        """Starts the target; a target that cannot start turns every scenario into an error."""
+        if self.info is None and self._start_error is None:
+            try:
+                self.info = self.target.start()
+            except (TargetError, Unsupported, OSError) as exc:
+                self._start_error = f"target {self.target.spec} did not start: {exc}"
+                self.info = TargetInfo(self.target.spec)
+        return self.info  # type: ignore[return-value]
+
+    def stop(self) -> None:
+        """Stops the target."""
+        with contextlib.suppress(Exception):
+            self.target.stop()
+
+    def __enter__(self) -> "Runner":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def run_all(self, scenarios: Iterable[Scenario],
+                on_result: Callable[[Result], None] | None = None) -> list[Result]:
+        """Runs every scenario in order; returns their results."""
+        results = []
+        for scenario in scenarios:
+            result = self.run(scenario)
+            results.append(result)
+            if on_result:
+                on_result(result)
+        return results
+
+    def run(self, scenario: Scenario) -> Result:
+        """Runs one scenario and returns its result; never raises for anything the scenario or target does."""
+        self.start()
+        started = time.perf_counter()
+        try:
+            result = self._run(scenario)
+        except Exception as exc:  # a bug in the harness itself: still a verdict, with where it happened
+            where = traceback.format_exception(exc)[-2].strip()
+            result = Result(scenario, Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc} ({where})")
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _run(self, scenario: Scenario) -> Result:
+        if self._start_error:
+            return Result(scenario, Verdict.ERROR, self._start_error)
+        reason = self._skip_reason(scenario)
+        if reason:
+            return Result(scenario, Verdict.SKIP, reason)
+        fake = bool(scenario.requires) and self.target.in_process
+        with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
+            with Workspace() as workspace:
+                try:
+                    workspace.populate(scenario.given, self._names(workspace))
+                    if fs is not None:
+                        faults.apply(fs, scenario.given, workspace.root)
+                except (OSError, ValueError) as exc:
+                    return Result(scenario, Verdict.ERROR, f"could not lay out `given`: {exc}")
+                return self._play(scenario, workspace)
+
+    def _skip_reason(self, scenario: Scenario) -> str | None:
+        info = self.info
+        if info and info.profiles and scenario.profile not in info.profiles:
+            return f"target {info.name} does not offer profile {scenario.profile}"
+        missing = [need for need in scenario.requires if need not in self.target.realises]
+        if missing:
+            return f"target {self.target.spec} cannot realise {', '.join(missing)} (e.g. it runs as root)"
+        return self.target.skip_reason(scenario)
+
+    @staticmethod
+    def _names(workspace: Workspace) -> dict[str, str]:
+        return {"workspace": str(workspace.root)}
+
+    def _play(self, scenario: Scenario, workspace: Workspace) -> Result:
+        names = self._names(workspace)
+        result = Result(scenario, Verdict.PASS)
+        try:
+            session = self.target.open(scenario.profile, workspace.root, dict(scenario.options))
+        except Unsupported as exc:
+            return Result(scenario, Verdict.SKIP, str(exc))
+        except TargetError as exc:
+            return Result(scenario, Verdict.ERROR, f"could not open a session: {exc}")
+        error: str | None = None
+        try:
+            error = self._steps(scenario, session, workspace, names, result)
+        finally:
+            try:
+                session.close()
+            except TargetError as exc:
+                error = error or f"closing the session failed: {exc}"
+        if error is None and scenario.then:
+            result.then_failures += workspace.check(substitute(scenario.then, names), names)
+        result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
+                                 for path in workspace.escapes()]
+        result.workspace = workspace.state()
+        result.verdict, result.reason = _verdict(scenario, result, error)
+        return result
+
+    def _steps(self, scenario: Scenario, session: Session, workspace: Workspace,
+               names: dict[str, str], result: Result) -> str | None:
+        """Runs the steps; returns the reason when the target broke or an action failed."""
+        for index, step in enumerate(scenario.steps):
+            started = time.perf_counter()
+            if isinstance(step, Action):
+                record = StepRecord(index, "action", step.action, _action_args(step), label=step.name)
+                result.steps.append(record)
+                try:
+                    session.before_action()
+                    workspace.act(step.action, step.path, content=step.content, mode=step.mode,
+                                  target=step.target, names=names)
+                except OSError as exc:
+                    return f"step {index + 1} ({step.action} {step.path}) failed: {exc}"
+                except TargetError as exc:
+                    return f"step {index + 1}: the target broke before the action: {exc}"
+            else:
+                args = substitute(step.args, names)
+                record = StepRecord(index, "call", step.tool, args, label=step.name)
+                result.steps.append(record)
+                try:
+                    observed = session.call(step.tool, args)
+                except TargetError as exc:
+                    record.seconds = time.perf_counter() - started
+                    return f"step {index + 1} ({step.tool}): {exc}"
+                except Unsupported as exc:
+                    return f"step {index + 1} ({step.tool}) unsupported: {exc}"
+                record.output, record.error = observed.output, observed.error
+                record.events, record.extra = observed.events, observed.extra
+                if step.expect:
+                    record.failures += check_call(substitute(step.expect, names), observed)
+                if step.then:
+                    record.failures += workspace.check(substitute(step.then, names), names)
+            if self.record_states:
+                record.extra = {**record.extra, "workspace": workspace.state()}
+            record.seconds = time.perf_counter() - started
+        return None
+
+
+def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
+    """Returns every way one call's observation fails its ``expect``."""
+    out: list[Mismatch] = []
+    if "output" in expect:
+        if observed.failed:
+            out.append(Mismatch("output", "the call to succeed", {"error": observed.error}, "the call failed"))
+        else:
+            out += match(expect["output"], observed.output, "output")
+    if "error" in expect:
+        if not observed.failed:
+            out.append(Mismatch("error", "the call to fail", {"output": observed.output}, "the call succeeded"))
+        elif expect["error"] is not True:
+            error = observed.error if isinstance(observed.error, dict) else {"message": observed.error}
+            for key, want in expect["error"].items():
+                out += match(want, error.get(key, MISSING), f"error.{key}")
+    if "events" in expect:
+        out += match(expect["events"], observed.events if observed.events is not None else [], "events")
+    return out
+
+
+def _verdict(scenario: Scenario, result: Result, error: str | None) -> tuple[Verdict, str]:
+    escapes = [f for f in result.then_failures if f.path == "escape"]
+    if escapes:
+        return Verdict.FAIL, "escape: wrote outside the workspace: " + "; ".join(str(f.observed) for f in escapes)
+    if error:
+        return Verdict.ERROR, error
+    failures = result.failures
+    if failures:
+        first = failures[0]
+        more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
+        return Verdict.FAIL, f"{first[0]}: {first[1].path}: expected {first[1].expected}{more}"
+    if scenario.open_question:
+        return Verdict.RECORDED, "open question: observation recorded"
+    return Verdict.PASS, ""
+
+
+def _action_args(step: Action) -> dict[str, Any]:
+    args: dict[str, Any] = {"path": step.path}
+    for key in ("mode", "target"):
+        if getattr(step, key) is not None:
+            args[key] = getattr(step, key)
+    if step.content is not None:
+        args["content"] = step.content
+    return args
+
+
+@contextlib.contextmanager
+def running(target: Target, **kwargs: Any) -> Iterator[Runner]:
+    """Starts a runner on ``target`` and stops it afterwards."""
+    runner = Runner(target, **kwargs)
+    runner.start()
+    try:
+        yield runner
+    finally:
+        runner.stop()

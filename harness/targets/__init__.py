@@ -1,0 +1,24 @@
+"""Targets by name: ``reference``, ``cmd:<command line>``, ``mcp:<command line>``, ``claude-code[:options]``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.targets.base import Target
+
+TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | claude-code[:opt=val,...]"
+
+
+def make_target(spec: str, **options: Any) -> Target:
+    """Returns the target named by ``spec``; raises ValueError for an unknown kind.
+
+    ``options`` carries run-wide settings (e.g. ``timeout``, ``run_as``); a target ignores those
+    that do not concern it.
+    """
+    if spec == "reference":
+        from harness.targets.reference import ReferenceTarget
+        return ReferenceTarget(spec, **options)
+    if spec.startswith("cmd:"):
+        from harness.targets.cmd import CmdTarget
+        return CmdTarget(spec, **options)
+    raise ValueError(f"unknown target {spec!r}; expected {TARGET_HELP}")

@@ -1,0 +1,295 @@
+"""The scenario's workspace on disk: made from ``given``, changed by actions, read back for ``then``.
+
+Each scenario gets a fresh temporary folder laid out as ``<base>/ws`` (the workspace), with canary
+files around it (``<base>/canary.txt`` and ``<base>/sibling/canary.txt``). After the scenario, the
+canaries and the set of entries in ``<base>`` are checked, so a target that writes outside its
+workspace is caught naming the path. The whole base is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.content import describe, to_bytes
+from harness.matchers import Mismatch, match
+
+CANARY = b"canary: nothing may write here\n"
+TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
+
+
+class Workspace:
+    """A fresh workspace with canaries around it; use as a context manager to remove it afterwards."""
+
+    def __init__(self, prefix: str = "harness-") -> None:
+        self.base = Path(tempfile.mkdtemp(prefix=prefix))
+        self.root = self.base / "ws"
+        self.root.mkdir()
+        (self.base / "canary.txt").write_bytes(CANARY)
+        (self.base / "sibling").mkdir()
+        (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
+        self.initial: dict[str, dict[str, Any]] = {}
+
+    def __enter__(self) -> "Workspace":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+    def remove(self) -> None:
+        """Removes the workspace and everything around it, whatever modes the scenario left."""
+        if not self.base.exists():
+            return
+        for dirpath, dirnames, _ in os.walk(self.base):
+            for name in dirnames:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o700)
+        os.chmod(self.base, 0o700)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    # -- given -------------------------------------------------------------------------------
+
+    def populate(self, given: dict[str, Any], names: dict[str, str]) -> None:
+        """Lays out ``given``: directories, files, symlinks, then modes (deepest first)."""
+        modes: list[tuple[Path, int]] = []
+        for entry in given.get("dirs", ()):
+            rel, mode = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("mode"))
+            path = self.path(rel)
+            path.mkdir(parents=True, exist_ok=True)
+            if mode:
+                modes.append((path, int(mode, 8)))
+        for rel, spec in given.get("files", {}).items():
+            content, mode = (spec["content"], spec.get("mode")) if _has_mode(spec) else (spec, None)
+            path = self.path(rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(to_bytes(content))
+            if mode:
+                modes.append((path, int(mode, 8)))
+        for rel, target in given.get("symlinks", {}).items():
+            path = self.path(rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(_expand(target, names), path)
+        for path, mode in sorted(modes, key=lambda item: -len(item[0].parts)):
+            os.chmod(path, mode)
+        self.initial = self.state(with_text=False)
+
+    def path(self, rel: str) -> Path:
+        """Returns the absolute path of a workspace-relative path."""
+        return self.root / rel
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def act(self, action: str, rel: str, *, content: Any = None, mode: str | None = None,
+            target: str | None = None, names: dict[str, str] | None = None) -> None:
+        """Performs one action as an outside process would; write/append/touch always move the mtime."""
+        path = self.path(rel)
+        if action in ("write", "append", "touch"):
+            before = _mtime_ns(path)
+            if action == "touch":
+                path.touch()
+            else:
+                with open(path, "ab" if action == "append" else "wb") as handle:
+                    handle.write(to_bytes(content))
+            _advance_mtime(path, before)
+        elif action == "chmod":
+            os.chmod(path, int(mode, 8))  # type: ignore[arg-type]
+        elif action == "delete":
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        elif action == "mkdir":
+            path.mkdir(parents=True, exist_ok=True)
+        elif action == "symlink":
+            os.symlink(_expand(target or "", names or {}), path)
+        else:  # the schema admits no other action
+            raise ValueError(f"unknown action {action!r}")
+
+    # -- state -------------------------------------------------------------------------------
+
+    def state(self, *, with_text: bool = True) -> dict[str, dict[str, Any]]:
+        """Returns every entry under the root: type, mode, size and SHA-256 of files, link targets."""
+        out: dict[str, dict[str, Any]] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            for name in sorted(dirnames + filenames):
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+                out[rel] = entry_state(full, with_text=with_text)
+        return dict(sorted(out.items()))
+
+    def escapes(self) -> list[str]:
+        """Returns what was created, changed or removed around the workspace (canaries, siblings)."""
+        found: list[str] = []
+        expected = {"ws", "canary.txt", "sibling"}
+        present = set(os.listdir(self.base))
+        found += [f"created {self.base / name}" for name in sorted(present - expected)]
+        found += [f"removed {self.base / name}" for name in sorted(expected - present)]
+        for canary in (self.base / "canary.txt", self.base / "sibling" / "canary.txt"):
+            try:
+                if canary.is_symlink() or canary.read_bytes() != CANARY:
+                    found.append(f"changed {canary}")
+            except OSError:
+                pass  # reported as removed above, or the sibling itself went
+        sibling = self.base / "sibling"
+        if sibling.is_dir() and set(os.listdir(sibling)) != {"canary.txt"}:
+            extra = sorted(set(os.listdir(sibling)) - {"canary.txt"})
+            found += [f"created {sibling / name}" for name in extra]
+        return found
+
+    # -- then --------------------------------------------------------------------------------
+
+    def check(self, then: dict[str, Any], names: dict[str, str]) -> list[Mismatch]:
+        """Returns every way the workspace fails ``then``."""
+        out: list[Mismatch] = []
+        named = set(then.get("files", {})) | set(then.get("absent", ()))
+        for rel, want in then.get("files", {}).items():
+            out += self._check_file(rel, want, names)
+        for rel in then.get("absent", ()):
+            if os.path.lexists(self.path(rel)):
+                out.append(Mismatch(f"then.absent[{rel}]", "no such entry", _kind(self.path(rel)), "exists"))
+        if then.get("others_unchanged"):
+            now = self.state(with_text=False)
+            for rel in sorted(set(now) | set(self.initial)):
+                if rel in named or _is_parent_of_named(rel, named):
+                    continue
+                before, after = self.initial.get(rel), now.get(rel)
+                if before != after:
+                    out.append(Mismatch(f"then.others_unchanged[{rel}]", _brief(before), _brief(after),
+                                        "created" if before is None else "removed" if after is None else "changed"))
+        return out
+
+    def _check_file(self, rel: str, want: Any, names: dict[str, str]) -> list[Mismatch]:
+        where = f"then.files[{rel}]"
+        path = self.path(rel)
+        if not os.path.lexists(path):
+            return [Mismatch(where, "an entry", "<missing>", "does not exist")]
+        if not isinstance(want, dict) or not (set(want) & {"content", "matches", "sha256", "size", "mode",
+                                                          "type", "target"}):
+            want = {"content": want}
+        out: list[Mismatch] = []
+        kind = _kind(path)
+        if "type" in want and want["type"] != kind:
+            out.append(Mismatch(f"{where}.type", want["type"], kind))
+        if "target" in want:
+            observed = os.readlink(path) if kind == "symlink" else None
+            expected = _expand(want["target"], names)
+            if observed != expected:
+                out.append(Mismatch(f"{where}.target", expected, observed))
+        if "mode" in want:
+            observed_mode = f"0{stat.S_IMODE(os.lstat(path).st_mode):03o}"
+            if int(observed_mode, 8) != int(want["mode"], 8):
+                out.append(Mismatch(f"{where}.mode", want["mode"], observed_mode))
+        content_keys = {"content", "matches", "sha256", "size"} & set(want)
+        if content_keys:
+            if not path.is_file():
+                return out + [Mismatch(where, "a file", kind)]
+            data = path.read_bytes()
+            if "content" in want:
+                expected_bytes = to_bytes(want["content"])
+                if data != expected_bytes:
+                    out.append(_content_mismatch(f"{where}.content", expected_bytes, data))
+            if "sha256" in want and hashlib.sha256(data).hexdigest() != want["sha256"]:
+                out.append(Mismatch(f"{where}.sha256", want["sha256"], hashlib.sha256(data).hexdigest()))
+            if "size" in want and len(data) != want["size"]:
+                out.append(Mismatch(f"{where}.size", str(want["size"]), len(data)))
+            if "matches" in want:
+                text = data.decode("utf-8", errors="replace")
+                out += match(want["matches"], text, f"{where}.matches")
+        return out
+
+
+def entry_state(path: str, *, with_text: bool = True) -> dict[str, Any]:
+    """Returns the recorded state of one entry (not following symlinks)."""
+    info = os.lstat(path)
+    mode = f"0{stat.S_IMODE(info.st_mode):03o}"
+    if stat.S_ISLNK(info.st_mode):
+        return {"type": "symlink", "target": os.readlink(path)}
+    if stat.S_ISDIR(info.st_mode):
+        return {"type": "dir", "mode": mode}
+    entry: dict[str, Any] = {"type": "file", "mode": mode, "size": info.st_size}
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        entry["unreadable"] = exc.strerror
+        return entry
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    if with_text and len(data) <= TEXT_LIMIT:
+        try:
+            entry["text"] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return entry
+
+
+def _has_mode(spec: Any) -> bool:
+    return isinstance(spec, dict) and "content" in spec
+
+
+def _expand(text: str, names: dict[str, str]) -> str:
+    from harness.placeholders import substitute
+    return substitute(text, names)
+
+
+def _mtime_ns(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _advance_mtime(path: Path, before: int | None) -> None:
+    """Moves the mtime at least one second past ``before``, so any mtime resolution sees a change."""
+    if before is None:
+        return
+    now = os.stat(path).st_mtime_ns
+    wanted = max(now, before + 1_000_000_000, time.time_ns())
+    os.utime(path, ns=(wanted, wanted))
+
+
+def _kind(path: Path) -> str:
+    if path.is_symlink():
+        return "symlink"
+    if path.is_dir():
+        return "dir"
+    return "file" if path.exists() else "<missing>"
+
+
+def _is_parent_of_named(rel: str, named: set[str]) -> bool:
+    # A directory created to hold a named file is part of that expectation.
+    return any(name.startswith(rel + "/") for name in named)
+
+
+def _brief(entry: dict[str, Any] | None) -> str:
+    if entry is None:
+        return "<missing>"
+    if entry["type"] == "file":
+        return f"file {entry['size']} bytes sha256 {entry.get('sha256', '?')[:12]} mode {entry['mode']}"
+    if entry["type"] == "symlink":
+        return f"symlink -> {entry['target']}"
+    return f"dir mode {entry['mode']}"
+
+
+def _content_mismatch(where: str, expected: bytes, observed: bytes) -> Mismatch:
+    why = _first_difference(expected, observed)
+    try:
+        return Mismatch(where, describe(expected), observed.decode("utf-8"), why,
+                        expected_value=expected.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Mismatch(where, describe(expected), describe(observed), why)
+
+
+def _first_difference(expected: bytes, observed: bytes) -> str:
+    for index, (a, b) in enumerate(zip(expected, observed)):
+        if a != b:
+            return f"differs at byte {index}"
+    if len(expected) != len(observed):
+        return f"length {len(observed)} instead of {len(expected)}"
+    return ""
