@@ -1,0 +1,31 @@
+"""The ``--sandbox`` command line: the candidate sees the whole file system read-only but its workspace.
+
+Built on bubblewrap (``bwrap``, Debian package ``bubblewrap``; ``make sandbox-tools`` installs it).
+The candidate runs in its own mount namespace where ``/`` is bound read-only, ``/dev`` and
+``/proc`` are fresh, and only the scenario's workspace is bound read-write at the same path, so
+the paths in scenarios and answers are the same inside and out. A write anywhere else fails with
+``EROFS`` inside the sandbox instead of landing on the host. Because the writable path is fixed
+when the sandbox is made, a sandboxed candidate is started once per scenario rather than once per run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+
+def bwrap_path() -> str:
+    """Returns the path of ``bwrap``; raises ValueError (bad usage) when it is not installed."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise ValueError("--sandbox needs bubblewrap (bwrap); install it with `make sandbox-tools`")
+    return path
+
+
+def wrap(bwrap: str, argv: list[str], *, writable: Path | None) -> list[str]:
+    """Returns ``argv`` run under bubblewrap with everything but ``writable`` read-only."""
+    command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if writable is not None:
+        command += ["--bind", str(writable), str(writable)]
+    command += ["--unshare-pid", "--die-with-parent", "--new-session", "--", *argv]
+    return command
