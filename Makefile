@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench sandbox-tools clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,14 @@ test: $(STAMP)
 ## lint: validate every scenario file
 lint: $(STAMP)
 	$(BIN)/harness lint
+
+## bench: the whole catalog in-process and through cmd:, their ratio and the per-call overhead
+bench: $(STAMP)
+	$(BIN)/python -m harness.bench
+
+## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu; needs root)
+sandbox-tools:
+	command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

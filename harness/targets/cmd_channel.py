@@ -206,8 +206,9 @@ class Channel:
     def _oversized(self) -> None:
         head = _excerpt(bytes(self._buf[:120]))
         self.kill()
-        mib = self.line_cap / (1024 * 1024)
-        raise ChannelError("oversized", f"wrote a response line longer than the cap of {mib:g} MiB, starting {head}")
+        mib, rest = divmod(self.line_cap, 1024 * 1024)
+        cap = f"{mib} MiB" if mib and not rest else f"{self.line_cap} bytes"
+        raise ChannelError("oversized", f"wrote a response line longer than the cap of {cap}, starting {head}")
 
     def _died(self, when: str) -> None:
         code = self._reap()
