@@ -329,13 +329,18 @@ def _atomic_write(target: str, data: bytes, keep_mode_of: str | None) -> None:
     """Writes ``data`` to a temporary file beside ``target`` and renames it over ``target``."""
     directory, name = os.path.split(target)
     temp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+    mode = stat.S_IMODE(os.stat(keep_mode_of).st_mode) if keep_mode_of is not None else 0o666
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
-        with open(temp, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            _close_quietly(fd)
         if keep_mode_of is not None:
-            os.chmod(temp, stat.S_IMODE(os.stat(keep_mode_of).st_mode))
+            os.chmod(temp, mode)  # the umask applied at creation
         os.replace(temp, target)
     except BaseException:
         try:
@@ -343,6 +348,14 @@ def _atomic_write(target: str, data: bytes, keep_mode_of: str | None) -> None:
         except OSError:
             pass
         raise
+
+
+def _close_quietly(fd: int) -> None:
+    """Closes ``fd``; a failure here matters only after a failed write, which is reported already."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _write_failure_message(exc: OSError, relative: str) -> str:
