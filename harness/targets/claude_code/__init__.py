@@ -1,0 +1,142 @@
+"""The ``claude-code`` target: the real, pinned Claude Code CLI, driven offline by a fake model.
+
+Spec: ``claude-code`` or ``claude-code:opt=val,opt=val`` with
+
+- ``cli=<path>``: the executable (default ``tools/claude-code/node_modules/.bin/claude``);
+- ``mode=<permission mode>``: ``acceptEdits`` (default), ``default``, ``plan``, ``bypassPermissions``;
+- ``cwd=workspace|outside``: the CLI's working directory is the workspace (default) or a sibling
+  folder, which puts every workspace file outside the directories the CLI trusts;
+- ``tokens=<policy>``: how the fake API answers ``count_tokens`` (``chars4`` default, ``bytes``,
+  ``const:N``; see `fake_api.TokenPolicy`) — Read's size limit depends on it;
+- ``timeout=<seconds>``: the bound on one call (default 60; the first call also gets the CLI's
+  start-up time, `session.STARTUP_ALLOWANCE`).
+
+Run-wide settings from the command line: ``timeout`` raises the bound on one call; ``run_as`` and
+``sandbox`` are ignored (the CLI runs as the harness's user, on loopback only).
+
+Each scenario gets its own CLI process, HOME and fake API server (`session.py`); the CLI's
+session state (which files were read, and when) is the scenario's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
+from harness.targets.claude_code import cli as cli_mod
+from harness.targets.claude_code.fake_api import TokenPolicy
+from harness.targets.claude_code.session import CALL_TIMEOUT, ClaudeCodeSession
+
+PROFILE = "claude-code"
+NOT_INSTALLED = "Claude Code CLI not installed (make capture-claude-code installs it)"
+ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realised"
+
+_MODES = ("acceptEdits", "default", "plan", "bypassPermissions", "dontAsk", "auto")
+_OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout")
+
+
+def parse_spec(spec: str) -> dict[str, str]:
+    """Returns the options of ``claude-code[:opt=val,...]``; raises ValueError on anything unknown."""
+    name, _, rest = spec.partition(":")
+    if name != "claude-code":
+        raise ValueError(f"not a claude-code target spec: {spec!r}")
+    options = {"mode": "acceptEdits", "cwd": "workspace", "tokens": "chars4"}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or key not in _OPTIONS:
+            raise ValueError(f"claude-code option {item!r}: expected one of {', '.join(k + '=...' for k in _OPTIONS)}")
+        options[key] = value
+    if options["mode"] not in _MODES:
+        raise ValueError(f"claude-code mode {options['mode']!r}: expected one of {', '.join(_MODES)}")
+    if options["cwd"] not in ("workspace", "outside"):
+        raise ValueError(f"claude-code cwd {options['cwd']!r}: expected workspace or outside")
+    TokenPolicy(options["tokens"])  # validates
+    if "timeout" in options:
+        float(options["timeout"])
+    return options
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+class ClaudeCodeTarget(Target):
+    """Runs each scenario's calls through the real Claude Code CLI (one process per scenario)."""
+
+    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, **_run_wide: Any) -> None:
+        super().__init__(spec)
+        self.options = parse_spec(spec)  # ValueError: a usage error, like any unknown target
+        self.cli = Path(self.options["cli"]).expanduser() if "cli" in self.options else cli_mod.default_cli()
+        self.mode = self.options["mode"]
+        self.outside = self.options["cwd"] == "outside"
+        self.tokens = TokenPolicy(self.options["tokens"])
+        # The spec's timeout wins; else the run-wide one, but never below what a live CLI needs.
+        self.call_timeout = float(self.options["timeout"]) if "timeout" in self.options else max(timeout or 0, CALL_TIMEOUT)
+        self.version = ""
+        # As root, modes never bite; nothing else in `requires` can be realised by a live CLI either.
+        self.realises = frozenset() if _is_root() else frozenset({"permissions"})
+
+    @property
+    def installed(self) -> bool:
+        """Returns True when the CLI executable exists."""
+        return cli_mod.cli_available(self.cli)
+
+    def start(self) -> TargetInfo:
+        """Asks the CLI for its version (a missing CLI is not an error: its scenarios skip)."""
+        if self.installed:
+            try:
+                self.version = cli_mod.cli_version(self.cli)
+            except (OSError, RuntimeError, TimeoutError) as exc:
+                raise TargetError(f"Claude Code at {self.cli} does not start", detail=str(exc)) from exc
+        return TargetInfo(name="claude-code", version=self.version, profiles=(PROFILE,))
+
+    def skip_reason(self, scenario: Any) -> str | None:
+        """Skips other profiles, unrealisable ``requires``, and everything when the CLI is missing."""
+        profile = _field(scenario, "profile")
+        if profile != PROFILE:
+            return f"claude-code runs only the {PROFILE} profile (not {profile})"
+        for condition in _field(scenario, "requires") or ():
+            if condition not in self.realises:
+                if condition == "permissions" and _is_root():
+                    return ROOT_CANNOT.format(condition)
+                return f"the claude-code target cannot realise '{condition}'"
+        if not self.installed:
+            return NOT_INSTALLED
+        return None
+
+    def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> ClaudeCodeSession:
+        """Starts one CLI process rooted at ``workspace`` (or beside it, for cwd=outside)."""
+        if profile != PROFILE:
+            raise Unsupported(f"claude-code runs only the {PROFILE} profile")
+        if not self.installed:
+            raise Unsupported(NOT_INSTALLED)
+        return ClaudeCodeSession(
+            cli=self.cli,
+            workspace=Path(workspace),
+            mode=self.mode,
+            cwd_outside=self.outside,
+            tokens=self.tokens,
+            call_timeout=self.call_timeout,
+        )
+
+    @property
+    def slug(self) -> str:
+        """Returns e.g. ``claude-code-2.1.330-acceptEdits`` (``-outside`` when cwd=outside)."""
+        parts = ["claude-code", self.version or cli_mod.PINNED_VERSION, self.mode]
+        if self.outside:
+            parts.append("outside")
+        if self.tokens.spec != "chars4":
+            parts.append("tokens-" + self.tokens.spec.replace(":", "-"))
+        return "-".join(parts)
+
+
+def _field(scenario: Any, name: str) -> Any:
+    """Reads a scenario field whether the runner hands a mapping or an object."""
+    if isinstance(scenario, dict):
+        return scenario.get(name)
+    return getattr(scenario, name, None)
+
+
+__all__ = ["ClaudeCodeTarget", "ClaudeCodeSession", "parse_spec", "NOT_INSTALLED"]

@@ -1,0 +1,448 @@
+"""A fake Anthropic Messages API on loopback that plays a scenario's tool calls as the model.
+
+The real Claude Code CLI talks to this server instead of Anthropic: every main-loop request
+(``POST /v1/messages``, always streamed) is *held* until the harness says what the "model" does
+next — call tool X with args Y, or finish with a text — and the ``tool_result`` the CLI sends back
+for the previous call is handed to the harness. Holding the reply is what lets the harness change
+the workspace between two calls while the CLI waits, exactly as a slow model would make it wait.
+
+What this module does not do: start the CLI, read its stdout, or turn results into verdicts
+(that is the target's job, in ``session.py``).
+
+Request kinds, as observed with the pinned CLI (see docs/claude-code-findings.md):
+- main loop: ``POST /v1/messages?beta=true`` with a non-empty ``tools`` list — held, then answered
+  with one ``tool_use`` or the final text;
+- side requests: a ``POST /v1/messages`` without tools (titles, summaries, quota probes) — answered
+  at once with a short ``end_turn`` text, recorded, never held;
+- ``POST /v1/messages/count_tokens`` — answered with a deterministic count (`TokenPolicy`);
+- anything else — recorded and answered 404.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import queue
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+#: The text of the final assistant turn (the CLI prints it as its result).
+FINISH_TEXT = "Done."
+#: The text a side request (no tools) is answered with.
+SIDE_TEXT = "File tools conformance session"
+
+
+# --------------------------------------------------------------------------- SSE encoding
+
+
+def sse_event(data: dict[str, Any]) -> bytes:
+    """Returns one server-sent event whose ``event:`` name is the payload's ``type``."""
+    return f"event: {data['type']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def _message_start(message_id: str, model: str, input_tokens: int) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        },
+    }
+
+
+def tool_use_stream(
+    message_id: str, tool_use_id: str, name: str, tool_input: dict[str, Any], *, model: str = "fake", input_tokens: int = 1
+) -> bytes:
+    """Returns the SSE body of an assistant turn that is one ``tool_use`` block (stop_reason tool_use)."""
+    events = [
+        _message_start(message_id, model, input_tokens),
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": tool_use_id, "name": name, "input": {}},
+        },
+        # The whole input in one delta: the CLI concatenates partial_json and parses it at block stop.
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": json.dumps(tool_input, ensure_ascii=False)},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+        {"type": "message_stop"},
+    ]
+    return b"".join(sse_event(e) for e in events)
+
+
+def text_stream(message_id: str, text: str, *, model: str = "fake", input_tokens: int = 1) -> bytes:
+    """Returns the SSE body of an assistant turn that is one ``text`` block (stop_reason end_turn)."""
+    events = [
+        _message_start(message_id, model, input_tokens),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+        {"type": "message_stop"},
+    ]
+    return b"".join(sse_event(e) for e in events)
+
+
+def text_message(message_id: str, text: str, *, model: str = "fake") -> dict[str, Any]:
+    """Returns a non-streamed assistant message (for a request without ``"stream": true``)."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+
+
+# --------------------------------------------------------------------------- request parsing
+
+
+@dataclass
+class ToolResult:
+    """The CLI's answer to one ``tool_use``, as found in the next request's last user message."""
+
+    tool_use_id: str
+    content: Any  # a string, or a list of blocks (text, image) as the CLI sent it
+    is_error: bool = False
+    #: The other blocks of the same user message (e.g. ``<system-reminder>`` texts), in order.
+    siblings: list[Any] = field(default_factory=list)
+    #: False when the CLI asked for the next turn without this result (``content`` is then its last user message).
+    found: bool = True
+
+    @property
+    def text(self) -> str:
+        """Returns the content as text: the string itself, or the text blocks of a list joined."""
+        return content_text(self.content)
+
+
+def content_text(content: Any) -> str:
+    """Returns the text of a message content: a string as is, the ``text`` blocks of a list joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def last_user_message(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Returns the last ``role: user`` message of a Messages request, or None."""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return message
+    return None
+
+
+def find_tool_result(body: dict[str, Any], tool_use_id: str | None = None) -> ToolResult | None:
+    """Returns the ``tool_result`` in the request's last user message (for ``tool_use_id`` if given)."""
+    message = last_user_message(body)
+    if message is None or not isinstance(message.get("content"), list):
+        return None
+    blocks = message["content"]
+    for block in blocks:
+        if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+            continue
+        if tool_use_id is not None and block.get("tool_use_id") != tool_use_id:
+            continue
+        siblings = [b for b in blocks if b is not block]
+        return ToolResult(
+            tool_use_id=block.get("tool_use_id", ""),
+            content=block.get("content", ""),
+            is_error=bool(block.get("is_error", False)),
+            siblings=siblings,
+        )
+    return None
+
+
+def is_main_loop(body: dict[str, Any]) -> bool:
+    """Returns True for a request of the agent loop (it offers tools); False for side requests."""
+    tools = body.get("tools")
+    return isinstance(tools, list) and len(tools) > 0
+
+
+# --------------------------------------------------------------------------- count_tokens
+
+
+class TokenPolicy:
+    """How ``count_tokens`` is answered; Read's size limit depends on it, so it is deterministic.
+
+    ``chars4`` (default): ceil(characters of the JSON of ``messages`` + ``system`` + ``tools`` / 4),
+    a common rule of thumb for English text and code. ``const:N``: always N (``const:0`` never
+    trips a token limit; a large N always does). ``bytes``: the UTF-8 byte count of the same JSON.
+    """
+
+    def __init__(self, spec: str = "chars4") -> None:
+        spec = (spec or "chars4").strip()
+        if spec == "chars4":
+            self.kind, self.value = "chars4", 0
+        elif spec == "bytes":
+            self.kind, self.value = "bytes", 0
+        elif spec.startswith("const:") and spec[6:].isdigit():
+            self.kind, self.value = "const", int(spec[6:])
+        elif spec.isdigit():
+            self.kind, self.value = "const", int(spec)
+        else:
+            raise ValueError(f"unknown count_tokens policy {spec!r} (chars4, bytes, const:N)")
+        self.spec = spec
+
+    def count(self, body: dict[str, Any]) -> int:
+        """Returns the ``input_tokens`` to answer for this count_tokens request body."""
+        if self.kind == "const":
+            return self.value
+        counted = {k: body[k] for k in ("system", "messages", "tools") if k in body}
+        text = json.dumps(counted, ensure_ascii=False, separators=(",", ":"))
+        if self.kind == "bytes":
+            return len(text.encode("utf-8"))
+        return math.ceil(len(text) / 4)
+
+    def __repr__(self) -> str:
+        return f"TokenPolicy({self.spec!r})"
+
+
+# --------------------------------------------------------------------------- the step script
+
+
+@dataclass
+class Recorded:
+    """One request the server saw (for findings and for diagnosing a broken session)."""
+
+    method: str
+    path: str
+    kind: str  # main | side | count_tokens | unknown
+    body: Any
+    answer: str = ""
+
+
+class ScriptClosed(Exception):
+    """The step script was closed while someone waited on it."""
+
+
+class StepScript:
+    """The queue of model turns to play, and the queue of tool results coming back.
+
+    Harness side: `call` (next turn is a tool_use; returns its id), `finish`, `result` (waits,
+    bounded, for the tool_result of an id). Server side: `next_turn` (blocks, bounded, until the
+    harness has said what comes next) and `deliver`. Thread-safe; every wait has a timeout.
+    """
+
+    def __init__(self, *, hold_timeout: float = 300.0, id_prefix: str = "toolu_h") -> None:
+        self.hold_timeout = hold_timeout
+        self._turns: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._results: dict[str, ToolResult] = {}
+        self._cond = threading.Condition()
+        self._ids = itertools.count(1)
+        self._id_prefix = id_prefix
+        self.pending_id: str | None = None  # the tool_use last sent, whose result is awaited
+        self.finished = False
+        self.closed = False
+        self.held = threading.Event()  # set while a main-loop request waits for the next turn
+
+    # harness side
+    def call(self, name: str, tool_input: dict[str, Any]) -> str:
+        """Queues the next turn: a tool_use of ``name`` with ``tool_input``; returns its tool_use id."""
+        tool_use_id = f"{self._id_prefix}{next(self._ids):04d}"
+        self._turns.put(("tool_use", (tool_use_id, name, tool_input)))
+        return tool_use_id
+
+    def finish(self, text: str = FINISH_TEXT) -> None:
+        """Queues the final turn: a text block and end_turn."""
+        self._turns.put(("text", text))
+
+    def result(self, tool_use_id: str, timeout: float) -> ToolResult | None:
+        """Waits up to ``timeout`` s for the tool_result of ``tool_use_id``; None when none came."""
+        with self._cond:
+            self._cond.wait_for(lambda: tool_use_id in self._results or self.closed, timeout=timeout)
+            return self._results.pop(tool_use_id, None)
+
+    def close(self) -> None:
+        """Releases every waiter: held requests get the final text, result waits return None."""
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+        self._turns.put(("text", FINISH_TEXT))
+
+    # server side
+    def deliver(self, body: dict[str, Any]) -> ToolResult | None:
+        """Hands the tool_result for the pending tool_use (if this request carries it) to the harness."""
+        if self.pending_id is None:
+            return None
+        found = find_tool_result(body, self.pending_id)
+        if found is None:  # the harness must not wait for a result that will never come
+            message = last_user_message(body) or {}
+            found = ToolResult(self.pending_id, message.get("content"), found=False)
+        with self._cond:
+            self._results[found.tool_use_id] = found
+            self.pending_id = None
+            self._cond.notify_all()
+        return found
+
+    def next_turn(self) -> tuple[str, Any]:
+        """Blocks until the harness queued the next turn (or the hold timeout ran out: finish)."""
+        self.held.set()
+        try:
+            kind, payload = self._turns.get(timeout=self.hold_timeout)
+        except queue.Empty:
+            kind, payload = "text", FINISH_TEXT
+        finally:
+            self.held.clear()
+        if kind == "tool_use":
+            self.pending_id = payload[0]
+        else:
+            self.finished = True
+        return kind, payload
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class FakeMessagesAPI:
+    """The loopback HTTP server; one per CLI session (its port goes into ANTHROPIC_BASE_URL)."""
+
+    def __init__(self, *, tokens: TokenPolicy | str = "chars4", hold_timeout: float = 300.0) -> None:
+        self.tokens = tokens if isinstance(tokens, TokenPolicy) else TokenPolicy(tokens)
+        self.script = StepScript(hold_timeout=hold_timeout)
+        self.requests: list[Recorded] = []
+        self._messages = itertools.count(1)
+        self._main_lock = threading.Lock()  # main-loop requests are answered one at a time, in order
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """Returns the bound port (after `start`)."""
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """Returns the URL to put in ANTHROPIC_BASE_URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "FakeMessagesAPI":
+        """Binds 127.0.0.1 on an ephemeral port and serves in a daemon thread."""
+        handler = type("Handler", (_Handler,), {"api": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-messages-api", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Releases held requests and stops serving."""
+        self.script.close()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "FakeMessagesAPI":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def record(self, entry: Recorded) -> None:
+        """Keeps one request for later inspection."""
+        self.requests.append(entry)
+
+    def next_message_id(self) -> str:
+        """Returns a fresh, deterministic message id."""
+        return f"msg_fake{next(self._messages):04d}"
+
+    def answer_main(self, body: dict[str, Any]) -> bytes:
+        """Delivers the tool_result this request carries, holds for the next turn, returns its SSE."""
+        with self._main_lock:
+            self.script.deliver(body)
+            if self.script.finished or self.script.closed:
+                kind, payload = "text", FINISH_TEXT
+            else:
+                kind, payload = self.script.next_turn()
+            model = str(body.get("model", "fake"))
+            if kind == "tool_use":
+                tool_use_id, name, tool_input = payload
+                return tool_use_stream(self.next_message_id(), tool_use_id, name, tool_input, model=model)
+            return text_stream(self.next_message_id(), payload, model=model)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    api: FakeMessagesAPI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # the recorded requests are the log
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("request-id", "req_fake")
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def _json(self, status: int, data: Any) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json")
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        path = urlsplit(self.path).path
+        body = self._body()
+        api = self.api
+        if path == "/v1/messages/count_tokens" and isinstance(body, dict):
+            tokens = api.tokens.count(body)
+            api.record(Recorded("POST", self.path, "count_tokens", body, answer=str(tokens)))
+            self._json(200, {"input_tokens": tokens})
+            return
+        if path == "/v1/messages" and isinstance(body, dict):
+            stream = bool(body.get("stream"))
+            if is_main_loop(body):
+                entry = Recorded("POST", self.path, "main", body)
+                api.record(entry)
+                sse = api.answer_main(body)
+                entry.answer = sse.decode()
+                if stream:
+                    self._send(200, sse, "text/event-stream")
+                else:  # never observed; answered in kind so the CLI cannot hang on it
+                    self._json(200, text_message(api.next_message_id(), FINISH_TEXT))
+                return
+            api.record(Recorded("POST", self.path, "side", body, answer=SIDE_TEXT))
+            message_id = api.next_message_id()
+            if stream:
+                self._send(200, text_stream(message_id, SIDE_TEXT, model=str(body.get("model", "fake"))), "text/event-stream")
+            else:
+                self._json(200, text_message(message_id, SIDE_TEXT, model=str(body.get("model", "fake"))))
+            return
+        self._unknown("POST", body)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._unknown("GET", None)
+
+    def do_HEAD(self) -> None:  # noqa: N802 - stdlib name
+        self._unknown("HEAD", None)
+
+    def _unknown(self, method: str, body: Any) -> None:
+        self.api.record(Recorded(method, self.path, "unknown", body, answer="404"))
+        self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"{method} {self.path} is not faked"}})

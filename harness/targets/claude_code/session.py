@@ -1,0 +1,236 @@
+"""One scenario = one Claude Code process talking to its own fake Messages API.
+
+`ClaudeCodeSession.call` plays a tool call as the model's next ``tool_use`` and waits (bounded)
+for the ``tool_result`` the CLI sends back; stdout's stream-json adds the structured
+``tool_use_result`` of the same call. Every wait is bounded: a CLI that exits, refuses, or asks
+for permission becomes a `TargetError` carrying what it said, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from harness.targets.base import CallResult, Session, TargetError
+from harness.targets.claude_code import cli as cli_mod
+from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult
+
+#: How long one call may take, from queuing the tool_use to receiving its tool_result.
+CALL_TIMEOUT = 60.0
+#: What the first call may take on top of CALL_TIMEOUT: the CLI starts and sends its first request.
+STARTUP_ALLOWANCE = 30.0
+#: How long stdout may lag behind the API for the structured result of a call.
+STDOUT_GRACE = 3.0
+#: How long the CLI may take to exit after the final text turn.
+EXIT_TIMEOUT = 15.0
+
+# The text -p mode sends back instead of running a tool the permission mode does not allow.
+_PERMISSION = re.compile(r"requested permissions? to|haven't granted it yet|permission to (use|write|read|edit)", re.I)
+
+
+class StreamJsonLog:
+    """Reads the CLI's stdout (one JSON event a line) in a thread and indexes results by tool_use id."""
+
+    def __init__(self, stream: Any) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.raw_tail: deque[str] = deque(maxlen=40)
+        self._by_id: dict[str, dict[str, Any]] = {}
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(stream,), name="claude-stdout", daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            line = line.strip()
+            if not line:
+                continue
+            self.raw_tail.append(line[:2000])
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            with self._cond:
+                self.events.append(event)
+                if event.get("type") == "user":
+                    content = (event.get("message") or {}).get("content")
+                    for block in content if isinstance(content, list) else []:
+                        if isinstance(block, dict) and block.get("type") == "tool_result":
+                            self._by_id[block.get("tool_use_id", "")] = event
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def user_event(self, tool_use_id: str, timeout: float) -> dict[str, Any] | None:
+        """Waits up to ``timeout`` s for the stdout ``user`` event carrying this tool_use's result."""
+        with self._cond:
+            self._cond.wait_for(lambda: tool_use_id in self._by_id or not self._thread.is_alive(), timeout=timeout)
+            return self._by_id.get(tool_use_id)
+
+    def final_result(self) -> dict[str, Any] | None:
+        """Returns the closing ``result`` event (permission denials, turns, cost), if it came."""
+        with self._cond:
+            return next((e for e in reversed(self.events) if e.get("type") == "result"), None)
+
+    def join(self, timeout: float) -> None:
+        """Waits for stdout to close."""
+        self._thread.join(timeout)
+
+
+class _Tail:
+    """Keeps the last lines of a text stream (stderr), read in a thread."""
+
+    def __init__(self, stream: Any, lines: int = 40) -> None:
+        self.lines: deque[str] = deque(maxlen=lines)
+        self._thread = threading.Thread(target=self._read, args=(stream,), name="claude-stderr", daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n")[:2000])
+
+    def text(self) -> str:
+        """Returns the kept lines."""
+        return "\n".join(self.lines)
+
+
+class ClaudeCodeSession(Session):
+    """One CLI process and its fake API; the scenario's session state is the CLI's own."""
+
+    def __init__(
+        self,
+        *,
+        cli: Path,
+        workspace: Path,
+        mode: str = "acceptEdits",
+        cwd_outside: bool = False,
+        tokens: TokenPolicy | str = "chars4",
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> None:
+        self.cli = cli
+        self.workspace = workspace
+        self.mode = mode
+        self.call_timeout = call_timeout
+        self.started = time.monotonic()
+        self.calls = 0
+        self._closed = False
+        self.home = cli_mod.scratch_home()
+        # "outside": the CLI runs in a folder of its own (not beside the workspace, where the runner
+        # keeps its canaries), so every workspace file is outside its working directory.
+        self.outside = Path(tempfile.mkdtemp(prefix="harness-claude-cwd-")) if cwd_outside else None
+        self.cwd = self.outside or workspace
+        self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5)).start()
+        try:
+            self.proc = subprocess.Popen(
+                cli_mod.command(cli, mode=mode),
+                cwd=self.cwd,
+                env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._cleanup()
+            raise TargetError(f"cannot start Claude Code at {cli}: {exc}") from exc
+        self.stdout = StreamJsonLog(self.proc.stdout)
+        self.stderr = _Tail(self.proc.stderr)
+
+    # ------------------------------------------------------------------ diagnostics
+    def said(self) -> str:
+        """Returns what the CLI said so far: stderr tail, stdout tail, and its exit code if it ended."""
+        parts = []
+        rc = self.proc.poll()
+        if rc is not None:
+            parts.append(f"exit code: {rc}")
+        if self.stderr.lines:
+            parts.append("stderr:\n" + self.stderr.text())
+        if self.stdout.raw_tail:
+            parts.append("stdout (last lines):\n" + "\n".join(list(self.stdout.raw_tail)[-8:]))
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ Session
+    def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        """Plays ``tool(args)`` as the model's next tool_use and returns the CLI's tool_result."""
+        if self._closed:
+            raise TargetError("the Claude Code session is closed")
+        if self.proc.poll() is not None:
+            raise TargetError(f"Claude Code exited before the call {tool}", detail=self.said())
+        self.calls += 1
+        tool_use_id = self.api.script.call(tool, args)
+        bound = self.call_timeout + (STARTUP_ALLOWANCE if self.calls == 1 else 0.0)
+        deadline = time.monotonic() + bound
+        result: ToolResult | None = None
+        while result is None:
+            result = self.api.script.result(tool_use_id, timeout=0.2)
+            if result is not None:
+                break
+            if self.proc.poll() is not None:
+                result = self.api.script.result(tool_use_id, timeout=0.5)  # a delivery racing the exit
+                if result is None:
+                    raise TargetError(f"Claude Code exited without running {tool}", detail=self.said())
+            elif time.monotonic() > deadline:
+                raise TargetError(f"Claude Code sent no result for {tool} within {bound:.0f} s", detail=self.said())
+        if not result.found:
+            raise TargetError(
+                f"Claude Code answered the {tool} tool_use without its tool_result",
+                detail=f"last user message: {json.dumps(result.content)[:2000]}\n{self.said()}",
+            )
+        text = result.text
+        if result.is_error and _PERMISSION.search(text):
+            raise TargetError(f"Claude Code asked for permission instead of running {tool} (mode {self.mode})", detail=text)
+        extra: dict[str, Any] = {}
+        event = self.stdout.user_event(tool_use_id, timeout=STDOUT_GRACE)
+        if event is not None and "tool_use_result" in event:
+            extra["tool_use_result"] = event["tool_use_result"]
+        reminders = [b for b in result.siblings if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+        if reminders:
+            extra["reminders"] = reminders
+        if result.is_error:
+            return CallResult(error={"code": None, "message": text}, extra=extra)
+        return CallResult(output=result.content, extra=extra)
+
+    def close(self) -> None:
+        """Sends the final text turn, waits (bounded) for the CLI to exit, then kills what is left."""
+        if self._closed:
+            return
+        self._closed = True
+        self.api.script.finish()
+        try:
+            self.proc.wait(timeout=EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self._kill()
+        self._cleanup()
+
+    def _kill(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+
+    def _cleanup(self) -> None:
+        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
+            self._kill()
+        self.api.stop()
+        if getattr(self, "proc", None) is not None:
+            self.stdout.join(2)
+        shutil.rmtree(self.home, ignore_errors=True)
+        if self.outside is not None:
+            shutil.rmtree(self.outside, ignore_errors=True)
+
+    @property
+    def elapsed(self) -> float:
+        """Returns the seconds since the process was started."""
+        return time.monotonic() - self.started
