@@ -21,4 +21,7 @@ def make_target(spec: str, **options: Any) -> Target:
     if spec.startswith("cmd:"):
         from harness.targets.cmd import CmdTarget
         return CmdTarget(spec, **options)
+    if spec == "claude-code" or spec.startswith("claude-code:"):
+        from harness.targets.claude_code import ClaudeCodeTarget
+        return ClaudeCodeTarget(spec, **options)
     raise ValueError(f"unknown target {spec!r}; expected {TARGET_HELP}")
