@@ -174,11 +174,11 @@ class Session:
         # Step 3: check for an existing file.
         existed = os.path.lexists(target)
         if existed and not overwrite:
-            raise ToolFailure(FILE_EXISTS, f"File already exists: {relative}. Set overwrite to true to replace it.")
+            raise ToolFailure(FILE_EXISTS, f"File already exists (set overwrite to true to replace it): {relative}")
         if existed and os.path.isdir(target):
-            raise ToolFailure(WRITE_FAILED, f"A directory exists at {relative}; it cannot be replaced by a file.")
+            raise ToolFailure(WRITE_FAILED, f"A directory cannot be replaced by a file: {relative}")
         if existed and not os.access(target, os.W_OK):
-            raise ToolFailure(WRITE_FAILED, f"File is not writable: {relative}.")
+            raise ToolFailure(WRITE_FAILED, f"File is not writable: {relative}")
 
         # §5.3 size limit: nothing is written.
         max_size = self.options["max_size"]
@@ -191,7 +191,7 @@ class Session:
             _make_dirs(parent, outcome.made_dirs)
         except OSError:
             _remove_dirs(outcome.made_dirs)
-            raise ToolFailure(DIRECTORY_CREATE_FAILED, f"Could not create the parent directory of {relative}.") from None
+            raise ToolFailure(DIRECTORY_CREATE_FAILED, f"Could not create the parent directory of: {relative}") from None
 
         # Step 5: write atomically (§5.4).
         try:
@@ -206,7 +206,7 @@ class Session:
         try:
             outcome.digest = self._hash(data)
         except Exception:  # noqa: BLE001 - any failure here is HashFailed by definition
-            raise ToolFailure(HASH_FAILED, f"Content was written to {relative} but its hash could not be computed.") from None
+            raise ToolFailure(HASH_FAILED, f"Content was written but its hash could not be computed: {relative}") from None
 
         # Step 7: populate the result.
         outcome.overwritten = existed
@@ -217,7 +217,7 @@ class Session:
         lexical = os.path.join(self.root, *relative.split("/"))
         resolved = os.path.realpath(lexical)
         if not _inside(resolved, self.root) or resolved == self.root:
-            raise ToolFailure(INVALID_PATH, f"Path resolves outside the workspace root: {relative}.")
+            raise ToolFailure(INVALID_PATH, f"Path resolves outside the workspace root: {relative}")
         return resolved
 
     def _hash(self, data: bytes) -> str:
@@ -251,23 +251,23 @@ def normalize_path(raw: str) -> str:
     path = raw.replace("\\", "/")
     # Absolute POSIX paths, and UNC roots (\\server\share and //server/share) start with "/".
     if path.startswith("/"):
-        raise ToolFailure(INVALID_PATH, f"Path must be relative to the workspace root, not absolute: {raw}.")
+        raise ToolFailure(INVALID_PATH, f"Path must be relative to the workspace root, not absolute: {raw}")
     if _DRIVE.match(path):
-        raise ToolFailure(INVALID_PATH, f"Path must not name a drive: {raw}.")
+        raise ToolFailure(INVALID_PATH, f"Path must not name a drive: {raw}")
     if path.endswith("/"):
-        raise ToolFailure(INVALID_PATH, f"Path names a directory, not a file: {raw}.")
+        raise ToolFailure(INVALID_PATH, f"Path names a directory, not a file: {raw}")
     parts: list[str] = []
     for part in path.split("/"):
         if part in ("", "."):
             continue
         if part == "..":
             if not parts:
-                raise ToolFailure(INVALID_PATH, f"Path escapes the workspace root: {raw}.")
+                raise ToolFailure(INVALID_PATH, f"Path escapes the workspace root: {raw}")
             parts.pop()
             continue
         parts.append(part)
     if not parts:
-        raise ToolFailure(INVALID_PATH, f"Path names the workspace root, not a file: {raw}.")
+        raise ToolFailure(INVALID_PATH, f"Path names the workspace root, not a file: {raw}")
     return "/".join(parts)
 
 
@@ -368,4 +368,4 @@ def _write_failure_message(exc: OSError, relative: str) -> str:
         errno.EDQUOT: "disk quota exceeded",
     }
     cause = causes.get(exc.errno or 0, "I/O error")
-    return f"Could not write {relative}: {cause}."
+    return f"Could not write ({cause}): {relative}"
