@@ -1,0 +1,134 @@
+"""What the cmd: protocol costs: the whole catalog in-process and through ``cmd:``, side by side.
+
+``python -m harness.bench`` (``make bench``) runs the same scenarios on the in-process reference
+and on ``cmd:python -m reference_impl.serve`` (one persistent process), ``--repeat`` times each,
+and prints the best time of each, their ratio and two per-call figures:
+
+harness overhead per call
+    CPU time the harness's own thread spends inside ``CmdSession.call`` (encoding the request,
+    the system calls that write and read it, decoding and validating the response), measured with
+    :func:`time.thread_time` around every call. Waiting for the candidate is not CPU time, so the
+    candidate's own work is left out.
+end-to-end protocol cost per call
+    (cmd: time - in-process time) / calls: everything the protocol adds, the adapter's decoding
+    and encoding and the two context switches included.
+
+Scenarios that require conditions (permissions, read-only file system, disk full) are left out:
+in-process they run on pyfakefs and through ``cmd:`` they are skipped, so they would not compare.
+This prints figures; it never fails on a slow machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import catalog
+from harness.model import Scenario, Verdict
+from harness.runner import Runner
+from harness.targets.base import Target
+from harness.targets.cmd import CmdSession, CmdTarget
+from harness.targets.reference import ReferenceTarget
+
+REFERENCE_CMD = "cmd:python -m reference_impl.serve"
+
+
+class _CallMeter:
+    """Sums the harness thread's CPU time inside CmdSession.call while installed."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.cpu = 0.0
+        self._original = CmdSession.call
+
+    def __enter__(self) -> "_CallMeter":
+        original, meter = self._original, self
+
+        def call(session: CmdSession, tool: str, args: dict[str, Any]):
+            before = time.thread_time()
+            try:
+                return original(session, tool, args)
+            finally:
+                meter.cpu += time.thread_time() - before
+                meter.calls += 1
+
+        CmdSession.call = call  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        CmdSession.call = self._original  # type: ignore[method-assign]
+
+
+def time_catalog(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int]]:
+    """Returns (start-up seconds, seconds for all scenarios, verdict counts) of one run."""
+    started = time.perf_counter()
+    runner = Runner(target)
+    runner.start()
+    ready = time.perf_counter()
+    try:
+        results = runner.run_all(scenarios)
+    finally:
+        done = time.perf_counter()
+        runner.stop()
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
+    return ready - started, done - ready, counts
+
+
+def count_calls(scenarios: list[Scenario]) -> int:
+    """Returns how many tool calls the scenarios make."""
+    return sum(1 for s in scenarios for step in s.steps if getattr(step, "tool", None))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prints the figures; returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each target; the best counts (default 5)")
+    parser.add_argument("--target", default=REFERENCE_CMD, help=f"the cmd: target to compare (default {REFERENCE_CMD})")
+    parser.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR",
+                        help="scenario directories (default: the built-in catalog)")
+    args = parser.parse_args(argv)
+
+    cat = catalog.load(args.scenarios or [catalog.builtin_dir()])
+    scenarios = [s for s in cat.scenarios if not s.requires]
+    calls = count_calls(scenarios)
+
+    inproc_best = cmd_best = float("inf")
+    cmd_start = float("inf")
+    overhead = float("inf")
+    verdicts: dict[str, dict[str, int]] = {}
+    for _ in range(max(1, args.repeat)):
+        _, seconds, verdicts["in-process"] = time_catalog(ReferenceTarget("reference"), scenarios)
+        inproc_best = min(inproc_best, seconds)
+        with _CallMeter() as meter:
+            startup, seconds, verdicts["cmd:"] = time_catalog(CmdTarget(args.target), scenarios)
+        cmd_best = min(cmd_best, seconds)
+        cmd_start = min(cmd_start, startup)
+        if meter.calls:
+            overhead = min(overhead, meter.cpu / meter.calls)
+
+    ratio = cmd_best / inproc_best if inproc_best else float("nan")
+    per_call = (cmd_best - inproc_best) / calls if calls else float("nan")
+    print(f"catalog: {len(scenarios)} scenarios, {calls} tool calls "
+          f"({len(cat.scenarios) - len(scenarios)} requiring conditions left out); best of {args.repeat}")
+    print(f"  in-process          {inproc_best * 1000:9.1f} ms   {_counts(verdicts['in-process'])}")
+    print(f"  cmd:                {cmd_best * 1000:9.1f} ms   {_counts(verdicts['cmd:'])}"
+          f"   (+ {cmd_start * 1000:.1f} ms to start the process once)")
+    print(f"  ratio cmd:/in-process          {ratio:6.2f}x   (goal: at most 1.5x)")
+    print(f"  harness overhead per call   {overhead * 1e6:8.1f} us   (goal: under 300 us; CPU of the harness thread in CmdSession.call)")
+    print(f"  end-to-end cost per call    {per_call * 1e6:8.1f} us   ((cmd: - in-process) / calls, adapter side included)")
+    if verdicts["in-process"] != verdicts["cmd:"]:
+        print("  note: the verdicts differ between the two runs")
+    return 0
+
+
+def _counts(counts: dict[str, int]) -> str:
+    order = [v.value for v in Verdict]
+    return ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
