@@ -1,7 +1,7 @@
 """Finds scenario files, loads them all, selects among them, and lints the whole set.
 
 The built-in catalog is the repository's ``scenarios/`` folder; an installed package carries a
-copy as ``harness/catalog``. Users add their own folders with ``--scenarios DIR``.
+copy as ``harness/builtin_scenarios``. Users add their own folders with ``--scenarios DIR``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def builtin_dir() -> Path:
     checkout = package.parent / "scenarios"
     if checkout.is_dir() and (package.parent / "pyproject.toml").is_file():
         return checkout
-    return package / "catalog"
+    return package / "builtin_scenarios"
 
 
 def scenario_files(directories: Iterable[Path]) -> list[Path]:

@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                               source=str(problem.file), steps=(), file=problem.file, line=problem.line),
                      Verdict.ERROR, str(problem)) for problem in cat.problems]
     for problem in cat.problems:
-        console.print(f"[red]invalid scenario:[/red] {problem}", highlight=False)
+        console.print(f"[red]invalid scenario:[/red] {problem}", highlight=False, soft_wrap=True)
     if not scenarios and not broken:
         console.print("[yellow]no scenario selected[/yellow]")
         return EXIT_USAGE

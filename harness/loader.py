@@ -181,7 +181,7 @@ def _semantic_problems(document: dict[str, Any]) -> _ErrorList:
             to_bytes(spec)
         except (ValueError, LookupError) as exc:
             out.append((field_path, f"invalid content: {exc}", False))
-    for field_path in _misplaced_absent(document):
+    for field_path in _misplaced_absent_in_expectations(document):
         out.append((field_path, "$absent only applies to a key inside a mapping", False))
     if document.get("requires"):
         given = document.get("given", {})
@@ -203,6 +203,17 @@ def _content_specs(document: dict[str, Any]) -> Iterator[tuple[list[Any], Any]]:
     for index, step in enumerate(document["steps"]):
         if "content" in step:
             yield ["steps", index, "content"], step["content"]
+
+
+def _misplaced_absent_in_expectations(document: dict[str, Any]) -> Iterator[list[Any]]:
+    for index, step in enumerate(document["steps"]):
+        expect = step.get("expect") or {}
+        for key in ("output", "events"):
+            if key in expect:
+                yield from _misplaced_absent(expect[key], ["steps", index, "expect", key])
+        if isinstance(expect.get("error"), dict):
+            for key, value in expect["error"].items():
+                yield from _misplaced_absent(value, ["steps", index, "expect", "error", key])
 
 
 def _misplaced_absent(value: Any, path: list[Any] | None = None, parent_is_mapping: bool = False) -> Iterator[list[Any]]:

@@ -220,6 +220,9 @@ def entry_state(path: str, *, with_text: bool = True) -> dict[str, Any]:
     except OSError as exc:
         entry["unreadable"] = exc.strerror
         return entry
+    except Exception as exc:  # pyfakefs: a file whose write failed on a full disk has a size but no data
+        entry["unreadable"] = type(exc).__name__
+        return entry
     entry["sha256"] = hashlib.sha256(data).hexdigest()
     if with_text and len(data) <= TEXT_LIMIT:
         try:

@@ -36,7 +36,7 @@ def print_failures(console: Console, results: Iterable[Result]) -> None:
     """Prints every fail and error with its explanation."""
     for result in results:
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
-            console.print(Text(explain(result), style=None), highlight=False)
+            console.print(Text(explain(result)), highlight=False, soft_wrap=True)
             console.print()
 
 

@@ -1,0 +1,57 @@
+"""Tiny purpose-built targets for testing the harness itself.
+
+Example: ``ScriptedTarget({"Read": CallResult(output="x")})`` answers every Read with "x";
+``ScriptedTarget(crash_on="Edit")`` breaks like a crashing candidate on Edit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo
+
+Answer = CallResult | Callable[[Path, dict[str, Any]], CallResult]
+
+
+class ScriptedSession(Session):
+    """Answers each tool with a canned result, or a function of (workspace, args)."""
+
+    def __init__(self, target: "ScriptedTarget", workspace: Path) -> None:
+        self.target = target
+        self.workspace = workspace
+
+    def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        self.target.calls.append((tool, args))
+        if tool == self.target.crash_on:
+            raise TargetError(f"candidate crashed in {tool}", detail="stderr: boom")
+        answer = self.target.answers.get(tool, CallResult(output="ok"))
+        return answer(self.workspace, args) if callable(answer) else answer
+
+    def close(self) -> None:
+        self.target.closed += 1
+
+
+class ScriptedTarget(Target):
+    """A target whose tools answer from a script; records the calls it got."""
+
+    def __init__(self, answers: dict[str, Answer] | None = None, *, crash_on: str | None = None,
+                 profiles: tuple[str, ...] = ("claude-code", "aptix-tul-004", "mcp-write-text-file",
+                                              "gemini-safe-patch"),
+                 realises: frozenset[str] = frozenset(), in_process: bool = False) -> None:
+        super().__init__("scripted")
+        self.answers = answers or {}
+        self.crash_on = crash_on
+        self.profiles = profiles
+        self.realises = realises
+        self.in_process = in_process
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.workspaces: list[Path] = []
+        self.closed = 0
+
+    def start(self) -> TargetInfo:
+        return TargetInfo("scripted", "1", self.profiles)
+
+    def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
+        self.workspaces.append(workspace)
+        return ScriptedSession(self, workspace)

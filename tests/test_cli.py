@@ -1,0 +1,130 @@
+"""The `harness` command: exit codes, the JSON report's documented shape, lint, list and show."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.cli import main
+
+GOOD = """\
+id: claude-code/read/cli-good
+profile: claude-code
+title: Read numbers lines with an arrow
+source: 001-claude-code-read-write-edit.md §Output Format
+given:
+  files: {a.txt: "first line\\n"}
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: {$contains: "     1→first line"}
+"""
+WRONG = GOOD.replace("cli-good", "cli-wrong").replace("1→first line", "1→FIRST LINE")
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    return directory
+
+
+def put(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text), "utf-8")
+    return path
+
+
+def test_run_exits_0_when_everything_passes(folder, capsys):
+    put(folder, "good.yaml", GOOD)
+    assert main(["run", "--no-builtin", "--scenarios", str(folder)]) == 0
+    assert "1 scenarios" in capsys.readouterr().out
+
+
+def test_a_wrong_expectation_exits_1_and_shows_expected_and_observed(folder, capsys):
+    put(folder, "good.yaml", GOOD)
+    put(folder, "wrong.yaml", WRONG)
+    assert main(["run", "--no-builtin", "--scenarios", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL claude-code/read/cli-wrong" in out
+    assert "expected: text containing '     1→FIRST LINE'" in out and "observed: \"     1→first line" in out
+    assert "Traceback" not in out
+
+
+def test_an_invalid_scenario_exits_2_names_file_and_line_and_the_rest_still_runs(folder, capsys, tmp_path):
+    put(folder, "good.yaml", GOOD)
+    bad = put(folder, "bad.yaml", GOOD.replace("cli-good", "cli-bad").replace("    expect:", "    expect_:"))
+    report = tmp_path / "r.json"
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--json", str(report)]) == 2
+    assert f"{bad}:10:" in capsys.readouterr().out
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(report.read_text())["results"]}
+    assert verdicts["claude-code/read/cli-good"] == "pass"
+    assert [v for k, v in verdicts.items() if k.startswith("<invalid>")] == ["error"]
+
+
+def test_bad_usage_exits_2(folder):
+    put(folder, "good.yaml", GOOD)
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--target", "nonsense"]) == 2
+    assert main(["run", "--bogus-flag"]) == 2
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "-k", "nothing-matches"]) == 2
+
+
+def test_the_json_report_matches_its_documented_schema(folder, tmp_path):
+    put(folder, "good.yaml", GOOD)
+    put(folder, "wrong.yaml", WRONG)
+    report = tmp_path / "report.json"
+    main(["run", "--no-builtin", "--scenarios", str(folder), "--json", str(report)])
+    document = json.loads(report.read_text("utf-8"))
+    schema = json.loads((Path(__file__).parents[1] / "harness/schema/report.schema.json").read_text())
+    jsonschema.validate(document, schema)
+    assert document["target"]["name"] == "reference"
+    assert document["summary"] == {"pass": 1, "fail": 1, "recorded": 0, "skip": 0, "error": 0}
+    wrong = next(r for r in document["results"] if r["id"] == "claude-code/read/cli-wrong")
+    assert wrong["steps"][0]["tool"] == "Read" and wrong["steps"][0]["failures"][0]["path"] == "output"
+
+
+def test_junit_report_has_a_failure_per_failed_scenario(folder, tmp_path):
+    import xml.etree.ElementTree as ET
+    put(folder, "good.yaml", GOOD)
+    put(folder, "wrong.yaml", WRONG)
+    junit = tmp_path / "junit.xml"
+    main(["run", "--no-builtin", "--scenarios", str(folder), "--junit", str(junit)])
+    cases = ET.parse(junit).getroot().findall(".//testcase")
+    assert {c.get("name"): c.find("failure") is not None for c in cases} == {
+        "claude-code/read/cli-good": False, "claude-code/read/cli-wrong": True}
+
+
+def test_lint_names_file_line_and_field_and_exits_non_zero(folder, capsys):
+    bad = put(folder, "bad.yaml", GOOD.replace("title:", "titel:"))
+    assert main(["lint", "--no-builtin", "--scenarios", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:3: [titel] unknown key 'titel'" in out
+
+
+def test_lint_passes_a_clean_folder(folder, capsys):
+    put(folder, "good.yaml", GOOD)
+    assert main(["lint", "--no-builtin", "--scenarios", str(folder)]) == 0
+
+
+def test_list_and_show(folder, capsys):
+    put(folder, "good.yaml", GOOD)
+    assert main(["list", "--no-builtin", "--scenarios", str(folder)]) == 0
+    assert "claude-code/read/cli-good" in capsys.readouterr().out
+    main(["run", "--no-builtin", "--scenarios", str(folder), "-q"])
+    capsys.readouterr()
+    assert main(["show", "claude-code/read/cli-good", "--no-builtin", "--scenarios", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "last observation" in out and "1→first line" in out
+
+
+def test_python_dash_m_harness_is_the_same_command():
+    done = subprocess.run([sys.executable, "-m", "harness", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("harness ")

@@ -1,0 +1,157 @@
+"""The loader: valid files load; every problem names the file, the line and the field."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness import catalog
+from harness.loader import ScenarioError, load_file
+from harness.model import Action, Call
+
+GOOD = """\
+id: claude-code/read/example
+profile: claude-code
+title: an example
+source: 001-claude-code-read-write-edit.md §Read Tool Behavior
+tags: [read]
+given:
+  files:
+    a.txt: "x\\n"
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: {$contains: "x"}
+  - action: write
+    path: a.txt
+    content: "y\\n"
+then:
+  files:
+    a.txt: "y\\n"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), "utf-8")
+    return path
+
+
+def problems_of(path: Path) -> list:
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    return info.value.problems
+
+
+def test_a_valid_file_loads_into_a_scenario(tmp_path):
+    (scenario,) = load_file(write(tmp_path, GOOD))
+    assert scenario.id == "claude-code/read/example"
+    assert scenario.tags == ("read",)
+    assert isinstance(scenario.steps[0], Call) and scenario.steps[0].line == 10
+    assert isinstance(scenario.steps[1], Action) and scenario.steps[1].content == "y\n"
+    assert scenario.line == 1
+
+
+def test_a_misspelled_key_names_file_line_and_field(tmp_path):
+    path = write(tmp_path, GOOD.replace("    expect:", "    expcet:"))
+    (problem,) = problems_of(path)
+    assert (problem.file, problem.line, problem.field) == (path, 12, "steps[0].expcet")
+    assert "unknown key 'expcet'" in problem.message and "expect" in problem.message
+    assert str(problem).startswith(f"{path}:12:")
+
+
+def test_a_misspelled_key_in_then_is_rejected(tmp_path):
+    path = write(tmp_path, GOOD + "  absnet: [b.txt]\n")
+    (problem,) = problems_of(path)
+    assert problem.line == 20 and problem.field == "then.absnet"
+
+
+def test_an_unknown_matcher_key_is_rejected(tmp_path):
+    path = write(tmp_path, GOOD.replace("{$contains: \"x\"}", "{$contain: \"x\"}"))
+    assert problems_of(path), "a misspelled matcher must not silently become an exact-match mapping"
+
+
+def test_an_unknown_tool_for_the_profile_names_its_line(tmp_path):
+    path = write(tmp_path, GOOD.replace("- tool: Read", "- tool: read_file"))
+    (problem,) = problems_of(path)
+    assert problem.line == 10 and problem.field == "steps[0].tool"
+    assert "unknown tool 'read_file' for profile claude-code" in problem.message
+
+
+def test_a_missing_required_field_is_named(tmp_path):
+    path = write(tmp_path, GOOD.replace("source: 001-claude-code-read-write-edit.md §Read Tool Behavior\n", ""))
+    (problem,) = problems_of(path)
+    assert "'source' is required" in problem.message and problem.line == 1
+
+
+def test_a_duplicate_yaml_key_is_an_error_not_a_silent_override(tmp_path):
+    path = write(tmp_path, GOOD.replace("tags: [read]\n", "tags: [read]\ntags: [x]\n"))
+    (problem,) = problems_of(path)
+    assert problem.line == 6 and "duplicate key 'tags'" in problem.message
+
+
+def test_invalid_yaml_names_its_line(tmp_path):
+    path = write(tmp_path, GOOD.replace("title: an example", "title: [unclosed"))
+    (problem,) = problems_of(path)
+    assert problem.line in (3, 4) and "invalid YAML" in problem.message
+
+
+def test_an_unknown_placeholder_is_rejected(tmp_path):
+    path = write(tmp_path, GOOD.replace("${workspace}/a.txt", "${worksapce}/a.txt"))
+    (problem,) = problems_of(path)
+    assert "worksapce" in problem.message and problem.field == "steps[0].args"
+
+
+def test_invalid_content_is_rejected(tmp_path):
+    path = write(tmp_path, GOOD.replace('a.txt: "x\\n"', "a.txt: {base64: '!!!'}"))
+    (problem,) = problems_of(path)
+    assert problem.field == "given.files.a.txt" and "base64" in problem.message
+
+
+def test_a_fault_field_needs_its_requirement(tmp_path):
+    path = write(tmp_path, GOOD.replace("given:\n", "given:\n  disk_free: 0\n"))
+    (problem,) = problems_of(path)
+    assert problem.field == "given.disk_free" and "disk-full" in problem.message
+
+
+def test_absent_outside_a_mapping_is_rejected(tmp_path):
+    path = write(tmp_path, GOOD.replace("{$contains: \"x\"}", "{$absent: true}"))
+    (problem,) = problems_of(path)
+    assert "$absent" in problem.message
+
+
+def test_a_file_may_hold_several_documents(tmp_path):
+    second = GOOD.replace("claude-code/read/example", "claude-code/read/second")
+    scenarios = load_file(write(tmp_path, GOOD + "---\n" + second))
+    assert [s.id for s in scenarios] == ["claude-code/read/example", "claude-code/read/second"]
+    assert scenarios[1].line == 21
+
+
+def test_the_catalog_reports_duplicate_ids_across_files(tmp_path):
+    write(tmp_path, GOOD, "one.yaml")
+    write(tmp_path, GOOD, "two.yaml")
+    cat = catalog.load([tmp_path])
+    (problem,) = cat.problems
+    assert "duplicate id 'claude-code/read/example'" in problem.message and problem.file.name == "two.yaml"
+
+
+def test_the_catalog_keeps_valid_files_when_one_is_broken(tmp_path):
+    write(tmp_path, GOOD, "good.yaml")
+    write(tmp_path, "id: [", "bad.yaml")
+    cat = catalog.load([tmp_path])
+    assert [s.id for s in cat.scenarios] == ["claude-code/read/example"]
+    assert [p.file.name for p in cat.problems] == ["bad.yaml"]
+
+
+def test_selection_uses_pytest_k_expressions(tmp_path):
+    write(tmp_path, GOOD, "one.yaml")
+    write(tmp_path, GOOD.replace("claude-code/read/example", "claude-code/edit/other").replace("[read]", "[edit]"),
+          "two.yaml")
+    cat = catalog.load([tmp_path])
+    assert [s.id for s in cat.select(keyword="edit")] == ["claude-code/edit/other"]
+    assert [s.id for s in cat.select(keyword="not edit")] == ["claude-code/read/example"]
+    assert len(cat.select(keyword="read or edit")) == 2
+    assert cat.select(profiles=["gemini-safe-patch"]) == []

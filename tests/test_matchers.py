@@ -1,0 +1,119 @@
+"""Each matcher of the scenario format matches what it says and rejects the rest."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from harness.matchers import MISSING, match
+
+
+def ok(expected, observed) -> bool:
+    return match(expected, observed, "output") == []
+
+
+def test_plain_values_match_exactly():
+    assert ok("abc", "abc") and not ok("abc", "abd")
+    assert ok(3, 3) and ok(3, 3.0) and not ok(3, 4)
+    assert ok(None, None) and not ok(None, "")
+
+
+def test_true_is_not_one_and_false_is_not_zero():
+    assert not ok(True, 1) and not ok(1, True) and not ok(False, 0)
+    assert ok(True, True)
+
+
+def test_plain_mappings_need_the_same_keys():
+    assert ok({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    (extra,) = match({"a": 1}, {"a": 1, "b": 2}, "output")
+    assert "unexpected keys ['b']" in extra.why
+    (missing,) = match({"a": 1, "b": 2}, {"a": 1}, "output")
+    assert missing.path == "output.b" and missing.why == "missing"
+
+
+def test_plain_lists_need_the_same_length_and_items():
+    assert ok([1, 2], [1, 2])
+    assert not ok([1, 2], [1, 2, 3]) and not ok([1, 2], [2, 1])
+
+
+def test_matchers_nest_inside_plain_values():
+    assert ok({"version": {"$type": "integer"}, "items": [{"$regex": "^a"}]}, {"version": 1, "items": ["ab"]})
+    (bad,) = match({"version": {"$type": "integer"}}, {"version": "1"}, "output")
+    assert bad.path == "output.version"
+
+
+def test_eq_matches_literally_even_a_matcher_shaped_value():
+    assert ok({"$eq": {"$any": True}}, {"$any": True})
+    assert not ok({"$eq": {"$any": True}}, "anything")
+
+
+def test_regex_searches():
+    assert ok({"$regex": r"^\s+1→"}, "     1→x") and not ok({"$regex": "^1"}, "     1→x")
+    assert not ok({"$regex": "x"}, 5)
+
+
+def test_contains_and_not_contains():
+    assert ok({"$contains": "read yet"}, "File has not been read yet.")
+    assert not ok({"$contains": "read yet"}, "nope")
+    assert ok({"$not_contains": "\t"}, "a→b") and not ok({"$not_contains": "\t"}, "a\tb")
+
+
+def test_subset_requires_listed_keys_recursively():
+    observed = {"success": True, "latest_file_state": {"version": 2, "content": "x"}, "message": "m"}
+    assert ok({"$subset": {"latest_file_state": {"version": 2}}}, observed)
+    assert not ok({"$subset": {"latest_file_state": {"version": 3}}}, observed)
+    assert not ok({"$subset": {"missing": 1}}, observed)
+
+
+def test_subset_of_a_list_finds_items_in_order():
+    events = [{"type": "toolCall", "status": "pending"}, {"type": "log"}, {"type": "toolCallUpdate"}]
+    assert ok({"$subset": [{"type": "toolCall"}, {"type": "toolCallUpdate"}]}, events)
+    assert not ok({"$subset": [{"type": "toolCallUpdate"}, {"type": "toolCall"}]}, events)
+
+
+def test_sha256_of_a_content_spec():
+    digest = hashlib.sha256(b"hello\n").hexdigest()
+    assert ok({"$sha256": "hello\n"}, digest)
+    assert ok({"$sha256": {"hex": "68656c6c6f0a"}}, digest)
+    assert not ok({"$sha256": "hello"}, digest)
+
+
+def test_any_needs_presence_and_absent_needs_absence():
+    assert ok({"a": {"$any": True}}, {"a": None})
+    assert not ok({"a": {"$any": True}, "b": 1}, {"b": 1})
+    assert ok({"a": {"$absent": True}, "b": 1}, {"b": 1})
+    assert not ok({"a": {"$absent": True}}, {"a": 1})
+
+
+@pytest.mark.parametrize("name,value", [("string", "s"), ("integer", 1), ("number", 1.5), ("boolean", False),
+                                        ("null", None), ("array", []), ("object", {})])
+def test_type_accepts_its_json_type(name, value):
+    assert ok({"$type": name}, value)
+    assert not ok({"$type": name}, MISSING)
+
+
+def test_type_does_not_take_a_bool_for_an_integer():
+    assert not ok({"$type": "integer"}, True)
+
+
+def test_len():
+    assert ok({"$len": 2}, [1, 2]) and ok({"$len": 3}, "abc") and not ok({"$len": 2}, "abc")
+
+
+def test_json_parses_then_matches():
+    assert ok({"$json": {"$subset": {"a": 1}}}, '{"a": 1, "b": 2}')
+    (bad,) = match({"$json": {"a": 1}}, "not json", "output")
+    assert "does not parse" in bad.why
+
+
+def test_a_multiline_text_mismatch_renders_as_a_unified_diff():
+    (mismatch,) = match("one\ntwo\nthree\n", "one\n2\nthree\n", "output")
+    text = mismatch.render()
+    assert "--- expected" in text and "+++ observed" in text
+    assert "-two" in text and "+2" in text
+
+
+def test_a_missing_final_newline_is_made_visible():
+    (mismatch,) = match("a\nb\n", "a\nb", "output")
+    assert "no newline" in mismatch.render()

@@ -1,0 +1,53 @@
+"""Placeholders are substituted everywhere (escaped inside regexes); content specs make exact bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.content import to_bytes
+from harness.placeholders import UnknownPlaceholder, placeholders_in, substitute
+
+NAMES = {"workspace": "/tmp/x.y/ws"}
+
+
+def test_substitutes_in_nested_args():
+    args = {"file_path": "${workspace}/a.txt", "paths": ["${workspace}/b", "c"], "n": 3}
+    assert substitute(args, NAMES) == {"file_path": "/tmp/x.y/ws/a.txt", "paths": ["/tmp/x.y/ws/b", "c"], "n": 3}
+
+
+def test_substitutes_escaped_inside_a_regex():
+    out = substitute({"message": {"$regex": "^Wrote ${workspace}/a$"}}, NAMES)
+    assert out == {"message": {"$regex": r"^Wrote /tmp/x\.y/ws/a$"}}
+
+
+def test_a_doubled_dollar_is_a_literal():
+    assert substitute("cost $${workspace}", NAMES) == "cost ${workspace}"
+    assert placeholders_in("$${workspace}") == set()
+
+
+def test_an_unknown_placeholder_raises():
+    with pytest.raises(UnknownPlaceholder):
+        substitute("${home}/x", NAMES)
+
+
+def test_text_without_placeholders_is_untouched():
+    assert substitute("$HOME and {workspace}", NAMES) == "$HOME and {workspace}"
+
+
+@pytest.mark.parametrize("spec,data", [
+    ("héllo\n", "héllo\n".encode()),
+    ({"text": "é", "encoding": "latin-1"}, b"\xe9"),
+    ({"text": "a", "encoding": "utf-16"}, "a".encode("utf-16")),
+    ({"base64": "AP8="}, b"\x00\xff"),
+    ({"hex": "00 ff 0a"}, b"\x00\xff\n"),
+    ({"lines": 3}, b"line 1\nline 2\nline 3\n"),
+    ({"lines": {"count": 2, "template": "r{n}", "eol": "\r\n", "final_eol": False}}, b"r1\r\nr2"),
+    ({"lines": 0}, b""),
+    ({"pattern": "abc", "size": 7}, b"abcabca"),
+])
+def test_content_specs(spec, data):
+    assert to_bytes(spec) == data
+
+
+def test_a_generated_mebibyte_is_exact():
+    assert len(to_bytes({"pattern": "x", "size": 1 << 20})) == 1 << 20

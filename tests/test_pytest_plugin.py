@@ -1,0 +1,79 @@
+"""Scenarios as pytest items: ids, verdicts, readable failures, --target."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+GOOD = """\
+id: claude-code/read/plugin-good
+profile: claude-code
+title: t
+source: 001-claude-code-read-write-edit.md §Output Format
+given:
+  files: {a.txt: "alpha\\n"}
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: {$contains: "1→alpha"}
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\nharness_scenarios = scenarios\n")
+    (pytester.path / "scenarios").mkdir()
+    return pytester
+
+
+def put(pytester, name, text):
+    (pytester.path / "scenarios" / name).write_text(textwrap.dedent(text), "utf-8")
+
+
+def test_each_scenario_is_an_item_whose_node_id_shows_the_scenario_id(project):
+    put(project, "good.yaml", GOOD)
+    result = project.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["scenarios/good.yaml::claude-code/read/plugin-good"])
+
+
+def test_a_wrong_expectation_fails_with_a_readable_diff_not_a_traceback(project):
+    put(project, "good.yaml", GOOD)
+    put(project, "wrong.yaml", GOOD.replace("plugin-good", "plugin-wrong").replace("1→alpha", "1→beta"))
+    result = project.runpytest("-q")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FAIL claude-code/read/plugin-wrong*", "*expected: text containing '1→beta'*",
+                                 "*observed: \"     1→alpha*"])
+    assert "harness/runner.py" not in result.stdout.str()
+
+
+def test_skip_and_open_questions(project):
+    put(project, "skip.yaml", GOOD.replace("plugin-good", "plugin-skip").replace(
+        "source:", "requires: [disk-full]\nsource:").replace("  files:", "  disk_free: 0\n  files:"))
+    put(project, "open.yaml", GOOD.replace("plugin-good", "plugin-open").replace(
+        "source:", "open_question: what does it say?\nsource:"))
+    result = project.runpytest("-q", "-rs", "--target", "reference")
+    result.assert_outcomes(passed=2)
+
+
+def test_an_invalid_file_is_a_failing_item_naming_the_line(project):
+    put(project, "bad.yaml", GOOD.replace("title:", "titel:"))
+    result = project.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bad.yaml:3: [[]titel] unknown key 'titel'*"])
+
+
+def test_an_unknown_target_is_reported(project):
+    put(project, "good.yaml", GOOD)
+    result = project.runpytest("-q", "--target", "nonsense")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*unknown target 'nonsense'*"])
+
+
+def test_yaml_outside_the_configured_folders_is_not_collected(pytester):
+    (pytester.path / "config.yaml").write_text("key: value\n")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert "config.yaml" not in result.stdout.str()

@@ -1,0 +1,213 @@
+"""The runner: each verdict, the workspace lifecycle, actions, `then`, escapes and faults."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from fakes import ScriptedTarget
+from harness.model import Verdict
+from harness.runner import Runner
+from harness.targets.base import CallResult
+
+READ = """\
+id: claude-code/read/t
+profile: claude-code
+title: t
+source: test
+given:
+  files:
+    a.txt: "x\\n"
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: "     1→x"
+"""
+
+
+def run(scenario, target=None):
+    target = target or ScriptedTarget({"Read": CallResult(output="     1→x")})
+    with Runner(target) as runner:
+        return runner.run(scenario), target
+
+
+def test_pass_when_every_expectation_holds(scenario_from):
+    result, target = run(scenario_from(READ))
+    assert result.verdict is Verdict.PASS and result.reason == ""
+    assert target.calls[0][1]["file_path"] == str(target.workspaces[0] / "a.txt")
+
+
+def test_fail_lists_expected_and_observed(scenario_from):
+    result, _ = run(scenario_from(READ), ScriptedTarget({"Read": CallResult(output="     1→y")}))
+    assert result.verdict is Verdict.FAIL
+    (where, mismatch), = result.failures
+    assert where == "step 1 (Read)" and mismatch.path == "output" and mismatch.observed == "     1→y"
+
+
+def test_an_error_where_output_was_expected_fails(scenario_from):
+    result, _ = run(scenario_from(READ), ScriptedTarget({"Read": CallResult(error={"code": None, "message": "no"})}))
+    assert result.verdict is Verdict.FAIL and "the call failed" in result.failures[0][1].why
+
+
+def test_expected_error_code_and_message(scenario_from):
+    text = READ.replace('output: "     1→x"', 'error: {code: -32600, message: {$contains: "absolute"}}')
+    good = ScriptedTarget({"Read": CallResult(error={"code": -32600, "message": "Path must be absolute: a"})})
+    assert run(scenario_from(text), good)[0].verdict is Verdict.PASS
+    wrong_code = ScriptedTarget({"Read": CallResult(error={"code": -32000, "message": "Path must be absolute"})})
+    result = run(scenario_from(text), wrong_code)[0]
+    assert result.verdict is Verdict.FAIL and result.failures[0][1].path == "error.code"
+    assert run(scenario_from(text))[0].verdict is Verdict.FAIL  # succeeded instead
+
+
+def test_recorded_for_an_open_question(scenario_from):
+    text = READ.replace("source: test", "source: test\nopen_question: what does Read say?")
+    result, _ = run(scenario_from(text))
+    assert result.verdict is Verdict.RECORDED and result.answer.output == "     1→x"
+
+
+def test_a_failed_precondition_of_an_open_question_fails(scenario_from):
+    text = READ.replace("source: test", "source: test\nopen_question: what does Read say?")
+    result, _ = run(scenario_from(text), ScriptedTarget({"Read": CallResult(output="nope")}))
+    assert result.verdict is Verdict.FAIL
+
+
+def test_skip_when_the_target_lacks_the_profile(scenario_from):
+    result, target = run(scenario_from(READ), ScriptedTarget(profiles=("gemini-safe-patch",)))
+    assert result.verdict is Verdict.SKIP and "does not offer profile claude-code" in result.reason
+    assert target.calls == []
+
+
+def test_skip_when_the_target_cannot_realise_a_requirement(scenario_from):
+    text = READ.replace("source: test", "source: test\nrequires: [permissions]")
+    result, _ = run(scenario_from(text))
+    assert result.verdict is Verdict.SKIP and "permissions" in result.reason
+
+
+def test_error_when_the_target_breaks_and_the_run_goes_on(scenario_from):
+    scenario = scenario_from(READ)
+    target = ScriptedTarget({"Read": CallResult(output="     1→x")}, crash_on="Read")
+    with Runner(target) as runner:
+        first = runner.run(scenario)
+        target.crash_on = None
+        second = runner.run(scenario)
+    assert first.verdict is Verdict.ERROR and "candidate crashed in Read" in first.reason
+    assert "stderr: boom" in first.reason
+    assert second.verdict is Verdict.PASS
+    assert target.closed == 2  # the broken session was still closed
+
+
+def test_a_harness_bug_is_an_error_verdict_not_a_crash(scenario_from, monkeypatch):
+    import harness.runner as runner_module
+    monkeypatch.setattr(runner_module, "check_call", lambda *a: 1 / 0)
+    result, _ = run(scenario_from(READ))
+    assert result.verdict is Verdict.ERROR and "ZeroDivisionError" in result.reason
+
+
+def test_the_workspace_is_fresh_and_removed_afterwards(scenario_from):
+    target = ScriptedTarget({"Read": CallResult(output="     1→x")}, crash_on=None)
+    with Runner(target) as runner:
+        runner.run(scenario_from(READ))
+        runner.run(scenario_from(READ))
+    first, second = target.workspaces
+    assert first != second
+    assert not first.parent.exists() and not second.parent.exists()
+
+
+def test_the_workspace_is_removed_even_when_the_target_breaks_and_modes_are_closed(scenario_from):
+    text = READ.replace('a.txt: "x\\n"', 'a.txt: "x\\n"\n  dirs: [{path: sealed, mode: "0000"}]')
+    target = ScriptedTarget(crash_on="Read")
+    run(scenario_from(text), target)
+    assert not target.workspaces[0].parent.exists()
+
+
+def test_actions_change_the_file_and_always_move_its_mtime(scenario_from):
+    text = READ + """\
+  - action: write
+    path: a.txt
+    content: "x\\n"
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+"""
+    seen = []
+
+    def read(workspace: Path, args):
+        seen.append(os.stat(args["file_path"]).st_mtime_ns)
+        return CallResult(output="     1→x")
+
+    run(scenario_from(text), ScriptedTarget({"Read": read}))
+    assert seen[1] - seen[0] >= 1_000_000_000  # same content, yet the mtime moved by at least a second
+
+
+def test_then_checks_content_absence_and_others_unchanged(scenario_from):
+    text = READ + """\
+then:
+  files:
+    a.txt: "x\\n"
+  absent: [b.txt]
+  others_unchanged: true
+"""
+    def read_and_litter(workspace: Path, args):
+        (workspace / "b.txt").write_text("litter")
+        (workspace / "c.txt").write_text("litter")
+        return CallResult(output="     1→x")
+
+    result, _ = run(scenario_from(text), ScriptedTarget({"Read": read_and_litter}))
+    paths = sorted(m.path for _, m in result.failures)
+    assert paths == ["then.absent[b.txt]", "then.others_unchanged[c.txt]"]
+
+
+def test_a_write_outside_the_workspace_is_an_escape_failure(scenario_from):
+    def escape(workspace: Path, args):
+        (workspace.parent / "sibling" / "stolen.txt").write_text("x")
+        (workspace.parent / "canary.txt").write_text("changed")
+        return CallResult(output="     1→x")
+
+    result, _ = run(scenario_from(READ), ScriptedTarget({"Read": escape}))
+    assert result.verdict is Verdict.FAIL and result.reason.startswith("escape")
+    assert "stolen.txt" in result.reason and "canary.txt" in result.reason
+
+
+def test_step_level_then_is_checked_right_after_the_call(scenario_from):
+    text = READ + """\
+    then:
+      files: {a.txt: "changed\\n"}
+"""
+    result, _ = run(scenario_from(text))
+    assert [m.path for _, m in result.failures] == ["then.files[a.txt].content"]
+
+
+def test_faults_are_realised_on_a_fake_file_system_for_in_process_targets(scenario_from):
+    text = """\
+id: mcp-write-text-file/faults/t
+profile: mcp-write-text-file
+title: t
+source: test
+requires: [read-only-fs, permissions, disk-full]
+given:
+  dirs: [ro, {path: closed, mode: "0555"}]
+  read_only: [ro]
+  disk_free: 4
+steps:
+  - tool: write_text_file
+    args: {path: "${workspace}/ro/a.txt", content: "x"}
+"""
+    outcomes = []
+
+    def write(workspace: Path, args):
+        for path, data in ((workspace / "ro" / "a.txt", b"x"), (workspace / "closed" / "a.txt", b"x"),
+                           (workspace / "big.txt", b"0123456789")):
+            try:
+                path.write_bytes(data)
+                outcomes.append("written")
+            except OSError as exc:
+                outcomes.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": write}, realises=frozenset({"read-only-fs", "permissions", "disk-full"}),
+                            in_process=True)
+    result, _ = run(scenario_from(text), target)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert outcomes == ["EROFS", "EACCES", "ENOSPC"]
+    assert not os.path.exists(target.workspaces[0])
