@@ -36,6 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--run-as", default=None, help="run the candidate as this user")
     group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
     parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
+    parser.addini("harness_snapshots", "folder of scenario snapshots (default: snapshots/ at the root)", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,6 +80,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items[:] = keep
 
 
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Lists stored snapshots of the target that no scenario of the configured folders matches."""
+    runner = config.stash.get(_RUNNER, None)
+    dirs = config.stash.get(_DIRS, [])
+    if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
+        return
+    from harness import catalog
+    from harness.snapshot import SnapshotStore
+    configured = config.getini("harness_snapshots")
+    store = SnapshotStore(config.rootpath / (configured or "snapshots"), runner.target.slug)
+    known = {scenario.id for scenario in catalog.load(dirs).scenarios}
+    orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
+    if orphans:
+        terminalreporter.write_sep("-", f"{len(orphans)} snapshot(s) no scenario matches")
+        for scenario_id in orphans:
+            terminalreporter.write_line(f"  {store.path(scenario_id)}")
+
+
 def _runner(config: pytest.Config) -> Any:
     runner = config.stash.get(_RUNNER, None)
     if runner is None:
@@ -86,7 +105,7 @@ def _runner(config: pytest.Config) -> Any:
         from harness.targets import make_target
         target = make_target(config.getoption("--target"), timeout=config.getoption("--harness-timeout"),
                              run_as=config.getoption("--run-as"), sandbox=config.getoption("--sandbox"))
-        runner = Runner(target)
+        runner = Runner(target, record_states=True)  # per-step workspace states go into snapshots
         runner.start()
         config.stash[_RUNNER] = runner
     return runner
@@ -113,9 +132,10 @@ class ScenarioFile(pytest.File):
 class ScenarioFailed(Exception):
     """A scenario's verdict was fail or error."""
 
-    def __init__(self, result: Any) -> None:
+    def __init__(self, result: Any, snapshot_diff: str | None = None) -> None:
         super().__init__(result.reason)
         self.result = result
+        self.snapshot_diff = snapshot_diff
 
 
 class ScenarioItem(pytest.Item):
@@ -126,6 +146,22 @@ class ScenarioItem(pytest.Item):
         self.scenario = scenario
         self.result: Any = None
 
+    @property
+    def obj(self) -> Any:
+        """Returns the function that runs the item (syrupy's location logic reads ``item.obj``)."""
+        return ScenarioItem.runtest
+
+    @property
+    def target_slug(self) -> str:
+        """Returns the target's file-name-safe name: the snapshot folder."""
+        return _runner(self.config).target.slug
+
+    @property
+    def snapshot_root(self) -> Path:
+        """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
+        configured = self.config.getini("harness_snapshots")
+        return self.config.rootpath / (configured or "snapshots")
+
     def runtest(self) -> None:
         """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
         from harness.model import Verdict
@@ -133,14 +169,22 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is Verdict.SKIP:
             pytest.skip(result.reason)
+        from harness.syrupy_extension import SnapshotDiverged, assert_result
+        diff = assert_result(self, result)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
-            raise ScenarioFailed(result)
+            raise ScenarioFailed(result, snapshot_diff=diff)
+        if diff:
+            raise SnapshotDiverged(self.scenario.id, diff)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """Shows expected vs observed, not a traceback into the harness."""
         if isinstance(excinfo.value, ScenarioFailed):
             from harness.report.terminal import explain
-            return explain(excinfo.value.result)
+            diff = excinfo.value.snapshot_diff
+            return explain(excinfo.value.result) + (f"\nsnapshot differs too:\n{diff}" if diff else "")
+        from harness.syrupy_extension import SnapshotDiverged
+        if isinstance(excinfo.value, SnapshotDiverged):
+            return excinfo.value.render()
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:

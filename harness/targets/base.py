@@ -105,4 +105,31 @@ class Target(abc.ABC):
     @property
     def slug(self) -> str:
         """Returns a file-name-safe name for this target (used for snapshot folders)."""
-        return self.spec
+        return spec_slug(self.spec)
+
+
+def spec_slug(spec: str, name: str | None = None) -> str:
+    """Returns a file-name-safe folder name for a target spec.
+
+    A spec that is already a short safe name stays as it is (``reference``). Anything else (``cmd:``
+    and ``mcp:`` command lines) becomes its kind, a sanitised short name (``name``, else the command's
+    last word) and 8 hex digits of the SHA-256 of the whole spec, so two command lines that differ
+    only in an argument get different folders: ``cmd-adapter.py-1a2b3c4d``.
+    """
+    import hashlib
+    import re
+    import shlex
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", spec):
+        return spec
+    kind, _, rest = spec.partition(":")
+    if name is None:
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            words = rest.split()
+        plain = [word for word in words if not word.startswith("-")] or words
+        name = Path(plain[-1]).name if plain else ""
+    short = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40]
+    kind = re.sub(r"[^A-Za-z0-9_-]+", "-", kind).strip("-")[:20] or "target"
+    digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:8]
+    return "-".join(part for part in (kind, short, digest) if part)

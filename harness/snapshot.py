@@ -1,0 +1,356 @@
+"""Snapshots: what a target did in one scenario, as a stable, human-readable YAML document.
+
+Expectations say what the contract requires; a snapshot says what a target actually did, so that
+any change of behaviour, and any difference between two targets, shows as a diff a person can
+review. A snapshot holds, for every step: the call with its arguments and its output or error, the
+events and the target's extra records, or the action the harness took; and the workspace after the
+step (each entry's type and mode, the size and SHA-256 of files, the text of small text files). The
+verdict is not part of it: the snapshot is behaviour, expectations live in the scenario. For an
+open question the snapshot *is* the recorded answer.
+
+Layout: one file per target and scenario, ``<root>/<target slug>/<scenario id>.yaml`` (ids are
+path-like, so folders follow the catalog's). Only observations are stored: a ``skip`` or an
+``error`` verdict has nothing stable to record and is neither written nor compared.
+
+Masks -- what is volatile from run to run is replaced, so that two runs give byte-identical files:
+
+=====================  =====================================================  =================
+what                   recognised as                                          becomes
+=====================  =====================================================  =================
+workspace root         ``<any dir>/harness-<8 chars>/ws`` (the runner's       ``${workspace}``
+                       temporary workspace), anywhere in any string or name
+workspace base         ``<any dir>/harness-<8 chars>`` (holds the canaries)   ``${base}``
+temporary file names   Python ``tempfile`` names ``tmp<8 chars>``; atomic-    ``tmp${random}``,
+                       write names ``.<name>.<8+ hex digits>.tmp``            ``.<name>.${random}.tmp``
+UUIDs                  ``8-4-4-4-12`` hex digits                              ``${uuid}``
+date-times             ISO 8601 ``2024-05-01T12:00:00[.fff][Z|+hh:mm]``       ``${time}``
+time-valued keys       a key named ``time``, ``timestamp``, ``date``,         ``${time}``
+                       ``mtime``/``atime``/``ctime`` (``*_ns`` too),
+                       ``*_at``, ``*_time``, ``last_modified``
+durations              a key named ``seconds``, ``elapsed``, ``duration``,    ``${duration}``
+                       ``*_ms``, ``duration_*``, ``elapsed_*``
+=====================  =====================================================  =================
+
+Nothing else is masked. Version numbers (e.g. gemini-safe-patch's ``version``) are deterministic and
+kept. Mapping keys inside observed values are sorted (JSON objects have no order), the document's
+own keys are not. Strings longer than ``LONG_TEXT`` characters keep their first and last lines with
+the length and SHA-256 of the whole, so a change anywhere still shows. File modes depend on the
+umask of the machine that ran the target; snapshots are made with the usual ``022``.
+
+Where this module's concern ends: it turns a result (``Result.as_dict()``, the JSON report's shape)
+into a document, stores and compares documents. How pytest drives it lives in
+``harness/syrupy_extension.py``; what the CLI makes of a divergence lives in ``harness/cli.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+FORMAT = 1
+SUFFIX = ".yaml"
+LONG_TEXT = 65536  # characters; longer strings keep head and tail lines plus length and SHA-256
+HEAD_LINES, TAIL_LINES = 40, 10
+
+HEADER = ("# harness snapshot (format 1): what one target did in one scenario.\n"
+          "# Regenerate with `harness run --target <target> --snapshot-update`; masks: harness/snapshot.py\n")
+
+#: The verdicts whose results carry an observation worth recording.
+RECORDED_VERDICTS = frozenset({"pass", "fail", "recorded"})
+
+# -- masks -------------------------------------------------------------------------------------
+
+_BASE = re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-[a-z0-9_]{8}(?![a-z0-9_])""")
+_TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\$\{base\}/ws(?![^/\s'\"])"), "${workspace}"),
+    (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),
+    (re.compile(r"(\.[^/\s'\"]+)\.[0-9a-f]{8,}\.tmp\b"), r"\1.${random}.tmp"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "${time}"),
+)
+_TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
+_DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)
+
+
+def mask_text(text: str) -> str:
+    """Returns ``text`` with every volatile part replaced by its placeholder (see the table above)."""
+    text = _BASE.sub("${base}", text)
+    for pattern, replacement in _TEXT_MASKS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def normalise(value: Any, key: str | None = None) -> Any:
+    """Returns a JSON-like value with masks applied, mapping keys sorted, long strings shortened."""
+    if key is not None and not isinstance(value, (dict, list, tuple)) and value is not None:
+        if _TIME_KEY.match(key):
+            return "${time}"
+        if _DURATION_KEY.match(key):
+            return "${duration}"
+    if isinstance(value, Mapping):
+        items = ((mask_text(str(k)), normalise(v, str(k))) for k, v in value.items())
+        return dict(sorted(items, key=lambda item: item[0]))
+    if isinstance(value, (list, tuple)):
+        return [normalise(item) for item in value]
+    if isinstance(value, str):
+        return _shorten(mask_text(value))
+    if isinstance(value, bytes):
+        return {"bytes_sha256": hashlib.sha256(value).hexdigest(), "size": len(value)}
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return mask_text(str(value))
+
+
+def _shorten(text: str) -> Any:
+    if len(text) <= LONG_TEXT:
+        return text
+    lines = text.splitlines(keepends=True)
+    return {"long_text": {"length": len(text), "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+                          "lines": len(lines), "head": "".join(lines[:HEAD_LINES]),
+                          "tail": "".join(lines[-TAIL_LINES:])}}
+
+
+# -- the document ------------------------------------------------------------------------------
+
+def is_recordable(result: Mapping[str, Any]) -> bool:
+    """Returns True when a result (JSON shape) carries an observation worth a snapshot."""
+    return result.get("verdict") in RECORDED_VERDICTS
+
+
+def document(result: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns the snapshot document of one result given in the JSON report's shape."""
+    doc: dict[str, Any] = {"scenario": result["id"], "profile": result.get("profile", "")}
+    for key in ("title", "source", "open_question"):
+        if result.get(key):
+            doc[key] = result[key]
+    steps = []
+    previous: tuple[int, Any] | None = None
+    for number, step in enumerate(result.get("steps", ()), start=1):
+        entry, workspace = _step(number, step)
+        if workspace is not None:
+            if previous is not None and previous[1] == workspace:
+                entry["workspace"] = f"same as after step {previous[0]}"
+            else:
+                entry["workspace"] = workspace
+                previous = (number, workspace)
+        steps.append(entry)
+    doc["steps"] = steps
+    if previous is None and result.get("workspace") is not None:
+        doc["workspace"] = _workspace(result["workspace"])  # no per-step states: the final one
+    return doc
+
+
+def _step(number: int, step: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    entry: dict[str, Any] = {"step": number}
+    if step.get("name"):
+        entry["name"] = step["name"]
+    extra = dict(step.get("extra") or {})
+    workspace = extra.pop("workspace", None)
+    if "action" in step:
+        entry["action"] = step["action"]
+        for key, value in step.items():
+            if key not in ("action", "name", "failures", "extra"):
+                entry[key] = normalise(value, key)
+    else:
+        entry["tool"] = step["tool"]
+        entry["args"] = normalise(step.get("args", {}))
+        if step.get("error") is not None:
+            entry["error"] = normalise(step["error"])
+        else:
+            entry["output"] = normalise(step.get("output"))
+        if step.get("events") is not None:
+            entry["events"] = normalise(step["events"])
+        if extra:
+            entry["extra"] = normalise(extra)
+    return entry, (_workspace(workspace) if workspace is not None else None)
+
+
+_ENTRY_ORDER = ("type", "mode", "size", "sha256", "target", "unreadable", "text")
+
+
+def _workspace(state: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for rel in sorted(state):
+        entry = state[rel]
+        shaped = {key: entry[key] for key in _ENTRY_ORDER if key in entry}
+        shaped.update({key: entry[key] for key in sorted(entry) if key not in shaped})
+        if "text" in shaped:
+            shaped["text"] = mask_text(shaped["text"])
+        if "target" in shaped:
+            shaped["target"] = mask_text(shaped["target"])
+        out[mask_text(rel)] = shaped
+    return out
+
+
+class _Dumper(yaml.SafeDumper):
+    """Our own dumper (PyYAML's globals stay untouched): block text for multi-line strings."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)  # indent list items under their key, for readability
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
+    style = "|" if "\n" in text and text.strip() else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def render(doc: Mapping[str, Any]) -> str:
+    """Returns the document as YAML text, the header comment first."""
+    body = yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+    return HEADER + body
+
+
+def serialise(result: Mapping[str, Any]) -> str:
+    """Returns the snapshot text of a result in the JSON report's shape."""
+    return render(document(result))
+
+
+def parse(text: str) -> dict[str, Any]:
+    """Returns the document of a snapshot file's text."""
+    return yaml.safe_load(text) or {}
+
+
+def body(text: str) -> str:
+    """Returns a snapshot's text without the header comment (what comparisons look at)."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("# harness snapshot")
+                   and not line.startswith("# Regenerate with"))
+
+
+# -- storage -----------------------------------------------------------------------------------
+
+@dataclass
+class SnapshotStore:
+    """One target's snapshot folder: ``<root>/<slug>/<scenario id>.yaml``."""
+
+    root: Path
+    slug: str
+
+    @property
+    def folder(self) -> Path:
+        """Returns the folder holding this target's snapshots."""
+        return Path(self.root) / self.slug
+
+    def path(self, scenario_id: str) -> Path:
+        """Returns the file of one scenario's snapshot."""
+        return self.folder / f"{scenario_id}{SUFFIX}"
+
+    def read(self, scenario_id: str) -> str | None:
+        """Returns the stored text, or None when there is none."""
+        try:
+            return self.path(scenario_id).read_text("utf-8")
+        except FileNotFoundError:
+            return None
+
+    def write(self, scenario_id: str, text: str) -> bool:
+        """Stores ``text``; returns True when the file changed (or is new)."""
+        path = self.path(scenario_id)
+        if self.read(scenario_id) == text:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+        return True
+
+    def ids(self) -> list[str]:
+        """Returns the ids of every stored snapshot, sorted."""
+        return folder_ids(self.folder)
+
+    def remove(self, scenario_id: str) -> None:
+        """Removes one snapshot, and the folders it leaves empty."""
+        path = self.path(scenario_id)
+        path.unlink(missing_ok=True)
+        parent = path.parent
+        while parent != self.folder and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+
+
+def folder_ids(folder: Path) -> list[str]:
+    """Returns the scenario ids of the snapshot files under ``folder``, sorted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(path.relative_to(folder).as_posix()[: -len(SUFFIX)] for path in folder.rglob(f"*{SUFFIX}")
+                  if path.is_file())
+
+
+def default_root() -> Path:
+    """Returns the snapshot root of the CLI: ``$HARNESS_SNAPSHOTS`` or ``./snapshots``."""
+    import os
+    return Path(os.environ.get("HARNESS_SNAPSHOTS", "snapshots"))
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    """Returns the unified diff of two snapshot texts (headers left out), empty when they agree."""
+    lines = difflib.unified_diff(body(old).splitlines(keepends=True), body(new).splitlines(keepends=True),
+                                 old_name, new_name, n=3)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+@dataclass
+class Check:
+    """What comparing (or updating) one run's snapshots found."""
+
+    diverged: dict[str, str] = field(default_factory=dict)  # id -> unified diff
+    matched: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # no stored snapshot (written when updating)
+    written: list[str] = field(default_factory=list)  # changed or created by an update
+    orphans: list[str] = field(default_factory=list)  # stored, but no scenario has that id
+    removed: list[str] = field(default_factory=list)  # orphans removed by an update
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when a stored snapshot disagrees with what was observed."""
+        return bool(self.diverged)
+
+
+def check(store: SnapshotStore, results: Iterable[Mapping[str, Any]], known_ids: Iterable[str], *,
+          update: bool = False, prune: bool = False) -> Check:
+    """Compares (or, with ``update``, writes) the snapshots of ``results`` (JSON shape).
+
+    ``known_ids`` are all the catalog's ids: a stored snapshot with another id is an orphan, listed,
+    and removed when ``update`` and ``prune`` are both given.
+    """
+    import time
+    started = time.perf_counter()
+    out = Check()
+    for result in results:
+        if not is_recordable(result):
+            continue
+        scenario_id = result["id"]
+        text = serialise(result)
+        stored = store.read(scenario_id)
+        if update:
+            if store.write(scenario_id, text):
+                out.written.append(scenario_id)
+                if stored is None:
+                    out.new.append(scenario_id)
+            else:
+                out.matched.append(scenario_id)
+        elif stored is None:
+            out.new.append(scenario_id)
+        elif body(stored) == body(text):
+            out.matched.append(scenario_id)
+        else:
+            where = store.path(scenario_id).as_posix()
+            out.diverged[scenario_id] = unified_diff(stored, text, f"{where} (stored)", f"{where} (observed)")
+    known = set(known_ids)
+    out.orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
+    if update and prune:
+        for scenario_id in out.orphans:
+            store.remove(scenario_id)
+        out.removed = list(out.orphans)
+    out.seconds = time.perf_counter() - started
+    return out
