@@ -339,7 +339,7 @@ class FakeMessagesAPI:
         handler = type("Handler", (_Handler,), {"api": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-messages-api", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-messages-api", daemon=True)
         self._thread.start()
         return self
 

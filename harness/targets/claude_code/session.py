@@ -113,14 +113,17 @@ class ClaudeCodeSession(Session):
         cwd_outside: bool = False,
         tokens: TokenPolicy | str = "chars4",
         call_timeout: float = CALL_TIMEOUT,
+        startup_allowance: float = STARTUP_ALLOWANCE,
     ) -> None:
         self.cli = cli
         self.workspace = workspace
         self.mode = mode
         self.call_timeout = call_timeout
+        self.startup_allowance = startup_allowance
         self.started = time.monotonic()
         self.calls = 0
         self._closed = False
+        self._stuck = False  # a call timed out: close does not wait for a polite exit
         self.home = cli_mod.scratch_home()
         # "outside": the CLI runs in a folder of its own (not beside the workspace, where the runner
         # keeps its canaries), so every workspace file is outside its working directory.
@@ -168,7 +171,7 @@ class ClaudeCodeSession(Session):
             raise TargetError(f"Claude Code exited before the call {tool}", detail=self.said())
         self.calls += 1
         tool_use_id = self.api.script.call(tool, args)
-        bound = self.call_timeout + (STARTUP_ALLOWANCE if self.calls == 1 else 0.0)
+        bound = self.call_timeout + (self.startup_allowance if self.calls == 1 else 0.0)
         deadline = time.monotonic() + bound
         result: ToolResult | None = None
         while result is None:
@@ -180,6 +183,7 @@ class ClaudeCodeSession(Session):
                 if result is None:
                     raise TargetError(f"Claude Code exited without running {tool}", detail=self.said())
             elif time.monotonic() > deadline:
+                self._stuck = True
                 raise TargetError(f"Claude Code sent no result for {tool} within {bound:.0f} s", detail=self.said())
         if not result.found:
             raise TargetError(
@@ -207,7 +211,7 @@ class ClaudeCodeSession(Session):
         self._closed = True
         self.api.script.finish()
         try:
-            self.proc.wait(timeout=EXIT_TIMEOUT)
+            self.proc.wait(timeout=1.0 if self._stuck else EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
             self._kill()
         self._cleanup()

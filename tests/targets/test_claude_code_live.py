@@ -1,0 +1,133 @@
+"""The claude-code target end to end against the real, pinned CLI (skipped when it is not installed).
+
+Example: a Read of a two-line file through Claude Code 2.1.330 comes back as ``1\\thello`` —
+the number, a tab, the line — not the padded ``     1→hello`` of seed 001.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.targets.base import TargetError
+from harness.targets.claude_code import NOT_INSTALLED, ClaudeCodeTarget, parse_spec
+from harness.targets.claude_code import cli as cli_mod
+
+needs_cli = pytest.mark.skipif(not cli_mod.cli_available(cli_mod.default_cli()), reason=NOT_INSTALLED)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+def test_spec_options_are_parsed_and_checked() -> None:
+    assert parse_spec("claude-code") == {"mode": "acceptEdits", "cwd": "workspace", "tokens": "chars4"}
+    assert parse_spec("claude-code:mode=default,cwd=outside,tokens=const:0")["tokens"] == "const:0"
+    for bad in ("claude-code:mode=yolo", "claude-code:cwd=home", "claude-code:colour=red", "claude-code:tokens=x"):
+        with pytest.raises(ValueError):
+            parse_spec(bad)
+
+
+def test_slug_names_version_mode_and_cwd() -> None:
+    target = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude,mode=default,cwd=outside")
+    assert target.slug == f"claude-code-{cli_mod.PINNED_VERSION}-default-outside"
+
+
+def test_a_missing_cli_skips_with_the_install_hint() -> None:
+    target = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude")
+    info = target.start()
+    assert info.name == "claude-code" and info.profiles == ("claude-code",)
+    assert target.skip_reason({"profile": "claude-code"}) == NOT_INSTALLED
+    assert "profile" in (target.skip_reason({"profile": "aptix-tul-004"}) or "")
+
+
+@needs_cli
+def test_read_returns_numbered_lines_and_the_structured_result(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("hello\nworld\n")
+    target = ClaudeCodeTarget("claude-code")
+    assert target.start().version == cli_mod.PINNED_VERSION
+    started = time.monotonic()
+    session = target.open("claude-code", workspace, {})
+    try:
+        result = session.call("Read", {"file_path": str(workspace / "a.txt")})
+    finally:
+        session.close()
+    assert not result.failed, result.error
+    assert result.output.startswith("1\thello\n2\tworld")
+    assert result.extra["tool_use_result"]["file"]["content"] == "hello\nworld\n"
+    assert session.proc.returncode == 0
+    assert time.monotonic() - started < 30
+
+
+@needs_cli
+def test_the_workspace_changes_between_calls_while_the_cli_waits(workspace: Path) -> None:
+    path = workspace / "a.txt"
+    path.write_text("v1\n")
+    session = ClaudeCodeTarget("claude-code").open("claude-code", workspace, {})
+    try:
+        session.call("Read", {"file_path": str(path)})
+        session.before_action()
+        path.write_text("v2, written by someone else\n")
+        stat = path.stat()
+        os.utime(path, (stat.st_atime + 2, stat.st_mtime + 2))
+        result = session.call("Write", {"file_path": str(path), "content": "mine\n"})
+    finally:
+        session.close()
+    assert result.failed and "modified since read" in result.error["message"]
+    assert path.read_text() == "v2, written by someone else\n"
+
+
+@needs_cli
+def test_a_permission_request_is_a_target_error_not_a_hang(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("x\n")
+    session = ClaudeCodeTarget("claude-code:cwd=outside,timeout=20").open("claude-code", workspace, {})
+    started = time.monotonic()
+    try:
+        with pytest.raises(TargetError, match="permission"):
+            session.call("Read", {"file_path": str(workspace / "a.txt")})
+    finally:
+        session.close()
+    assert time.monotonic() - started < 20
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "fake-claude"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_cli_that_exits_is_a_target_error_with_what_it_said(tmp_path: Path, workspace: Path) -> None:
+    from harness.targets.claude_code.session import ClaudeCodeSession
+
+    cli = _script(tmp_path, 'echo "Invalid API key" >&2; exit 3')
+    session = ClaudeCodeSession(cli=cli, workspace=workspace, call_timeout=20)
+    started = time.monotonic()
+    try:
+        with pytest.raises(TargetError) as caught:
+            session.call("Read", {"file_path": str(workspace / "a.txt")})
+    finally:
+        session.close()
+    assert time.monotonic() - started < 10
+    assert "exited" in str(caught.value) and "Invalid API key" in str(caught.value) and "exit code: 3" in str(caught.value)
+
+
+def test_a_cli_that_never_calls_is_a_bounded_target_error(tmp_path: Path, workspace: Path) -> None:
+    from harness.targets.claude_code.session import ClaudeCodeSession
+
+    cli = _script(tmp_path, "exec sleep 30")
+    session = ClaudeCodeSession(cli=cli, workspace=workspace, call_timeout=0.5, startup_allowance=0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(TargetError, match="no result"):
+            session.call("Read", {"file_path": str(workspace / "a.txt")})
+    finally:
+        session.close()
+    assert time.monotonic() - started < 25  # the call's bound, then close's bounded wait and kill
+    assert session.proc.poll() is not None
