@@ -83,7 +83,8 @@ class Runner:
             return Result(scenario, Verdict.SKIP, reason)
         fake = bool(scenario.requires) and self.target.in_process
         with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
-            with Workspace() as workspace:
+            # On pyfakefs the whole file system is dropped afterwards: no need to remove the workspace.
+            with Workspace(remove=fs is None) as workspace:
                 try:
                     workspace.populate(scenario.given, self._names(workspace))
                     if fs is not None:

@@ -27,7 +27,8 @@ TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 class Workspace:
     """A fresh workspace with canaries around it; use as a context manager to remove it afterwards."""
 
-    def __init__(self, prefix: str = "harness-") -> None:
+    def __init__(self, prefix: str = "harness-", *, remove: bool = True) -> None:
+        self.remove_after = remove
         self.base = Path(tempfile.mkdtemp(prefix=prefix))
         self.root = self.base / "ws"
         self.root.mkdir()
@@ -40,7 +41,8 @@ class Workspace:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.remove()
+        if self.remove_after:
+            self.remove()
 
     def remove(self) -> None:
         """Removes the workspace and everything around it, whatever modes the scenario left."""
