@@ -21,6 +21,9 @@ def make_target(spec: str, **options: Any) -> Target:
     if spec.startswith("cmd:"):
         from harness.targets.cmd import CmdTarget
         return CmdTarget(spec, **options)
+    if spec.startswith("mcp:"):
+        from harness.targets.mcp import McpTarget
+        return McpTarget(spec, **options)
     if spec == "claude-code" or spec.startswith("claude-code:"):
         from harness.targets.claude_code import ClaudeCodeTarget
         return ClaudeCodeTarget(spec, **options)

@@ -1,0 +1,270 @@
+"""The ``mcp:`` target: an MCP server as it is, over stdio, with the official Python SDK.
+
+``mcp:<command line>`` is split like a shell would (``python`` means this interpreter). How the
+workspace reaches the server decides how often it is started:
+
+- ``${workspace}`` (or ``{workspace}``) in the command line: the server takes its root on the
+  command line (the official filesystem server's allowed directories), so it is started afresh for
+  every scenario with that scenario's workspace;
+- ``${parent}`` (or ``{parent}``): the server is started once per run with the directory that holds
+  every scenario's workspace (the system temporary directory), each scenario working in its own
+  subfolder of it;
+- neither: the server is started once per run as it is.
+
+A server started once is restarted after it broke. Before the first scenario the server is
+started once (with an empty temporary directory for ``${workspace}``) to learn its name and tools.
+
+Every ``tools/call`` carries ``_meta["file-tool-conformance/session"]``
+(``{"id", "profile", "workspace", "options"}``): a server that keeps per-session state can key it
+by that entry (``reference_impl.mcp_server`` does); any other server ignores it.
+
+Results -> normal forms (``CallResult``), with ``extra["channel"]`` naming the channel used:
+
+- a JSON-RPC error -> ``error: {"code": <its code>, "message": ...}``, channel ``jsonrpc-error``;
+- a result with ``isError`` -> ``error: {"code": null, "message": <its text>}``, channel ``isError``
+  (when its ``structuredContent`` is an object with ``code`` and ``message``, those are taken);
+- any other result -> ``output``: its ``structuredContent`` when present, else its one text block,
+  parsed as JSON when it is JSON (several or non-text blocks: the blocks as a list), channel ``result``.
+
+Events travel in ``_meta["file-tool-conformance/events"]`` (of the result, or of the error's
+``data``). A hang (per-call timeout), a crash, an exit before initialising, or a line on stdout
+that is not JSON-RPC is a :class:`TargetError` with the tail of the server's stderr; stderr itself
+is the server's to use. Escapes are the runner's (canaries around each workspace).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.model import PROFILE_TOOLS
+from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.mcp_toolmap import ToolMap
+
+PREFIX = "mcp:"
+DEFAULT_TIMEOUT = 10.0
+#: The start-up budget: spawning, initialize and tools/list (a cold Python or node start is slow).
+START_TIMEOUT = 30.0
+SESSION_KEY = "file-tool-conformance/session"
+EVENTS_KEY = "file-tool-conformance/events"
+_WORKSPACE = ("${workspace}", "{workspace}")
+_PARENT = ("${parent}", "{parent}")
+
+
+def parse_spec(spec: str) -> list[str]:
+    """Returns the argv of an ``mcp:<command line>`` spec, placeholders untouched."""
+    if not spec.startswith(PREFIX):
+        raise ValueError(f"not an mcp: target: {spec!r}")
+    try:
+        argv = shlex.split(spec[len(PREFIX):])
+    except ValueError as exc:
+        raise ValueError(f"cannot split the command line of {spec!r}: {exc}") from None
+    if not argv:
+        raise ValueError("mcp: needs a command line, e.g. mcp:python -m reference_impl.mcp_server")
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable  # inside a virtualenv that was not activated, `python` is another one
+    return argv
+
+
+def _substitute(argv: list[str], placeholders: tuple[str, ...], value: str) -> list[str]:
+    out = []
+    for arg in argv:
+        for placeholder in placeholders:
+            arg = arg.replace(placeholder, value)
+        out.append(arg)
+    return out
+
+
+def workspace_parent() -> str:
+    """Returns the directory that holds every scenario's workspace (see harness/workspace.py)."""
+    return os.path.realpath(tempfile.gettempdir())
+
+
+class McpSession(Session):
+    """One scenario's calls on a server."""
+
+    def __init__(self, target: "McpTarget", connection: Any, entry: dict[str, Any]) -> None:
+        self._target = target
+        self._connection = connection
+        self._entry = entry
+
+    def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        """Calls the (renamed) tool with the (renamed) arguments; returns the normal form."""
+        from harness.targets.mcp_connection import ConnectionBroken, RpcError
+        tools = self._target.tool_map
+        name = tools.tool(tool)
+        if name not in self._connection.tools:
+            raise Unsupported(self._target.missing_reason(tool))
+        try:
+            result = self._connection.call_tool(name, tools.arguments(tool, args), {SESSION_KEY: self._entry},
+                                                self._target.timeout)
+        except RpcError as exc:
+            data = exc.data
+            events = data.get(EVENTS_KEY) if isinstance(data, dict) else None
+            extra: dict[str, Any] = {"channel": "jsonrpc-error"}
+            rest = {k: v for k, v in data.items() if k != EVENTS_KEY} if isinstance(data, dict) else data
+            if rest not in (None, {}, ""):
+                extra["data"] = rest
+            return CallResult(error={"code": exc.code, "message": exc.message}, events=events, extra=extra)
+        except ConnectionBroken as exc:
+            raise TargetError(f"the server {exc} ({tool})", detail=self._connection.tail()) from None
+        return normal_form(result)
+
+    def close(self) -> None:
+        """Per-scenario servers stop with their scenario; a shared one carries on."""
+        if self._target.per_scenario:
+            self._target._retire()
+
+
+def normal_form(result: Any) -> CallResult:
+    """Returns the normal form of a CallToolResult (see the module docstring)."""
+    meta = result.meta or {}
+    events = meta.get(EVENTS_KEY) if isinstance(meta, dict) else None
+    structured = result.structured_content
+    text = _text(result.content)
+    if result.is_error:
+        message = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+        error: dict[str, Any] = {"code": None, "message": message}
+        if isinstance(structured, dict) and "message" in structured and "code" in structured:
+            error = {"code": structured["code"], "message": structured["message"]}
+        return CallResult(error=error, events=events, extra={"channel": "isError"})
+    output = structured if structured is not None else _parsed(text)
+    return CallResult(output=output, events=events, extra={"channel": "result"})
+
+
+def _text(content: list[Any]) -> Any:
+    """Returns the one text block's text, or every block as a JSON object."""
+    if len(content) == 1 and getattr(content[0], "type", None) == "text":
+        return content[0].text
+    return [block.model_dump(by_alias=True, mode="json", exclude_none=True) for block in content]
+
+
+def _parsed(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+class McpTarget(Target):
+    """A server reached over MCP stdio."""
+
+    def __init__(self, spec: str, *, timeout: float | None = None, tool_map: Any = (),
+                 tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
+                 cwd: str | None = None, **options: Any) -> None:
+        super().__init__(spec)
+        self.options = options  # run-wide settings meant for other kinds of target
+        self.argv = parse_spec(spec)
+        self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
+        self.tool_map = ToolMap.parse([tool_map] if isinstance(tool_map, str) else tool_map or (), tool_map_file)
+        self.env = dict(os.environ if env is None else env)
+        self.cwd = cwd
+        joined = " ".join(self.argv)
+        self.per_scenario = any(p in joined for p in _WORKSPACE)
+        self.info: TargetInfo | None = None
+        self.tools: frozenset[str] = frozenset()
+        self._loop: Any = None
+        self._connection: Any = None
+        self._failure: TargetError | None = None
+        self._sessions = 0
+
+    # -- the Target interface ------------------------------------------------------------------
+
+    def start(self) -> TargetInfo:
+        """Starts the server once to learn its name and tools; raises TargetError when it cannot."""
+        if self._failure is not None:
+            raise self._failure
+        if self.info is not None:
+            return self.info
+        from harness.targets.mcp_connection import LoopThread
+        self._loop = self._loop or LoopThread()
+        try:
+            if self.per_scenario:
+                with tempfile.TemporaryDirectory(prefix="harness-mcp-probe-") as probe:
+                    try:
+                        connection = self._connect(Path(probe))
+                    finally:
+                        self._retire()
+            else:
+                connection = self._connect(None)
+        except TargetError as exc:
+            self._failure = exc  # a server that cannot even initialise will not do better later
+            raise
+        info = connection.server_info
+        self.tools = frozenset(connection.tools)
+        offered = tuple(p for p, tools in PROFILE_TOOLS.items() if any(self.tool_map.tool(t) in self.tools for t in tools))
+        self.info = TargetInfo(name=getattr(info, "name", "") or Path(self.argv[-1]).name,
+                               version=getattr(info, "version", "") or "", profiles=offered)
+        return self.info
+
+    def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
+        """Opens a session on ``workspace``: a fresh server per scenario, or the shared one (restarted if it died)."""
+        self.start()
+        workspace = Path(workspace).absolute()
+        if self.per_scenario:
+            self._retire()
+            connection = self._connect(workspace)
+        elif self._connection is None or not self._connection.alive:
+            self._retire()
+            connection = self._connect(None)
+        else:
+            connection = self._connection
+        self._sessions += 1
+        entry = {"id": f"s{self._sessions}", "profile": profile, "workspace": str(workspace), "options": options or {}}
+        return McpSession(self, connection, entry)
+
+    def skip_reason(self, scenario: Any) -> str | None:
+        """Returns why the server cannot run ``scenario``: a tool it calls is not offered."""
+        if self.info is None:
+            return None
+        calls = getattr(scenario, "calls", None) or []
+        for call in calls:
+            if self.tool_map.tool(call.tool) not in self.tools:
+                return self.missing_reason(call.tool)
+        return None
+
+    def missing_reason(self, tool: str) -> str:
+        """Returns the skip reason for a contract tool the server does not offer."""
+        offered = ", ".join(sorted(self.tools)) or "none"
+        return f"the server does not offer tool {self.tool_map.describe(tool)} (it offers: {offered}); map it with --tool-map"
+
+    def stop(self) -> None:
+        """Stops the server and the client's event loop."""
+        self._retire()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    @property
+    def slug(self) -> str:
+        """Returns ``mcp-<server name>`` (the command line is no file name)."""
+        name = self.info.name if self.info and self.info.name else Path(self.argv[-1]).name
+        safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+        return f"mcp-{safe}"
+
+    # -- the server process -------------------------------------------------------------------
+
+    def _connect(self, workspace: Path | None) -> Any:
+        from harness.targets.mcp_connection import Connection, ConnectionBroken
+        argv = _substitute(self.argv, _PARENT, workspace_parent())
+        if workspace is not None:
+            argv = _substitute(argv, _WORKSPACE, str(workspace))
+        connection = Connection(self._loop, argv, env=self.env, cwd=self.cwd)
+        try:
+            connection.open(max(START_TIMEOUT, self.timeout))
+        except ConnectionBroken as exc:
+            raise TargetError(f"the server {exc} (start: {shlex.join(argv)})", detail=connection.tail()) from None
+        self._connection = connection
+        return connection
+
+    def _retire(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None

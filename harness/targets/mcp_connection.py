@@ -1,0 +1,281 @@
+"""One MCP server process over stdio, driven synchronously from the harness.
+
+The official SDK is asynchronous (``stdio_client`` + ``ClientSession`` on anyio); the harness's
+Session interface is not. A :class:`LoopThread` runs an asyncio event loop on a background thread,
+and a :class:`Connection` keeps one server's whole lifetime (spawn, initialise, list tools, ...,
+shutdown) inside one task on that loop, while each call is a separate task awaited from the
+harness's thread with a deadline. The server's stderr goes through a pipe into a bounded
+:class:`~harness.targets.cmd_channel.StderrTail`, so a chatty server neither fills memory nor blocks.
+
+Anything that goes wrong with the process itself (it cannot be spawned, exits, hangs, writes
+something on stdout that is not JSON-RPC) is a :class:`ConnectionBroken`, after which the
+connection is closed and its process gone. A JSON-RPC error the server answers with is no such
+thing: it is returned to the caller as :class:`RpcError`. What the results mean is ``mcp.py``'s
+concern.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.targets.cmd_channel import StderrTail
+
+#: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
+SHUTDOWN_GRACE = 6.0
+
+
+class ConnectionBroken(Exception):
+    """The server broke the conversation; ``kind`` is one of spawn, exited, timeout, stdout, protocol."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class RpcError(Exception):
+    """The server answered a request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class LoopThread:
+    """An asyncio event loop running on its own daemon thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="mcp-client-loop", daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Any, timeout: float | None) -> Any:
+        """Runs ``coro`` on the loop and returns its result; raises TimeoutError after ``timeout`` seconds."""
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError from None
+
+    def close(self) -> None:
+        """Stops the loop and its thread."""
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(2.0)
+
+
+class _EndWatch:
+    """Wraps the transport's read stream to learn when the server closed its stdout."""
+
+    def __init__(self, inner: Any, connection: "Connection") -> None:
+        self._inner = inner
+        self._connection = connection
+
+    async def receive(self) -> Any:
+        import anyio
+        try:
+            return await self._inner.receive()
+        except anyio.EndOfStream:
+            self._connection.ended = True
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> "_EndWatch":
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> "_EndWatch":
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+class Connection:
+    """One server process, initialised, with the tools it listed."""
+
+    def __init__(self, loop: LoopThread, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 cwd: str | None = None) -> None:
+        self._loop = loop
+        self.argv = list(argv)
+        self.env = dict(os.environ if env is None else env)
+        self.cwd = cwd
+        self.session: Any = None
+        self.server_info: Any = None
+        self.protocol_version: str = ""
+        self.tools: dict[str, Any] = {}
+        self.ended = False  # the server closed its stdout
+        self.stray: list[str] = []  # stdout lines that were not JSON-RPC messages
+        self.stderr: StderrTail | None = None
+        self._life: asyncio.Task | None = None
+        self._stop: asyncio.Event | None = None
+        self.alive = False
+
+    # -- the lifetime --------------------------------------------------------------------------
+
+    def open(self, timeout: float) -> None:
+        """Starts the server, initialises and lists its tools; raises ConnectionBroken."""
+        try:
+            self._loop.run(self._open(), timeout)
+        except TimeoutError:
+            self.close()
+            raise ConnectionBroken("timeout", f"did not finish initialising within {timeout:g} s") from None
+        except ConnectionBroken:
+            self.close()
+            raise
+        self.alive = True
+
+    async def _open(self) -> None:
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._life = asyncio.ensure_future(self._live(ready))
+        try:
+            await ready
+        except asyncio.CancelledError:
+            self._stop.set()
+            raise
+
+    async def _live(self, ready: asyncio.Future) -> None:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+        import mcp_types as types
+
+        read_fd, write_fd = os.pipe()
+        self.stderr = StderrTail(read_fd)
+        errlog = os.fdopen(write_fd, "w")
+        params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd)
+        try:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                errlog.close()  # the child holds its own copy: the tail ends when the server does
+                client_info = types.Implementation(name="file-tool-conformance-harness", version="0.1.0")
+                async with ClientSession(_EndWatch(read, self), write, message_handler=self._on_message,
+                                         client_info=client_info) as session:
+                    self.session = session
+                    try:
+                        result = await session.initialize()
+                    except Exception as exc:
+                        raise self._broken(exc, "initialize") from None
+                    self.server_info = result.server_info
+                    self.protocol_version = result.protocol_version
+                    cursor = None
+                    while True:
+                        try:
+                            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                        except Exception as exc:
+                            raise self._broken(exc, "tools/list") from None
+                        self.tools.update((tool.name, tool) for tool in page.tools)
+                        cursor = page.next_cursor
+                        if not cursor:
+                            break
+                    if not ready.done():
+                        ready.set_result(None)
+                    await self._stop.wait()
+        except OSError as exc:
+            if not ready.done():
+                ready.set_exception(ConnectionBroken("spawn", f"cannot start {self.argv[0]!r}: {exc.strerror or exc}"))
+        except BaseException as exc:  # noqa: BLE001 - whatever ended the life is reported to the opener
+            if not ready.done():
+                broken = exc if isinstance(exc, ConnectionBroken) else self._broken(exc, "initialize")
+                ready.set_exception(broken)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.alive = False
+            if not errlog.closed:
+                errlog.close()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception) and len(self.stray) < 20:
+            self.stray.append(str(message).splitlines()[0][:300] if str(message) else type(message).__name__)
+
+    def close(self, grace: float = SHUTDOWN_GRACE) -> None:
+        """Ends the connection: the SDK closes stdin, then terminates and kills the process tree."""
+        self.alive = False
+        life, stop = self._life, self._stop
+        if life is None or stop is None:
+            return
+        try:
+            self._loop.run(self._close(life, stop, grace), grace + 1.0)
+        except TimeoutError:
+            pass
+        if self.stderr is not None:
+            self.stderr.wait(0.5)
+
+    @staticmethod
+    async def _close(life: asyncio.Task, stop: asyncio.Event, grace: float) -> None:
+        stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(life), grace)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            life.cancel()
+        except BaseException:  # noqa: BLE001 - the life already reported what ended it
+            pass
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None, timeout: float) -> Any:
+        """Calls a tool; returns the CallToolResult or raises RpcError / ConnectionBroken."""
+        if not self.alive:
+            raise ConnectionBroken("exited", "the server is no longer running")
+        try:
+            result = self._loop.run(self._call_tool(name, arguments, meta), timeout)
+        except TimeoutError:
+            self.close()
+            raise ConnectionBroken("timeout", f"did not answer within {timeout:g} s") from None
+        except ConnectionBroken:
+            self.close()
+            raise
+        if self.stray:
+            shown = self.stray[0]
+            self.close()
+            raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message: {shown}")
+        return result
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta))
+        try:
+            # send_request, not call_tool: a result is observed as sent, never re-validated against
+            # the tool's output schema by the client (that would turn a divergence into an exception).
+            return await self.session.send_request(request, types.CallToolResult)
+        except MCPError as exc:
+            if self.ended or (self._life is not None and self._life.done()):
+                raise self._broken(exc, f"tools/call {name}") from None
+            raise RpcError(exc.code, exc.message, exc.data) from None
+        except Exception as exc:
+            raise self._broken(exc, f"tools/call {name}") from None
+
+    def _broken(self, exc: BaseException, what: str) -> ConnectionBroken:
+        if isinstance(exc, ConnectionBroken):
+            return exc
+        if self.ended:
+            return ConnectionBroken("exited", f"closed the connection (exited or crashed) during {what}")
+        if self.stray:
+            return ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during {what}: "
+                                              f"{self.stray[0]}")
+        from mcp.shared.exceptions import MCPError
+        if isinstance(exc, MCPError):
+            return ConnectionBroken("protocol", f"answered {what} with a JSON-RPC error {exc.code}: {exc.message}")
+        return ConnectionBroken("protocol", f"broke the protocol during {what}: {type(exc).__name__}: {exc}")
+
+    def tail(self) -> str:
+        """Returns the tail of the server's stderr, formatted for a report."""
+        text = self.stderr.text() if self.stderr is not None else ""
+        return f"stderr (last lines):\n{text}" if text else "stderr: (empty)"

@@ -1,0 +1,197 @@
+"""The reference implementation as an MCP server over stdio: ``python -m reference_impl.mcp_server``.
+
+Serves the tools of the four contracts (``Read``, ``Write``, ``Edit``; ``workspace_create_file``;
+``write_text_file``; ``read_file``, ``read_many_files``, ``write_file``, ``safe_patch``) with the
+official ``mcp`` SDK's low-level server. Every call runs on the very same reference sessions as the
+in-process target (``reference_impl.open_session``): this module only translates normal forms to
+MCP and back, it implements no tool.
+
+Normal form -> MCP (the mcp: target of the harness reads them back the same way):
+
+- ``{"output": <object>}`` -> ``structuredContent`` with the object, and its JSON as text content;
+- ``{"output": <string>}`` -> the string as text content (Claude Code's tool_result text);
+- ``{"output": <other JSON>}`` (a list, a number) -> its JSON as text content (structured content
+  must be an object before protocol version 2026-07-28);
+- ``{"error": {"code": <int>, ...}}`` -> a JSON-RPC error with that code and message: seed 003's
+  ``write_text_file`` failures (``-32002 Permission denied: /x``, ...) travel this way, as the seed asks;
+- ``{"error": {"code": null, ...}}`` -> a result with ``isError: true`` and the message as text;
+- ``{"error": {"code": "<name>", ...}}`` -> the same, with ``structuredContent`` ``{"code", "message"}``
+  so that gemini-safe-patch's errno names survive;
+- ``"events"`` -> ``_meta["file-tool-conformance/events"]`` of the result, or the same key in the
+  JSON-RPC error's ``data``.
+
+Sessions. A reference session holds per-session state (Claude Code's read set, gemini's version
+counter), and each scenario of the harness needs a fresh one on its own workspace. Starting one
+server per scenario would cost a Python start-up and the SDK's import each time (about 1.5 s here),
+so the server is started once and keys its sessions by the request's ``_meta`` entry
+``file-tool-conformance/session``: ``{"id", "profile", "workspace", "options"}``. The harness sends it
+with every call; a new key opens a new session on that workspace with those options, and the
+least recently used sessions beyond :data:`MAX_SESSIONS` are dropped. A call without that entry
+(an agent using the server for real) uses one session per profile for the whole connection,
+rooted at ``--root`` (default: the current directory). ``_meta`` is the protocol's place for
+out-of-band data; no tool or argument was added to any contract for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import OrderedDict
+from typing import Any
+
+import reference_impl
+
+EVENTS_KEY = "file-tool-conformance/events"
+SESSION_KEY = "file-tool-conformance/session"
+MAX_SESSIONS = 32
+
+_STRING = {"type": "string"}
+_PATH = {"type": "string", "description": "Absolute path of the file"}
+
+#: profile -> tool -> (description, input schema). Names and arguments are the seeds'.
+TOOLS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
+    "claude-code": {
+        "Read": ("Reads a file; returns its lines numbered like `cat -n`.",
+                 {"type": "object", "required": ["file_path"],
+                  "properties": {"file_path": _PATH, "offset": {"type": "number"}, "limit": {"type": "number"}}}),
+        "Write": ("Writes a file (an existing file must have been read first).",
+                  {"type": "object", "required": ["file_path", "content"],
+                   "properties": {"file_path": _PATH, "content": _STRING}}),
+        "Edit": ("Replaces an exact string in a file that was read.",
+                 {"type": "object", "required": ["file_path", "old_string", "new_string"],
+                  "properties": {"file_path": _PATH, "old_string": _STRING, "new_string": _STRING,
+                                 "replace_all": {"type": "boolean"}}}),
+    },
+    "aptix-tul-004": {
+        "workspace_create_file": ("Creates a file under the workspace root (TUL-004).",
+                                  {"type": "object", "required": ["path", "content"],
+                                   "properties": {"path": {"type": "string", "description": "Workspace-relative path"},
+                                                  "content": _STRING, "overwrite": {"type": "boolean"}}}),
+    },
+    "mcp-write-text-file": {
+        "write_text_file": ("Write complete content to a text file (creates or overwrites)",
+                            {"type": "object", "required": ["path", "content"],
+                             "properties": {"path": {"type": "string", "description": "Absolute path to the file"},
+                                            "content": {"type": "string", "description": "Complete file content to write"}}}),
+    },
+    "gemini-safe-patch": {
+        "read_file": ("Reads a text file; returns its content, version and SHA-256.",
+                      {"type": "object", "required": ["file_path"], "properties": {"file_path": _PATH}}),
+        "read_many_files": ("Reads several text files; returns one versioned state per file.",
+                            {"type": "object", "required": ["paths"],
+                             "properties": {"paths": {"type": "array", "items": _STRING}}}),
+        "write_file": ("Writes a text file unconditionally.",
+                       {"type": "object", "required": ["file_path", "content"],
+                        "properties": {"file_path": _PATH, "content": _STRING}}),
+        "safe_patch": ("Applies a unified diff if the file still has the hash it was read with.",
+                       {"type": "object", "required": ["file_path", "unified_diff", "base_content_sha256"],
+                        "properties": {"file_path": _PATH, "unified_diff": _STRING, "base_content_sha256": _STRING}}),
+    },
+}
+
+#: tool -> profile (the four contracts share no tool name).
+PROFILE_OF = {tool: profile for profile, tools in TOOLS.items() for tool in tools}
+
+
+class Sessions:
+    """The reference sessions of one connection, keyed by the harness's session entry."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._open: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, profile: str, entry: Any) -> Any:
+        """Returns the session of ``profile`` for ``entry`` (the ``_meta`` session entry, or None)."""
+        workspace, options = self.root, {}
+        if isinstance(entry, dict):
+            workspace = str(entry.get("workspace") or self.root)
+            options = dict(entry.get("options") or {})
+        key = json.dumps([profile, entry], sort_keys=True, default=str)
+        session = self._open.get(key)
+        if session is None:
+            session = reference_impl.open_session(profile, workspace, options)
+            self._open[key] = session
+            while len(self._open) > MAX_SESSIONS:
+                self._open.popitem(last=False)
+        else:
+            self._open.move_to_end(key)
+        return session
+
+
+def build_server(root: str):
+    """Returns the low-level MCP server serving every reference tool on sessions rooted at ``root``."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    sessions = Sessions(root)
+    listing = [
+        types.Tool(name=name, description=description, input_schema=schema)
+        for tools in TOOLS.values() for name, (description, schema) in tools.items()
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listing)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        profile = PROFILE_OF.get(params.name)
+        if profile is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        meta = params.meta or {}
+        try:
+            session = sessions.get(profile, meta.get(SESSION_KEY))
+        except ValueError as exc:  # unknown session options
+            raise MCPError(types.INVALID_PARAMS, f"Invalid session options: {exc}") from None
+        return to_mcp(session.call(params.name, dict(params.arguments or {})), types, MCPError)
+
+    return Server("file-tool-conformance-reference", version=reference_impl.__version__,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def to_mcp(normal: dict[str, Any], types: Any, error_class: Any) -> Any:
+    """Returns the CallToolResult of a normal form, or raises the JSON-RPC error it stands for."""
+    events = normal.get("events")
+    meta = {EVENTS_KEY: events} if events is not None else None
+    error = normal.get("error")
+    if error is not None:
+        code, message = error.get("code"), str(error.get("message", ""))
+        if isinstance(code, int) and not isinstance(code, bool):
+            raise error_class(code, message, meta)
+        structured = {"code": code, "message": message} if code is not None else None
+        return types.CallToolResult(content=[types.TextContent(text=message)], structured_content=structured,
+                                    is_error=True, _meta=meta)
+    output = normal.get("output")
+    if isinstance(output, str):
+        return types.CallToolResult(content=[types.TextContent(text=output)], _meta=meta)
+    text = json.dumps(output, ensure_ascii=False)
+    structured = output if isinstance(output, dict) else None
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured, _meta=meta)
+
+
+async def serve(root: str) -> None:
+    """Serves one MCP connection on this process's stdin and stdout."""
+    from mcp.server.stdio import stdio_server
+    server = build_server(root)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the server until its client closes the connection."""
+    import anyio
+    parser = argparse.ArgumentParser(prog="python -m reference_impl.mcp_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.getcwd(),
+                        help="workspace of calls that name no session (default: the current directory)")
+    args = parser.parse_args(argv)
+    root = os.path.abspath(args.root)
+    if not os.path.isdir(root):
+        print(f"--root: not a directory: {root}", file=sys.stderr)
+        return 2
+    anyio.run(serve, root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
