@@ -23,9 +23,13 @@ these as an open question rather than asserting it):
   counter". A successful patch takes one version for its read-and-write, not two.
 * ``safe_patch`` on a missing file treats the live content as empty (its hash is the hash of the
   empty string, §7.4 "File Creation Case"); success creates the file and its parents.
+* Hunks are relocated in file order: each one is searched at or after the end of the one before
+  it, nearest to where its header (moved by the previous hunk's correction) points. Header line
+  counts are not corrected: counts that disagree with the hunk's body make the diff unparseable.
 * A diff the library cannot parse, a diff with no hunks, or a diff with more than one file section
   fails at the "fix the diff" stage with the Invalid Diff message. File names in the diff's
   headers are ignored: ``file_path`` names the file. A diff may omit the ``---``/``+++`` headers.
+  Lines are compared exactly, EOLs included: an LF diff does not match CRLF lines.
 * The hash comparison ignores surrounding blanks and letter case of ``base_content_sha256``.
 
 Tool errors (``{"error": {"code", "message"}}``) use errno names as codes: ``EINVAL`` for a
