@@ -28,7 +28,8 @@ Choices where the seed is silent (each is an ``open_question`` scenario in the c
   ``content`` and a non-boolean ``overwrite`` are ``UnhandledException``, the only canonical code
   left for a malformed request. ``overwrite: null`` counts as omitted. Content that cannot be encoded as UTF-8 (lone surrogates) is
   ``UnhandledException`` too.
-- One leading U+FEFF in ``content`` is dropped: the file must be "UTF-8 without BOM" (§3.3, §5.1).
+- Leading U+FEFF characters in ``content`` are dropped: the file must be "UTF-8 without BOM"
+  (§3.3, §5.1), and its first bytes must never read as one.
 - ``\\r\\n`` and then a lone ``\\r`` become ``\\n``.
 - A path that normalises to the root itself (``.``, ``a/..``) or ends in a separator names no file:
   ``InvalidPath``. A path holding NUL is ``InvalidPath``.
@@ -268,13 +269,15 @@ def normalize_path(raw: str) -> str:
         parts.append(part)
     if not parts:
         raise ToolFailure(INVALID_PATH, f"Path names the workspace root, not a file: {raw}")
-    return "/".join(parts)
+    normal = "/".join(parts)
+    if _DRIVE.match(normal):  # a/../C:x would become a drive-relative path once normalised
+        raise ToolFailure(INVALID_PATH, f"Path must not name a drive: {raw}")
+    return normal
 
 
 def final_bytes(content: str) -> bytes:
     """Returns ``content`` as written: no leading BOM, ``\\n`` line endings, UTF-8 (§5.1 step 5)."""
-    if content.startswith(_BOM):
-        content = content[1:]
+    content = content.lstrip(_BOM)  # all of them: a second U+FEFF would be a BOM once the first is gone
     content = content.replace("\r\n", "\n").replace("\r", "\n")
     try:
         return content.encode("utf-8")

@@ -172,8 +172,10 @@ def truncate_utf8(text: str, limit: int) -> str:
 
 
 def parent_path(path: str) -> str:
-    """Returns the parent of ``path`` as Rust's ``Path::parent`` displays it."""
-    trimmed = path.rstrip("/") or "/"
+    """Returns the parent of ``path`` as Rust's ``Path::parent`` displays it ("" for the root, which has none)."""
+    trimmed = path.rstrip("/")
+    if not trimmed:
+        return ""
     parent = posixpath.dirname(trimmed)
     if not parent:
         return ""
