@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench sandbox-tools clean
+.PHONY: run test lint bench sandbox-tools capture-claude-code clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,19 @@ bench: $(STAMP)
 ## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu; needs root)
 sandbox-tools:
 	command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
+
+## capture-claude-code: install the pinned Claude Code CLI (locally) and run the claude-code catalog through it
+CLAUDE_CODE_STAMP := tools/claude-code/node_modules/.installed
+$(CLAUDE_CODE_STAMP): tools/claude-code/package.json tools/claude-code/package-lock.json
+	npm ci --prefix tools/claude-code --no-audit --no-fund
+	tools/claude-code/node_modules/.bin/claude --version
+	touch $@
+
+# Exit 1 (the real CLI disagrees with the seed somewhere) is a finding, not a broken capture.
+capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
+	mkdir -p .harness
+	$(BIN)/harness run --target claude-code --profile claude-code --json .harness/capture-claude-code.json; \
+	  status=$$?; test $$status -le 1
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
