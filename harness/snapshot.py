@@ -221,9 +221,13 @@ def parse(text: str) -> dict[str, Any]:
 
 
 def body(text: str) -> str:
-    """Returns a snapshot's text without the header comment (what comparisons look at)."""
-    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("# harness snapshot")
-                   and not line.startswith("# Regenerate with"))
+    """Returns the behaviour part of a snapshot's text: from ``steps:`` on (what comparisons look at).
+
+    The scenario's own words (title, source, the question) are kept in the file for a reader and for
+    reports, but editing them is not a change of behaviour.
+    """
+    start = text.find("\nsteps:")
+    return text[start + 1:] if start >= 0 else text
 
 
 # -- storage -----------------------------------------------------------------------------------
@@ -292,9 +296,10 @@ def default_root() -> Path:
 # -- comparing ---------------------------------------------------------------------------------
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
-    """Returns the unified diff of two snapshot texts (headers left out), empty when they agree."""
-    lines = difflib.unified_diff(body(old).splitlines(keepends=True), body(new).splitlines(keepends=True),
-                                 old_name, new_name, n=3)
+    """Returns the unified diff of two snapshot texts, empty when their behaviours (``body``) agree."""
+    if body(old) == body(new):
+        return ""
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name, n=3)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 

@@ -1,0 +1,131 @@
+"""Known divergences: a baseline file lets a run pass while an implementation is still catching up.
+
+The file is YAML, one entry per scenario id, each with a reason or a link::
+
+    # harness baseline: known failures of cmd:./my-tool
+    claude-code/edit/replace-all-multiple: https://github.com/me/my-tool/issues/12
+    aptix-tul-004/write/disk-full:
+      reason: no disk-full handling yet
+      link: https://github.com/me/my-tool/issues/14
+
+Applied to a run's results:
+
+- a ``fail`` or ``error`` that is listed is *known*: it does not fail the run;
+- a ``fail`` or ``error`` that is not listed is *new*: it fails the run;
+- a listed scenario that now passes (``pass`` or ``recorded``) is *stale*: it fails the run, so the
+  entry gets removed and the fix cannot silently regress later;
+- a listed scenario that was skipped, not selected, or is not in the catalog is left alone (and
+  reported as *not run*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+FAILING = ("fail", "error")
+PASSING = ("pass", "recorded")
+
+
+@dataclass
+class Baseline:
+    """The entries of a baseline file: scenario id -> reason (or link)."""
+
+    entries: dict[str, str] = field(default_factory=dict)
+
+
+def load(path: Path) -> Baseline:
+    """Reads a baseline file; raises ValueError naming the file for anything malformed."""
+    try:
+        data = yaml.safe_load(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the baseline: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        return Baseline()
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a baseline maps scenario ids to reasons")
+    entries: dict[str, str] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            unknown = set(value) - {"reason", "link"}
+            if unknown:
+                raise ValueError(f"{path}: {key}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+            value = " ".join(str(value[k]) for k in ("reason", "link") if value.get(k))
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{path}: {key}: give a reason or a link")
+        entries[str(key)] = value.strip()
+    return Baseline(entries)
+
+
+@dataclass
+class Outcome:
+    """What a baseline made of a run."""
+
+    known: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when the run fails under the baseline (a new failure or a stale entry)."""
+        return bool(self.new or self.stale)
+
+
+def apply(baseline: Baseline, verdicts: dict[str, str]) -> Outcome:
+    """Judges a run (scenario id -> verdict) against the baseline."""
+    out = Outcome()
+    for scenario_id, verdict in verdicts.items():
+        listed = scenario_id in baseline.entries
+        if verdict in FAILING:
+            (out.known if listed else out.new).append(scenario_id)
+        elif verdict in PASSING and listed:
+            out.stale.append(scenario_id)
+    out.not_run = sorted(set(baseline.entries) - set(out.known) - set(out.stale)
+                         - {k for k, v in verdicts.items() if v in FAILING})
+    return out
+
+
+def render(failures: Iterable[tuple[str, str]], header: str = "") -> str:
+    """Returns baseline text for (scenario id, reason) pairs, sorted by id."""
+    lines = ["# harness baseline: known failures; a listed failure does not fail the run,",
+             "# a listed scenario that passes does (remove its entry). Give each a reason or a link."]
+    if header:
+        lines.append(f"# {header}")
+    body = {key: reason for key, reason in sorted(failures)}
+    text = "\n".join(lines) + "\n"
+    if body:
+        text += yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    return text
+
+
+def write(path: Path, results: Iterable[Any], header: str = "") -> int:
+    """Writes a baseline of every failing result; keeps reasons already given in an existing file.
+
+    ``results`` are ``Result`` objects or JSON-shaped mappings. Returns the number of entries.
+    """
+    previous = Baseline()
+    if Path(path).is_file():
+        try:
+            previous = load(path)
+        except ValueError:
+            pass  # rewriting a broken file is what was asked
+    failures = []
+    for result in results:
+        scenario_id, verdict, reason = _fields(result)
+        if verdict in FAILING:
+            first = (reason.strip().splitlines() or [verdict])[0][:200]
+            failures.append((scenario_id, previous.entries.get(scenario_id, f"{verdict}: {first}")))
+    Path(path).write_text(render(failures, header), "utf-8")
+    return len(failures)
+
+
+def _fields(result: Any) -> tuple[str, str, str]:
+    if isinstance(result, dict):
+        return result["id"], result["verdict"], result.get("reason", "")
+    return result.id, result.verdict.value, result.reason

@@ -1,0 +1,132 @@
+"""The ``harness diff`` and ``harness report`` commands: comparing and reporting recorded behaviour.
+
+Both take *sources* (harness/sources.py): JSON reports from ``harness run --json``, snapshot folders
+(``snapshots/<target>``), or target specs to run now on the selected scenarios.
+
+``harness diff A B`` lists, scenario by scenario, only where the two recorded behaviours differ,
+with the unified diff, plus the scenarios present (observed) on one side only. Exit 0 when the two
+agree everywhere, 1 when anything differs, 2 for bad usage.
+
+``harness report SOURCE...`` prints the matrix (scenarios by profile and tool against the sources,
+the first source being the base of comparison), a summary line per source and the open questions;
+``--markdown``, ``--html`` and ``--json`` write the other formats. Exit 0, or 2 for bad usage: a
+report informs, ``run`` and ``diff`` judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.markup import escape
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+SOURCE_HELP = "a JSON report (harness run --json), a snapshot folder (snapshots/<target>), or a target to run"
+
+
+def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Adds the ``diff`` and ``report`` subcommands."""
+    diff = sub.add_parser("diff", help="where two targets' (or snapshot folders') recorded behaviours differ")
+    diff.add_argument("a", metavar="A", help=SOURCE_HELP)
+    diff.add_argument("b", metavar="B", help=SOURCE_HELP)
+    add_selection(diff)
+    diff.add_argument("--timeout", type=float, default=10.0, help="per-call timeout for targets run now")
+    diff.add_argument("-q", "--quiet", action="store_true", help="list the scenarios only, no diffs")
+    diff.set_defaults(handler=cmd_diff)
+
+    report = sub.add_parser("report", help="the conformance matrix over several sources, in several formats")
+    report.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP + " (the first is the base)")
+    add_selection(report)
+    report.add_argument("--timeout", type=float, default=10.0, help="per-call timeout for targets run now")
+    report.add_argument("--markdown", type=Path, metavar="FILE", help="write the Markdown report to FILE")
+    report.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
+    report.add_argument("--json", type=Path, metavar="FILE", help="write the combined JSON report to FILE")
+    report.add_argument("--title", default="File-tool conformance", help="the report's title")
+    report.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
+    report.set_defaults(handler=cmd_report)
+
+
+def _load(args: argparse.Namespace, names: list[str], console: Console) -> tuple[list[Any], dict[str, Any]] | None:
+    from harness import catalog as catalog_mod
+    from harness import sources
+    directories = ([] if args.no_builtin else [catalog_mod.builtin_dir()]) + list(args.scenarios)
+    cat = catalog_mod.load(directories)
+    scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
+    wanted = {s.id for s in scenarios}
+    loaded = []
+    for name in names:
+        try:
+            source = sources.resolve(name, scenarios, timeout=args.timeout)
+        except ValueError as exc:
+            console.print(f"[red]error:[/red] {escape(str(exc))}")
+            return None
+        if args.profile or args.keyword:  # a selection narrows reports and folders too
+            source.observations = {k: v for k, v in source.observations.items() if k in wanted}
+        loaded.append(source)
+    sources.unique_labels(loaded)
+    return loaded, {s.id: s for s in cat.scenarios}
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Prints where two sources' recorded behaviours differ; returns 1 when they do."""
+    from harness import snapshot as snap
+    from harness.report.matrix import print_diff
+    console = Console(highlight=False)
+    loaded = _load(args, [args.a, args.b], console)
+    if loaded is None:
+        return EXIT_USAGE
+    (a, b), _ = loaded
+    texts_a, texts_b = a.texts(), b.texts()
+    differing, only_a, only_b = [], [], []
+    for scenario_id in sorted(set(texts_a) | set(texts_b)):
+        old, new = texts_a.get(scenario_id), texts_b.get(scenario_id)
+        if old is None:
+            only_b.append(scenario_id)
+        elif new is None:
+            only_a.append(scenario_id)
+        elif snap.body(old) != snap.body(new):
+            differing.append(scenario_id)
+            console.print(f"\n[bold yellow]DIFFERS[/bold yellow] [bold]{escape(scenario_id)}[/bold]")
+            if not args.quiet:
+                print_diff(console, snap.unified_diff(old, new, f"{a.label}/{scenario_id}", f"{b.label}/{scenario_id}"))
+    for label, other, ids in ((a.label, b, only_a), (b.label, a, only_b)):
+        for scenario_id in ids:
+            obs = other.observations.get(scenario_id)
+            why = f"{obs.verdict}: {obs.reason}" if obs is not None and obs.verdict else "absent"
+            console.print(f"[bold cyan]ONLY IN[/bold cyan] {escape(label)}: {escape(scenario_id)} "
+                          f"[dim](other side: {escape(why.splitlines()[0][:160])})[/dim]")
+    same = len(set(texts_a) & set(texts_b)) - len(differing)
+    console.print(f"\n{escape(a.label)} vs {escape(b.label)}: {len(differing)} differ, {same} same, "
+                  f"{len(only_a)} only in {escape(a.label)}, {len(only_b)} only in {escape(b.label)}")
+    return EXIT_DIFFERENT if differing or only_a or only_b else EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Builds the matrix over the sources; prints it and writes the asked formats."""
+    from harness.report import matrix as matrix_mod
+    console = Console(highlight=False)
+    loaded = _load(args, list(args.sources), console)
+    if loaded is None:
+        return EXIT_USAGE
+    sources, scenarios = loaded
+    grid = matrix_mod.build(sources, scenarios)
+    if args.quiet:
+        for label in grid.labels:
+            console.print(grid.summary_line(label))
+    else:
+        matrix_mod.print_matrix(console, grid)
+        if grid.open_questions:
+            console.print(matrix_mod.open_questions_table(grid))
+    if args.markdown:
+        from harness.report import markdown
+        markdown.write(args.markdown, grid, title=args.title)
+    if args.html:
+        from harness.report import html
+        html.write(args.html, grid, title=args.title)
+    if args.json:
+        text = json.dumps(matrix_mod.as_json(grid), indent=1, ensure_ascii=False, default=str)
+        Path(args.json).write_text(text + "\n", "utf-8")
+    return EXIT_OK

@@ -1,0 +1,91 @@
+"""The Markdown report: for a pull-request comment or a CI job summary ($GITHUB_STEP_SUMMARY).
+
+Sections: a summary table (verdict counts per target), the failures and differences with their
+explanations and diffs folded in ``<details>``, the whole matrix folded, and the open questions
+with each target's recorded answer side by side. GitHub renders ``<details>`` inside Markdown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import harness
+from harness.report.matrix import VERDICTS, Matrix, explain_cell, notable
+
+ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "skip": "⏭️ skip", "error": "💥 error",
+         "observed": "👁️ observed", "absent": "—"}
+
+
+def _cell(text: str) -> str:
+    """Returns text safe inside a Markdown table cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def _code(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}diff\n{text.rstrip()}\n{fence}"
+
+
+def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
+    """Returns the report as Markdown."""
+    labels = matrix.labels
+    out = [f"## {title}", "",
+           f"{len(matrix.rows)} scenarios, {len(labels)} target(s); harness {harness.__version__}.", ""]
+    shown = [v for v in VERDICTS if any(matrix.summary(label)[v] for label in labels)]
+    out.append("| target | " + " | ".join(shown) + (" | differs from " + _cell(labels[0]) if len(labels) > 1 else "") + " |")
+    out.append("|---|" + "---:|" * (len(shown) + (len(labels) > 1)))
+    for label in labels:
+        counts = matrix.summary(label)
+        extra = f" | {counts['differs']}" if len(labels) > 1 else ""
+        out.append(f"| {_cell(label)} | " + " | ".join(str(counts[v]) for v in shown) + extra + " |")
+    out.append("")
+
+    problems = list(notable(matrix))
+    out.append(f"### Failures and differences ({len(problems)})")
+    out.append("")
+    if not problems:
+        out.append("None.")
+    for row, label, cell in problems:
+        what = cell.verdict + (", differs" if cell.differs else "")
+        reason = cell.observation.reason if cell.observation and cell.verdict in ("fail", "error") else ""
+        out += [f"<details><summary><code>{_cell(row.id)}</code> on <b>{_cell(label)}</b>: {what}"
+                + (f" — {_cell(reason[:200])}" if reason else "") + "</summary>", "",
+                _code(explain_cell(cell)), "", "</details>"]
+    out.append("")
+
+    out.append(f"### Matrix")
+    out.append("")
+    out.append(f"<details><summary>All {len(matrix.rows)} scenarios by profile and tool</summary>")
+    out.append("")
+    out.append("| scenario | " + " | ".join(_cell(label) for label in labels) + " |")
+    out.append("|---|" + "---|" * len(labels))
+    for profile, tool, rows in matrix.groups():
+        out.append(f"| **{_cell(profile)} · {_cell(tool or '—')}** |" + " |" * len(labels))
+        for row in rows:
+            cells = [ICONS.get(row.cells[l].verdict, row.cells[l].verdict) + (" ≠" if row.cells[l].differs else "")
+                     for l in labels]
+            out.append(f"| `{_cell(row.id)}` | " + " | ".join(cells) + " |")
+    out += ["", "</details>", ""]
+
+    questions = matrix.open_questions
+    out.append(f"### Open questions ({len(questions)})")
+    out.append("")
+    if questions:
+        out.append("| question | source | " + " | ".join(_cell(label) for label in labels) + " |")
+        out.append("|---|---|" + "---|" * len(labels))
+        for row in questions:
+            answers = [_cell(row.cells[l].answer if row.cells[l].answer is not None else f"({row.cells[l].verdict})")
+                       for l in labels]
+            out.append(f"| {_cell(row.open_question or '')}<br>`{_cell(row.id)}` | {_cell(row.source)} | "
+                       + " | ".join(answers) + " |")
+    else:
+        out.append("None.")
+    out.append("")
+    return "\n".join(out)
+
+
+def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
+    """Writes the Markdown report to ``path``."""
+    Path(path).write_text(render(matrix, **kwargs), "utf-8")

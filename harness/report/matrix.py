@@ -1,0 +1,302 @@
+"""The conformance matrix: scenarios (grouped by profile and tool) against targets, and its terminal form.
+
+How several targets' results are combined: each source (a JSON report, a snapshot folder or a target
+run now; see harness/sources.py) is one column, in the order given. Rows are every scenario id any
+source has, ordered by profile, then by the tool the scenario is about (the call answering its
+question, else its last call), then by id. A cell holds
+the verdict of that scenario on that source (``observed`` for a snapshot folder, which has no
+verdicts; ``absent`` when the source lacks the scenario). The first column is the base of
+comparison: a cell whose recorded behaviour (its snapshot text) differs from the first column's is
+marked as differing, with the unified diff. When one source holds a scenario id twice, the last
+result counts. The Markdown, HTML and JSON forms (markdown.py, html.py, ``as_json``) all render this
+one model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+import harness
+from harness import snapshot as snap
+from harness.model import PROFILE_TOOLS
+from harness.sources import Observation, Source
+
+VERDICTS = ("pass", "fail", "recorded", "skip", "error", "observed", "absent")
+STYLES = {"pass": "green", "fail": "bold red", "recorded": "cyan", "skip": "yellow", "error": "bold magenta",
+          "observed": "blue", "absent": "dim"}
+ANSWER_WIDTH = 160
+
+
+@dataclass
+class Cell:
+    """One scenario on one source."""
+
+    verdict: str
+    observation: Observation | None = None
+    diff: str = ""  # against the first column, when the recorded behaviours differ
+    answer: str | None = None  # for open questions: the answering call, in one line
+
+    @property
+    def differs(self) -> bool:
+        """Returns True when this cell's behaviour differs from the first column's."""
+        return bool(self.diff)
+
+    @property
+    def notable(self) -> bool:
+        """Returns True when the cell has something to show on demand (failures, a reason, a diff)."""
+        return self.verdict in ("fail", "error") or self.differs
+
+
+@dataclass
+class Row:
+    """One scenario across the sources."""
+
+    id: str
+    profile: str
+    tool: str
+    title: str
+    source: str
+    open_question: str | None
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+
+@dataclass
+class Matrix:
+    """Scenarios against targets."""
+
+    sources: list[Source]
+    rows: list[Row]
+
+    @property
+    def labels(self) -> list[str]:
+        """Returns the column labels, in order."""
+        return [source.label for source in self.sources]
+
+    def groups(self) -> list[tuple[str, str, list[Row]]]:
+        """Returns (profile, tool, rows) in display order."""
+        out: list[tuple[str, str, list[Row]]] = []
+        for row in self.rows:
+            if not out or out[-1][:2] != (row.profile, row.tool):
+                out.append((row.profile, row.tool, []))
+            out[-1][2].append(row)
+        return out
+
+    def summary(self, label: str) -> dict[str, int]:
+        """Returns the count of each verdict in one column, and how many cells differ from the first."""
+        counts = Counter(row.cells[label].verdict for row in self.rows)
+        out = {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
+        out["differs"] = sum(row.cells[label].differs for row in self.rows)
+        return out
+
+    def summary_line(self, label: str) -> str:
+        """Returns one line: ``reference: 180 pass, 46 recorded`` (zeros left out)."""
+        counts = self.summary(label)
+        parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+        if label != self.labels[0]:
+            parts.append(f"{counts['differs']} differ from {self.labels[0]}")
+        return f"{label}: " + (", ".join(parts) or "nothing")
+
+    @property
+    def open_questions(self) -> list[Row]:
+        """Returns the rows of open questions."""
+        return [row for row in self.rows if row.open_question]
+
+
+def build(sources: list[Source], scenarios: dict[str, Any] | None = None) -> Matrix:
+    """Combines sources into a matrix; ``scenarios`` (id -> Scenario) says which call answers a question."""
+    scenarios = scenarios or {}
+    ids: dict[str, Observation] = {}
+    for source in sources:
+        for key, obs in source.observations.items():
+            ids.setdefault(key, obs)
+    rows = []
+    base = sources[0].label if sources else ""
+    for key, first in ids.items():
+        meta = next((s.observations[key] for s in sources if key in s.observations and s.kind != "snapshots"), first)
+        scenario = scenarios.get(key)
+        row = Row(id=key, profile=meta.profile, tool=_tool(scenario, first), title=meta.title or first.title,
+                  source=meta.source or first.source, open_question=meta.open_question or first.open_question)
+        base_text = sources[0].observations[key].text if key in sources[0].observations else None
+        for source in sources:
+            obs = source.observations.get(key)
+            if obs is None:
+                row.cells[source.label] = Cell("absent")
+                continue
+            cell = Cell(obs.verdict or "observed", obs)
+            if source.label != base and base_text is not None and obs.text is not None \
+                    and snap.body(base_text) != snap.body(obs.text):
+                cell.diff = snap.unified_diff(base_text, obs.text, f"{base}/{key}", f"{source.label}/{key}")
+            if row.open_question and obs.text is not None:
+                cell.answer = answer(obs, scenario)
+            row.cells[source.label] = cell
+        rows.append(row)
+    order = {profile: index for index, profile in enumerate(PROFILE_TOOLS)}
+    tool_order = {(p, t): i for p, tools in PROFILE_TOOLS.items() for i, t in enumerate(tools)}
+    rows.sort(key=lambda r: (order.get(r.profile, len(order)), r.profile,
+                             tool_order.get((r.profile, r.tool), 99), r.tool, r.id))
+    return Matrix(sources, rows)
+
+
+def _tool(scenario: Any, obs: Observation) -> str:
+    """Returns the tool a scenario is about: the call answering its question, else its last call."""
+    calls = list(getattr(scenario, "calls", None) or [])
+    if calls:
+        return next((call.tool for call in calls if call.answers), calls[-1].tool)
+    tools = [step["tool"] for step in (obs.document or {}).get("steps", ()) if "tool" in step]
+    return tools[-1] if tools else ""
+
+
+def answering_step(doc: dict[str, Any], scenario: Any = None) -> dict[str, Any] | None:
+    """Returns the step of a snapshot document that answers its open question (else the last call)."""
+    steps = doc.get("steps", [])
+    if scenario is not None:
+        for index, step in enumerate(getattr(scenario, "steps", ())):
+            if getattr(step, "answers", False):
+                found = next((s for s in steps if s.get("step") == index + 1), None)
+                if found is not None:
+                    return found
+    calls = [step for step in steps if "tool" in step]
+    return calls[-1] if calls else None
+
+
+def answer(obs: Observation, scenario: Any = None) -> str | None:
+    """Returns the recorded answer to an open question in one line: the answering call's output or error."""
+    doc = obs.document
+    step = answering_step(doc, scenario) if doc else None
+    if step is None:
+        return None
+    if "error" in step:
+        error = step["error"]
+        if isinstance(error, dict):
+            parts = [str(error[k]) for k in ("code", "message") if error.get(k) not in (None, "")]
+            rest = {k: v for k, v in error.items() if k not in ("code", "message")}
+            text = "error: " + ": ".join(parts) + (f" {_compact(rest)}" if rest else "")
+        else:
+            text = f"error: {error}"
+    else:
+        output = step.get("output")
+        text = output if isinstance(output, str) else _compact(output)
+    text = " ".join(str(text).split())
+    return text if len(text) <= ANSWER_WIDTH else text[: ANSWER_WIDTH - 1] + "…"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=True, default=str)
+
+
+def explain_cell(cell: Cell) -> str:
+    """Returns what a notable cell has to say: the reason, each unmet expectation, the diff."""
+    obs = cell.observation
+    lines: list[str] = []
+    if obs is not None and obs.reason and cell.verdict in ("fail", "error"):
+        lines.append(f"reason: {obs.reason}")
+    for failure in (obs.failures if obs else []):
+        lines.append(f"{failure.get('where')}: {failure.get('path')}"
+                     + (f" ({failure['why']})" if failure.get("why") else ""))
+        lines.append(f"  expected: {failure.get('expected')}")
+        lines.append(f"  observed: {_compact(failure.get('observed'))}")
+    out = "\n".join(lines)
+    if cell.diff:
+        out += ("\n\n" if out else "") + cell.diff
+    return out
+
+
+def as_json(matrix: Matrix) -> dict[str, Any]:
+    """Returns the combined report as a JSON-ready mapping (docs/json-report.md, "combined report")."""
+    return {
+        "format": 1,
+        "harness": {"version": harness.__version__},
+        "targets": [{"label": s.label, "kind": s.kind, "origin": s.origin, **s.target} for s in matrix.sources],
+        "scenarios": [{
+            "id": row.id, "profile": row.profile, "tool": row.tool, "title": row.title, "source": row.source,
+            **({"open_question": row.open_question} if row.open_question else {}),
+            "results": {label: {"verdict": cell.verdict,
+                                "reason": cell.observation.reason if cell.observation else "",
+                                "differs": cell.differs,
+                                **({"answer": cell.answer} if cell.answer is not None else {})}
+                        for label, cell in row.cells.items()},
+        } for row in matrix.rows],
+        "summary": {label: matrix.summary(label) for label in matrix.labels},
+    }
+
+
+# -- terminal ----------------------------------------------------------------------------------
+
+def table(matrix: Matrix, *, title: str = "conformance matrix") -> Table:
+    """Returns the matrix as a rich table, one section per profile and tool."""
+    grid = Table(title=title, title_justify="left", show_lines=False)
+    grid.add_column("scenario", overflow="fold")
+    for label in matrix.labels:
+        grid.add_column(label, overflow="fold")
+    for profile, tool, rows in matrix.groups():
+        grid.add_section()
+        grid.add_row(Text(f"{profile} · {tool or '—'}", style="bold"), *("" for _ in matrix.labels))
+        for row in rows:
+            cells = []
+            for label in matrix.labels:
+                cell = row.cells[label]
+                text = Text(cell.verdict, style=STYLES.get(cell.verdict, ""))
+                if cell.differs:
+                    text.append(" ≠", style="bold yellow")
+                cells.append(text)
+            grid.add_row(("? " if row.open_question else "  ") + row.id, *cells)
+    return grid
+
+
+def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> None:
+    """Prints the matrix, then each notable cell's explanation and diff, then a summary line per target."""
+    console.print(table(matrix))
+    if details:
+        for row in matrix.rows:
+            for label, cell in row.cells.items():
+                if cell.notable:
+                    console.print(Text(f"\n{row.id} on {label}: {cell.verdict}" + (" (differs)" if cell.differs else ""),
+                                       style="bold"))
+                    print_diff(console, explain_cell(cell))
+    console.print()
+    for label in matrix.labels:
+        console.print(matrix.summary_line(label), highlight=False)
+
+
+def print_diff(console: Console, text: str) -> None:
+    """Prints a unified diff: coloured on a terminal, plain text otherwise (CI logs)."""
+    if console.is_terminal:
+        console.print(Syntax(text.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+    else:
+        console.print(text.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+
+
+def open_questions_table(matrix: Matrix) -> Table:
+    """Returns the open questions with each target's recorded answer side by side."""
+    grid = Table(title="open questions", title_justify="left", show_lines=True)
+    grid.add_column("question", overflow="fold")
+    grid.add_column("source", overflow="fold")
+    for label in matrix.labels:
+        grid.add_column(label, overflow="fold")
+    for row in matrix.open_questions:
+        question = Text(row.open_question or "")
+        question.append(f"\n{row.id}", style="dim")
+        grid.add_row(question, Text(row.source), *(Text(_answer_text(row.cells[label])) for label in matrix.labels))
+    return grid
+
+
+def _answer_text(cell: Cell) -> str:
+    if cell.answer is not None:
+        return cell.answer
+    return f"({cell.verdict})"
+
+
+def notable(matrix: Matrix) -> Iterable[tuple[Row, str, Cell]]:
+    """Yields every (row, label, cell) with something to show: failures, errors, differences."""
+    for row in matrix.rows:
+        for label, cell in row.cells.items():
+            if cell.notable:
+                yield row, label, cell

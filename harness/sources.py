@@ -1,0 +1,145 @@
+"""Where recorded behaviour comes from, for ``harness diff`` and ``harness report``.
+
+A *source* is one of:
+
+- a JSON report written by ``harness run --json FILE`` (an existing file): its results, with
+  verdicts, reasons and unmet expectations;
+- a snapshot folder, ``snapshots/<target slug>`` (an existing directory): observations only, no
+  verdicts (the folder says what a target did, not whether that was right);
+- a target spec (``reference``, ``cmd:...``, ...; anything that is not an existing path): the
+  selected scenarios are run on it now.
+
+Every source becomes the same thing: one observation per scenario id, with the snapshot text of
+that observation (harness/snapshot.py), so any two sources compare the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness import snapshot as snap
+
+
+@dataclass
+class Observation:
+    """One scenario on one source: its verdict (None for a snapshot folder) and recorded behaviour."""
+
+    id: str
+    profile: str
+    title: str = ""
+    source: str = ""
+    open_question: str | None = None
+    verdict: str | None = None
+    reason: str = ""
+    failures: list[dict[str, Any]] = field(default_factory=list)  # (where, mismatch) as mappings
+    text: str | None = None  # the snapshot text; None when nothing stable was observed (skip, error)
+
+    @property
+    def document(self) -> dict[str, Any] | None:
+        """Returns the parsed snapshot document, or None."""
+        return snap.parse(self.text) if self.text is not None else None
+
+
+@dataclass
+class Source:
+    """One target's observations, from a report, a snapshot folder or a run."""
+
+    label: str
+    origin: str  # the path or spec it came from
+    kind: str  # "json" | "snapshots" | "run"
+    target: dict[str, Any] = field(default_factory=dict)  # name, version, spec when known
+    observations: dict[str, Observation] = field(default_factory=dict)
+
+    def texts(self) -> dict[str, str]:
+        """Returns scenario id -> snapshot text, for the scenarios with a stable observation."""
+        return {key: obs.text for key, obs in self.observations.items() if obs.text is not None}
+
+
+def observation(result: dict[str, Any]) -> Observation:
+    """Returns the observation of one result in the JSON report's shape."""
+    failures = [{"where": _where(index, step), **failure}
+                for index, step in enumerate(result.get("steps", ())) for failure in step.get("failures", ())]
+    failures += [{"where": "then", **failure} for failure in (result.get("then") or {}).get("failures", ())]
+    return Observation(
+        id=result["id"], profile=result.get("profile", ""), title=result.get("title", ""),
+        source=result.get("source", ""), open_question=result.get("open_question"),
+        verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
+        text=snap.serialise(result) if snap.is_recordable(result) else None)
+
+
+def _where(index: int, step: dict[str, Any]) -> str:
+    return f"step {index + 1} ({step.get('name') or step.get('tool') or step.get('action')})"
+
+
+def from_report(path: Path) -> Source:
+    """Reads a JSON report (``harness run --json``)."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable JSON report: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise ValueError(f"{path}: not a harness JSON report (no results list)")
+    target = data.get("target") or {}
+    source = Source(label=str(target.get("spec") or Path(path).stem), origin=str(path), kind="json", target=target)
+    for result in data["results"]:
+        if isinstance(result, dict) and "id" in result:
+            source.observations[result["id"]] = observation(result)
+    return source
+
+
+def from_folder(folder: Path) -> Source:
+    """Reads a snapshot folder (one target's: ``snapshots/<slug>``)."""
+    folder = Path(folder)
+    source = Source(label=folder.name, origin=str(folder), kind="snapshots")
+    for scenario_id in snap.folder_ids(folder):
+        text = (folder / f"{scenario_id}{snap.SUFFIX}").read_text("utf-8")
+        doc = snap.parse(text)
+        key = str(doc.get("scenario") or scenario_id)
+        source.observations[key] = Observation(
+            id=key, profile=str(doc.get("profile", "")), title=str(doc.get("title", "")),
+            source=str(doc.get("source", "")), open_question=doc.get("open_question"), text=text)
+    return source
+
+
+def from_results(label: str, results: Iterable[Any], info: Any = None, spec: str = "") -> Source:
+    """Wraps results of a run made here (``Result`` objects)."""
+    source = Source(label=label, origin=spec or label, kind="run")
+    if info is not None:
+        source.target = {"name": info.name, "version": info.version, "spec": spec}
+    for result in results:
+        source.observations[result.id] = observation(result.as_dict())
+    return source
+
+
+def run_target(spec: str, scenarios: list[Any], **options: Any) -> Source:
+    """Runs ``scenarios`` on the target ``spec`` (recording the workspace after each step)."""
+    from harness.runner import Runner
+    from harness.targets import make_target
+    target = make_target(spec, **options)
+    with Runner(target, record_states=True) as runner:
+        results = runner.run_all(scenarios)
+        info = runner.info
+    return from_results(spec, results, info, spec)
+
+
+def resolve(name: str, scenarios: list[Any] | None = None, **options: Any) -> Source:
+    """Returns the source ``name`` stands for: a JSON report, a snapshot folder, or a target to run."""
+    path = Path(name)
+    if path.is_file():
+        return from_report(path)
+    if path.is_dir():
+        return from_folder(path)
+    return run_target(name, scenarios or [], **options)
+
+
+def unique_labels(sources: list[Source]) -> None:
+    """Makes labels unique in place: a repeated label gets `` (2)``, `` (3)``..."""
+    seen: dict[str, int] = {}
+    for source in sources:
+        count = seen.get(source.label, 0) + 1
+        seen[source.label] = count
+        if count > 1:
+            source.label = f"{source.label} ({count})"
