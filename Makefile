@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench sandbox-tools capture-claude-code clean
+.PHONY: run test lint coverage bench sandbox-tools capture-claude-code clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/harness lint
 	$(BIN)/python -m pytest -q
+
+## coverage: regenerate docs/coverage.md (seed sections -> scenarios)
+coverage: $(STAMP)
+	$(BIN)/harness coverage --markdown docs/coverage.md
 
 ## lint: validate every scenario file
 lint: $(STAMP)

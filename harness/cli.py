@@ -1,7 +1,9 @@
 """The ``harness`` command: run, list, lint and show scenarios.
 
 Exit codes of ``run``: 0 when nothing failed or errored, 1 when something did, 2 for bad usage or
-invalid scenario files (the valid ones still run, the broken ones are reported as errors).
+invalid scenario files (the valid ones still run, the broken ones are reported as errors). An
+observation that differs from its stored snapshot also fails the run, and ``--baseline`` changes
+what a failure is (harness/postrun.py). ``diff`` and ``report`` live in harness/cli_compare.py.
 """
 
 from __future__ import annotations
@@ -40,16 +42,23 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=10.0, help="per-call timeout in seconds (default 10)")
     parser.add_argument("--run-as", metavar="USER", help="run the candidate as USER (realises permission scenarios)")
     parser.add_argument("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
+    # mcp: servers name their tools and arguments their own way (harness/targets/mcp_toolmap.py).
+    parser.add_argument("--tool-map", action="append", default=[], metavar="TOOL=NAME",
+                        help="mcp: call the contract's TOOL as the server's NAME; TOOL.ARG=NAME renames an argument (repeatable)")
+    parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="mcp: tool and argument renames from a YAML file")
 
 
 def target_options(args: argparse.Namespace) -> dict[str, Any]:
     """Returns the run-wide settings handed to ``make_target``."""
-    return {"timeout": args.timeout, "run_as": args.run_as, "sandbox": args.sandbox}
+    options = {"timeout": args.timeout, "run_as": args.run_as, "sandbox": args.sandbox}
+    options.update(tool_map=args.tool_map, tool_map_file=args.tool_map_file)  # mcp: renames
+    return options
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Returns the argument parser of the ``harness`` command."""
     import harness
+    from harness import cli_compare, postrun
     parser = argparse.ArgumentParser(prog="harness", description="Conformance harness for AI coding agents' file tools.")
     parser.add_argument("--version", action="version", version=f"harness {harness.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -60,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report to FILE")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report to FILE")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress, no failure details")
+    postrun.add_options(run)  # snapshots, baseline, --markdown/--html
     run.set_defaults(handler=cmd_run)
 
     lst = sub.add_parser("list", help="list scenarios")
@@ -71,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--no-builtin", action="store_true")
     lint.set_defaults(handler=cmd_lint)
 
+    cov = sub.add_parser("coverage", help="map each seed section to the scenarios citing it")
+    cov.add_argument("--seeds", type=Path, default=None, help="the seeds folder (default ../shared/seeds)")
+    cov.add_argument("--markdown", type=Path, metavar="FILE", help="write the table as Markdown to FILE")
+    cov.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR")
+    cov.add_argument("--no-builtin", action="store_true")
+    cov.set_defaults(handler=cmd_coverage)
+
     show = sub.add_parser("show", help="show a scenario and its last observation")
     show.add_argument("id")
     show.add_argument("--target", default=None, help="whose last observation (default: the last run)")
@@ -78,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--no-builtin", action="store_true")
     show.set_defaults(handler=cmd_show)
 
+    cli_compare.add_parsers(sub, add_selection)  # diff, report
     return parser
 
 
@@ -92,6 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.model import Result, Scenario, Verdict
     from harness.report import json as json_report
     from harness.report import terminal
+    from harness import postrun
     from harness.runner import Runner
     from harness.targets import make_target
 
@@ -101,6 +120,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         target = make_target(args.target, **target_options(args))
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
+        return EXIT_USAGE
+    if postrun.usage_error(args):
+        console.print(f"[red]error:[/red] {postrun.usage_error(args)}")
         return EXIT_USAGE
     scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
     broken = [Result(Scenario(id=f"<invalid> {problem.file}", profile="?", title="invalid scenario file",
@@ -113,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     started = time.perf_counter()
-    with Runner(target) as runner:
+    with Runner(target, record_states=postrun.records_states(args)) as runner:
         info = runner.info
         results = _run_with_progress(runner, scenarios, console, args.quiet)
     seconds = time.perf_counter() - started
@@ -129,9 +151,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from harness.report import junit
         junit.write(args.junit, results, info, args.target)
     _remember(results, info, args.target, seconds)
+    bad = postrun.finish(args, console, cat, results, target, info, seconds)  # snapshots, baseline, reports
     if cat.problems:
         return EXIT_USAGE
-    bad = any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for r in results)
     return EXIT_FAILED if bad else EXIT_OK
 
 
@@ -186,6 +208,32 @@ def cmd_lint(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print(f"{count} scenarios, no problems")
     return EXIT_OK
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """Prints (or writes) the coverage table; exits 1 when a section is neither covered nor noted."""
+    from rich.table import Table
+    from harness import coverage
+    seeds = args.seeds or coverage.seeds_dir()
+    if not seeds.is_dir():
+        print(f"no seeds folder at {seeds} (use --seeds)", file=sys.stderr)
+        return EXIT_USAGE
+    cat = _catalog(args)
+    sections = coverage.build(seeds, cat.scenarios, coverage.load_notes())
+    if args.markdown:
+        args.markdown.write_text(coverage.markdown(sections, len(cat.scenarios)), "utf-8")
+    else:
+        table = Table(title=f"coverage of {seeds} by {len(cat.scenarios)} scenarios", title_justify="left")
+        for column in ("seed", "section", "scenarios", "note"):
+            table.add_column(column, justify="right" if column == "scenarios" else "left")
+        for section in sections:
+            indent = "  " * max(0, section.depth - 2)
+            table.add_row(section.seed[:3], indent + section.label, str(len(section.scenarios)), section.note or "")
+        Console().print(table)
+    missing = coverage.uncovered(sections)
+    for section in missing:
+        print(f"not covered: {section.seed} {section.label}", file=sys.stderr)
+    return EXIT_FAILED if missing else EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
