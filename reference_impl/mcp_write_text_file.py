@@ -46,7 +46,6 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-from typing import Any
 
 from reference_impl import UnknownTool
 
