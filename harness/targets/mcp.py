@@ -42,7 +42,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.model import PROFILE_TOOLS
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.mcp_toolmap import ToolMap
 
@@ -199,9 +198,9 @@ class McpTarget(Target):
             raise
         info = connection.server_info
         self.tools = frozenset(connection.tools)
-        offered = tuple(p for p, tools in PROFILE_TOOLS.items() if any(self.tool_map.tool(t) in self.tools for t in tools))
+        # No profile list: a server offers tools, not profiles; skip_reason names a missing tool.
         self.info = TargetInfo(name=getattr(info, "name", "") or Path(self.argv[-1]).name,
-                               version=getattr(info, "version", "") or "", profiles=offered)
+                               version=getattr(info, "version", "") or "")
         return self.info
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:

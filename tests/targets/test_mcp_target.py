@@ -1,0 +1,349 @@
+"""The mcp: target: the reference over MCP, purpose-built misbehaving servers, tool maps, and a real server.
+
+The misbehaving server (``tests/adapters/mcp_misbehaving.py``) speaks JSON-RPC by hand so that it
+starts in milliseconds; the reference server uses the SDK and costs a Python start-up, so the
+tests that need it share one target where they can. Timeouts are short, bounds on elapsed time
+generous: no test depends on how fast the machine is.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import catalog
+from harness.loader import load_text
+from harness.model import Verdict
+from harness.runner import Runner
+from harness.targets import make_target
+from harness.targets.base import TargetError, Unsupported
+from harness.targets.mcp import McpTarget, parse_spec, workspace_parent
+from harness.targets.mcp_toolmap import ToolMap
+
+ROOT = Path(__file__).resolve().parents[2]
+ADAPTER = ROOT / "tests" / "adapters" / "mcp_misbehaving.py"
+REFERENCE = "mcp:python -m reference_impl.mcp_server"
+FILESYSTEM = ROOT / "tools" / "mcp-filesystem" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+
+
+def misbehaving(mode: str = "none", *extra: str, timeout: float = 5.0, **options) -> McpTarget:
+    """Returns a target on the misbehaving server in ``mode``."""
+    return McpTarget(f"mcp:python {ADAPTER} --mode {mode} {' '.join(extra)}", timeout=timeout, **options)
+
+
+WRITE = """
+id: mcp/write-{lower}
+profile: mcp-write-text-file
+title: one write_text_file
+source: test
+steps:
+  - tool: write_text_file
+    args: {{path: "${{workspace}}/{name}.txt", content: "hi\\n"}}
+    expect:
+      output: {{success: true, bytes_written: 3, created: true}}
+then:
+  files:
+    {name}.txt: "hi\\n"
+"""
+
+
+def write(name: str) -> str:
+    """Returns the write scenario for the file ``<name>.txt``."""
+    return WRITE.format(name=name, lower=name.lower())
+
+
+def scenario(text: str, tmp_path: Path):
+    """Returns the one scenario of a YAML text."""
+    (found,) = load_text(text, tmp_path / "scenario.yaml")
+    return found
+
+
+def run(target: McpTarget, tmp_path: Path, *names: str):
+    """Runs one write scenario per name (``MISBEHAVE`` triggers the mode) and returns the results."""
+    with Runner(target) as runner:
+        return [runner.run(scenario(write(name), tmp_path)) for name in names]
+
+
+# -- the reference over MCP -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reference_target():
+    target = make_target(REFERENCE, timeout=10.0)
+    target.start()
+    yield target
+    target.stop()
+
+
+def test_the_reference_through_mcp_gives_the_in_process_verdicts_on_the_whole_catalog() -> None:
+    found = catalog.load([catalog.builtin_dir()])
+    assert found.scenarios
+    with Runner(make_target("reference")) as runner:
+        local = {s.id: runner.run(s) for s in found.scenarios}
+    with Runner(make_target(REFERENCE, timeout=10.0)) as runner:
+        remote = {s.id: runner.run(s) for s in found.scenarios}
+    differ = []
+    for s in found.scenarios:
+        mine, theirs = remote[s.id], local[s.id]
+        if mine.verdict is Verdict.SKIP and s.requires:
+            assert "cannot realise" in mine.reason  # faults exist on pyfakefs, in-process only
+            continue
+        if mine.verdict is not theirs.verdict:
+            differ.append(f"{s.id}: in-process {theirs.verdict} ({theirs.reason}), mcp {mine.verdict} ({mine.reason})")
+    assert not differ, "\n".join(differ)
+    assert sum(r.verdict is Verdict.ERROR for r in remote.values()) == 0
+
+
+def test_normal_forms_and_channels(reference_target: McpTarget, tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    session = reference_target.open("mcp-write-text-file", tmp_path, {"session_id": "abc"})
+    ok = session.call("write_text_file", {"path": f"{tmp_path}/new.txt", "content": "Hello\n"})
+    assert ok.output == {"success": True, "bytes_written": 6, "created": True}
+    assert ok.extra["channel"] == "result"
+    assert [e["params"]["sessionId"] for e in ok.events] == ["abc", "abc"]  # options reached the session
+    relative = session.call("write_text_file", {"path": "relative/path.txt", "content": "data"})
+    assert relative.error == {"code": -32600, "message": "Path must be absolute: relative/path.txt"}
+    assert relative.extra["channel"] == "jsonrpc-error"
+    assert relative.events[1]["params"]["update"]["fields"]["status"] == "failed"
+    session.close()
+
+    claude = reference_target.open("claude-code", tmp_path, {})
+    missing = claude.call("Read", {"file_path": f"{tmp_path}/nope.txt"})
+    assert missing.error["code"] is None and missing.extra["channel"] == "isError"
+    gemini = reference_target.open("gemini-safe-patch", tmp_path, {})
+    many = gemini.call("read_many_files", {"paths": [f"{tmp_path}/new.txt"]})
+    assert isinstance(many.output, list) and many.output[0]["content"] == "Hello\n"  # a list travels as JSON text
+    assert gemini.call("read_file", {"file_path": f"{tmp_path}/dir"}).error["code"] == "EISDIR"
+
+
+def test_every_scenario_gets_a_fresh_reference_session(reference_target: McpTarget, tmp_path: Path) -> None:
+    text = """
+id: mcp/read-then-write
+profile: claude-code
+title: Write of an existing file needs a Read in the same session
+source: test
+given:
+  files: {a.txt: "old\\n"}
+steps:
+  - tool: TOOL
+    args: ARGS
+    expect: EXPECT
+"""
+
+    def step(tool: str, args: str, expect: str) -> str:
+        return text.replace("TOOL", tool).replace("ARGS", args).replace("EXPECT", expect)
+
+    read = step("Read", '{file_path: "${workspace}/a.txt"}', "{output: {$any: true}}")
+    write = step("Write", '{file_path: "${workspace}/a.txt", content: "new"}', "{error: true}")
+    runner = Runner(reference_target)
+    runner.start()
+    assert runner.run(scenario(read, tmp_path)).verdict is Verdict.PASS
+    assert runner.run(scenario(write, tmp_path)).verdict is Verdict.PASS  # the earlier Read does not count
+
+
+def test_registry_and_spec() -> None:
+    target = make_target(REFERENCE, timeout=2.5, run_as=None, sandbox=False, tool_map=["a=b"], tool_map_file=None)
+    assert isinstance(target, McpTarget) and target.timeout == 2.5 and target.tool_map.tool("a") == "b"
+    assert parse_spec("mcp:node 'my server.js' --x=1") == ["node", "my server.js", "--x=1"]
+    assert parse_spec("mcp:python -m x")[0] == sys.executable
+    with pytest.raises(ValueError, match="needs a command line"):
+        parse_spec("mcp:  ")
+    assert not target.per_scenario
+    assert McpTarget("mcp:node s.js ${workspace}").per_scenario
+    assert McpTarget("mcp:node s.js {workspace}").per_scenario
+    assert not McpTarget("mcp:node s.js {parent}").per_scenario
+
+
+# -- where the workspace goes -------------------------------------------------------------------
+
+
+ROOTED = """
+id: mcp/rooted-{n}
+profile: mcp-write-text-file
+title: the server's root
+source: test
+steps:
+  - tool: write_text_file
+    args: {{path: "${{workspace}}/x.txt", content: "hi"}}
+    expect:
+      output: {{$subset: {{root: {root}}}}}
+"""
+
+
+def test_a_workspace_placeholder_starts_a_server_per_scenario_on_its_workspace(tmp_path: Path) -> None:
+    target = misbehaving("none", "--root", "{workspace}")
+    with Runner(target) as runner:
+        results = [runner.run(scenario(ROOTED.format(n=n, root='"${workspace}"'), tmp_path)) for n in range(2)]
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.reason for r in results]
+
+
+def test_a_parent_placeholder_starts_the_server_once_with_the_workspaces_parent(tmp_path: Path) -> None:
+    target = misbehaving("none", "--root", "'${parent}'")
+    with Runner(target) as runner:
+        first = runner.run(scenario(ROOTED.format(n=1, root=f'"{workspace_parent()}"'), tmp_path))
+        connection = target._connection
+        second = runner.run(scenario(ROOTED.format(n=2, root=f'"{workspace_parent()}"'), tmp_path))
+        assert target._connection is connection  # the same process for both
+    assert first.verdict is Verdict.PASS and second.verdict is Verdict.PASS, (first.reason, second.reason)
+    assert Path(tempfile.mkdtemp()).parent.resolve() == Path(workspace_parent())
+
+
+# -- broken servers are verdicts ----------------------------------------------------------------
+
+
+def test_a_call_that_never_answers_times_out_and_the_next_scenario_gets_a_fresh_server(tmp_path: Path) -> None:
+    started = time.monotonic()
+    hung, after = run(misbehaving("hang", timeout=1.0), tmp_path, "MISBEHAVE", "fine")
+    assert hung.verdict is Verdict.ERROR and "did not answer within 1 s" in hung.reason
+    assert after.verdict is Verdict.PASS, after.reason
+    assert time.monotonic() - started < 20
+
+
+def test_a_slow_call_within_the_timeout_passes(tmp_path: Path) -> None:
+    (slow,) = run(misbehaving("slow", "--delay", "0.5", timeout=3.0), tmp_path, "MISBEHAVE")
+    assert slow.verdict is Verdict.PASS, slow.reason
+
+
+def test_a_crash_mid_call_is_an_error_with_the_stderr_tail_and_the_run_goes_on(tmp_path: Path) -> None:
+    crashed, after = run(misbehaving("crash"), tmp_path, "MISBEHAVE", "fine")
+    assert crashed.verdict is Verdict.ERROR
+    assert "closed the connection (exited or crashed)" in crashed.reason
+    assert "segmentation fault (core dumped)" in crashed.reason  # the stderr tail
+    assert after.verdict is Verdict.PASS, after.reason
+
+
+def test_an_exit_before_initialise_is_an_error_for_every_scenario_with_the_stderr_tail(tmp_path: Path) -> None:
+    first, second = run(misbehaving("exit-early"), tmp_path, "a", "b")
+    for result in (first, second):
+        assert result.verdict is Verdict.ERROR
+        assert "did not start" in result.reason and "initialize" in result.reason
+        assert "no configuration found" in result.reason
+
+
+def test_an_initialise_that_never_answers_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.targets.mcp.START_TIMEOUT", 1.0)
+    (result,) = run(misbehaving("hang-init", timeout=1.0), tmp_path, "a")
+    assert result.verdict is Verdict.ERROR and "did not finish initialising within 1 s" in result.reason
+
+
+def test_a_command_that_does_not_exist_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    with Runner(McpTarget("mcp:/nonexistent/server --x")) as runner:
+        result = runner.run(scenario(write("a"), tmp_path))
+    assert result.verdict is Verdict.ERROR and "cannot start '/nonexistent/server'" in result.reason
+
+
+def test_stderr_noise_is_the_servers_business_and_stays_bounded(tmp_path: Path) -> None:
+    target = misbehaving("stderr", "--noise", "8")
+    noisy, quiet = run(target, tmp_path, "MISBEHAVE", "fine")
+    assert noisy.verdict is Verdict.PASS and quiet.verdict is Verdict.PASS, (noisy.reason, quiet.reason)
+
+
+def test_a_line_on_stdout_that_is_not_json_rpc_is_an_error(tmp_path: Path) -> None:
+    noisy, after = run(misbehaving("stdout"), tmp_path, "MISBEHAVE", "fine")
+    assert noisy.verdict is Verdict.ERROR and "not a JSON-RPC message" in noisy.reason
+    assert after.verdict is Verdict.PASS, after.reason
+
+
+def test_a_write_outside_the_workspace_is_an_escape(tmp_path: Path) -> None:
+    (escaped,) = run(misbehaving("escape"), tmp_path, "MISBEHAVE")
+    assert escaped.verdict is Verdict.FAIL and "escape" in escaped.reason and "canary.txt" in escaped.reason
+
+
+@pytest.mark.parametrize("mode, channel, code", [("is-error", "isError", None), ("rpc-error", "jsonrpc-error", -32002)])
+def test_both_error_channels_are_errors_and_named(mode: str, channel: str, code, tmp_path: Path) -> None:
+    target = misbehaving(mode)
+    with Runner(target) as runner:
+        result = runner.run(scenario(write("MISBEHAVE"), tmp_path))
+    (step,) = result.steps
+    assert step.error["code"] == code and step.extra["channel"] == channel
+    assert result.verdict is Verdict.FAIL  # the scenario expected success
+
+
+# -- tool maps ---------------------------------------------------------------------------------
+
+
+def test_a_profile_tool_the_server_does_not_offer_is_a_skip_with_the_reason(tmp_path: Path) -> None:
+    (result,) = run(misbehaving("none", "--tool", "write_file"), tmp_path, "a")
+    assert result.verdict is Verdict.SKIP
+    assert "does not offer tool write_text_file" in result.reason and "write_file" in result.reason
+
+
+def test_a_tool_map_renames_tools_and_arguments(tmp_path: Path) -> None:
+    target = misbehaving("none", "--tool", "write_file", "--arg", "content=text",
+                         tool_map=["write_text_file=write_file", "write_text_file.content=text"])
+    (result,) = run(target, tmp_path, "a")
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+def test_a_tool_map_file_in_either_shape(tmp_path: Path) -> None:
+    flat = tmp_path / "flat.yaml"
+    flat.write_text("write_text_file: write_file\nwrite_text_file.content: text\n")
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("write_text_file:\n  name: write_file\n  args: {content: text}\n")
+    for file in (flat, nested):
+        tools = ToolMap.parse([], file)
+        assert tools.tool("write_text_file") == "write_file"
+        assert tools.arguments("write_text_file", {"path": "/p", "content": "c"}) == {"path": "/p", "text": "c"}
+    assert ToolMap.parse(["write_text_file=other"], flat).tool("write_text_file") == "other"  # the CLI wins
+    target = misbehaving("none", "--tool", "write_file", "--arg", "content=text", tool_map_file=str(nested))
+    (result,) = run(target, tmp_path, "a")
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+@pytest.mark.parametrize("entry", ["write_text_file", "=x", "a.=b", "a="])
+def test_a_bad_tool_map_entry_is_bad_usage(entry: str) -> None:
+    with pytest.raises(ValueError):
+        ToolMap.parse([entry])
+
+
+def test_the_cli_hands_tool_maps_to_the_target(tmp_path: Path) -> None:
+    from harness.cli import build_parser, target_options
+    args = build_parser().parse_args(["run", "--target", "mcp:x", "--tool-map", "a=b", "--tool-map", "a.c=d",
+                                      "--tool-map-file", str(tmp_path / "m.yaml")])
+    options = target_options(args)
+    assert options["tool_map"] == ["a=b", "a.c=d"] and options["tool_map_file"] == tmp_path / "m.yaml"
+
+
+def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
+    target = misbehaving("none", "--tool", "write_file")
+    try:
+        target.start()
+        session = target.open("mcp-write-text-file", tmp_path, {})
+        with pytest.raises(Unsupported, match="does not offer tool write_text_file"):
+            session.call("write_text_file", {"path": f"{tmp_path}/a", "content": ""})
+    finally:
+        target.stop()
+
+
+def test_stop_ends_the_server(tmp_path: Path) -> None:
+    target = misbehaving()
+    target.start()
+    connection = target._connection
+    target.stop()
+    assert not connection.alive
+    with pytest.raises(TargetError):
+        McpTarget("mcp:/nonexistent/x").start()
+
+
+# -- a real server no one here wrote -----------------------------------------------------------
+
+
+@pytest.mark.skipif(not FILESYSTEM.is_file() or shutil.which("node") is None,
+                    reason="the official filesystem server is not installed (make tools/mcp-filesystem/node_modules)")
+def test_the_official_filesystem_server_ends_every_write_text_file_scenario_in_a_verdict() -> None:
+    found = catalog.load([catalog.builtin_dir()])
+    scenarios = found.select(profiles=["mcp-write-text-file"])
+    target = make_target(f"mcp:node {FILESYSTEM} {{workspace}}", timeout=10.0, tool_map=["write_text_file=write_file"])
+    with Runner(target) as runner:
+        results = [runner.run(s) for s in scenarios]
+    errors = [f"{r.scenario.id}: {r.reason}" for r in results if r.verdict is Verdict.ERROR]
+    assert not errors, "\n".join(errors)
+    channels = {step.extra.get("channel") for r in results for step in r.steps if step.kind == "call"}
+    assert "jsonrpc-error" not in channels  # it reports failures with isError, not seed 003's JSON-RPC errors
+    assert {"isError", "result"} <= channels
