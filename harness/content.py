@@ -34,7 +34,12 @@ def to_bytes(spec: Any) -> bytes:
 
 def check(spec: Any) -> None:
     """Raises ValueError (or LookupError) when a content spec cannot make bytes; never builds them."""
+    if not isinstance(spec, (str, dict)) or (isinstance(spec, dict) and not (
+            set(spec) & {"text", "base64", "hex", "lines", "pattern"})):
+        raise ValueError(f"not a content spec: {spec!r}")
     if isinstance(spec, dict):
+        if "pattern" in spec and not isinstance(spec.get("size"), int):
+            raise ValueError("a pattern needs an integer size")
         if "encoding" in spec:
             codecs.lookup(spec["encoding"])
             spec["text"].encode(spec["encoding"])

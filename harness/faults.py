@@ -34,6 +34,8 @@ def apply(fs: Any, given: dict[str, Any], root: Path) -> None:
     if read_only:
         _make_read_only(fs, read_only)
     if "disk_free" in given:
+        # pyfakefs counts usage only once a total is set: set a large one, then read what is used.
+        fs.set_disk_usage(1 << 40, str(root))
         used = fs.get_disk_usage(str(root)).used
         fs.set_disk_usage(used + given["disk_free"], str(root))
 

@@ -22,7 +22,7 @@ import yaml
 from harness.content import check as check_content
 from harness.matchers import MATCHER_NAMES
 from harness.model import PROFILE_TOOLS, Action, Call, Scenario
-from harness.placeholders import placeholders_in
+from harness.placeholders import placeholders_in, step_reference
 
 KNOWN_PLACEHOLDERS = frozenset({"workspace"})
 
@@ -181,9 +181,15 @@ def _semantic_problems(document: dict[str, Any]) -> _ErrorList:
                         f"unknown tool {step['tool']!r} for profile {document['profile']} "
                         f"(tools: {', '.join(tools)})", False))
         for key in ("args", "expect", "target"):
-            unknown = placeholders_in(step.get(key)) - KNOWN_PLACEHOLDERS
-            if unknown:
-                out.append((["steps", index, key], f"unknown placeholder(s) {sorted(unknown)}", False))
+            for name in sorted(placeholders_in(step.get(key)) - KNOWN_PLACEHOLDERS):
+                problem = _placeholder_problem(name, index, document["steps"], allow_steps=key != "target")
+                if problem:
+                    out.append((["steps", index, key], problem, False))
+        for field_path, spec in _arg_contents(step.get("args"), ["steps", index, "args"]):
+            try:
+                check_content(spec)
+            except (ValueError, LookupError, TypeError) as exc:
+                out.append((field_path, f"invalid $content: {exc}", False))
         if "answers" in step and not document.get("open_question"):
             out.append((["steps", index, "answers"], "`answers` only applies to an open_question scenario", True))
     for field_path, spec in _content_specs(document):
@@ -204,6 +210,32 @@ def _semantic_problems(document: dict[str, Any]) -> _ErrorList:
             if key in document.get("given", {}):
                 out.append((["given", key], f"given.{key} needs `requires: [{need}]`", True))
     return out
+
+
+def _placeholder_problem(name: str, index: int, steps: list[dict[str, Any]], allow_steps: bool) -> str | None:
+    """Returns what is wrong with a placeholder used in step ``index`` (0-based), or None."""
+    number = step_reference(name)
+    if number is None:
+        return f"unknown placeholder ${{{name}}} (known: workspace, stepN.output|error|events...)"
+    if not allow_steps:
+        return f"${{{name}}}: step results cannot be used here"
+    if not 1 <= number <= index:
+        return f"${{{name}}} refers to step {number}, but only steps 1..{index} come before this one"
+    if "tool" not in steps[number - 1]:
+        return f"${{{name}}} refers to step {number}, which is an action, not a call"
+    return None
+
+
+def _arg_contents(value: Any, path: list[Any]) -> Iterator[tuple[list[Any], Any]]:
+    if isinstance(value, dict):
+        if len(value) == 1 and "$content" in value:
+            yield path, value["$content"]
+            return
+        for key, item in value.items():
+            yield from _arg_contents(item, path + [key])
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            yield from _arg_contents(item, path + [position])
 
 
 def _content_specs(document: dict[str, Any]) -> Iterator[tuple[list[Any], Any]]:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 from harness import faults
 from harness.matchers import MISSING, Mismatch, match
 from harness.model import Action, Call, Result, Scenario, StepRecord, Verdict
-from harness.placeholders import substitute
+from harness.placeholders import UnknownPlaceholder, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Workspace
 
@@ -148,7 +148,13 @@ class Runner:
                 except TargetError as exc:
                     return f"step {index + 1}: the target broke before the action: {exc}"
             else:
-                args = substitute(step.args, names)
+                lookup = _step_lookup(result)
+                try:
+                    args = substitute(step.args, names, steps=lookup, in_args=True)
+                    expect = substitute(step.expect, names, steps=lookup) if step.expect else None
+                except (UnknownPlaceholder, UnicodeDecodeError) as exc:
+                    result.steps.append(StepRecord(index, "call", step.tool, dict(step.args), label=step.name))
+                    return f"step {index + 1} ({step.tool}): cannot build the call: {exc}"
                 record = StepRecord(index, "call", step.tool, args, label=step.name)
                 result.steps.append(record)
                 try:
@@ -160,8 +166,8 @@ class Runner:
                     return f"step {index + 1} ({step.tool}) unsupported: {exc}"
                 record.output, record.error = observed.output, observed.error
                 record.events, record.extra = observed.events, observed.extra
-                if step.expect:
-                    record.failures += check_call(substitute(step.expect, names), observed)
+                if expect:
+                    record.failures += check_call(expect, observed)
                 if step.then:
                     record.failures += workspace.check(substitute(step.then, names), names)
             if self.record_states:
@@ -204,6 +210,18 @@ def _verdict(scenario: Scenario, result: Result, error: str | None) -> tuple[Ver
     if scenario.open_question:
         return Verdict.RECORDED, "open question: observation recorded"
     return Verdict.PASS, ""
+
+
+def _step_lookup(result: Result):
+    """Returns how ``${stepN.output...}`` finds what an earlier call returned."""
+    def lookup(number: int, field: str) -> Any:
+        record = result.steps[number - 1]
+        if field == "output" and record.error is not None:
+            raise UnknownPlaceholder(f"step {number} failed, so it has no output (error: {record.error})")
+        if field == "error" and record.error is None:
+            raise UnknownPlaceholder(f"step {number} succeeded, so it has no error")
+        return {"output": record.output, "error": record.error, "events": record.events}[field]
+    return lookup
 
 
 def _action_args(step: Action) -> dict[str, Any]:

@@ -155,3 +155,18 @@ def test_selection_uses_pytest_k_expressions(tmp_path):
     assert [s.id for s in cat.select(keyword="not edit")] == ["claude-code/read/example"]
     assert len(cat.select(keyword="read or edit")) == 2
     assert cat.select(profiles=["gemini-safe-patch"]) == []
+
+
+def test_a_step_reference_must_point_at_an_earlier_call(tmp_path):
+    later = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: "${step2.output}"')
+    (problem,) = problems_of(write(tmp_path, later))
+    assert "refers to step 2, but only steps 1..0 come before" in problem.message
+    action = GOOD.replace("then:", "  - tool: Read\n    args: {file_path: \"${step2.output}\"}\nthen:")
+    (problem,) = problems_of(write(tmp_path, action, "b.yaml"))
+    assert "step 2, which is an action" in problem.message
+
+
+def test_an_invalid_content_spec_in_args_is_rejected(tmp_path):
+    bad = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: {$content: {pattern: "x"}}')
+    (problem,) = problems_of(write(tmp_path, bad))
+    assert "$content" in problem.message and problem.field == "steps[0].args.file_path"

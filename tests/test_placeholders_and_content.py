@@ -51,3 +51,30 @@ def test_content_specs(spec, data):
 
 def test_a_generated_mebibyte_is_exact():
     assert len(to_bytes({"pattern": "x", "size": 1 << 20})) == 1 << 20
+
+
+def steps_returning(**fields):
+    return lambda number, field: fields[f"{field}{number}"]
+
+
+def test_a_step_reference_that_is_the_whole_string_keeps_its_type():
+    lookup = steps_returning(output1={"version": 3, "sha256": "ab"})
+    assert substitute({"v": "${step1.output.version}"}, NAMES, steps=lookup) == {"v": 3}
+    assert substitute("v${step1.output.version}", NAMES, steps=lookup) == "v3"
+    assert substitute({"h": "${step1.output.sha256}"}, NAMES, steps=lookup) == {"h": "ab"}
+
+
+def test_a_step_reference_walks_lists_and_is_escaped_in_regexes():
+    lookup = steps_returning(events2=[{"id": "call.1"}])
+    assert substitute({"$regex": "^${step2.events[0].id}$"}, NAMES, steps=lookup) == {"$regex": r"^call\.1$"}
+
+
+def test_a_step_reference_to_a_missing_field_says_so():
+    with pytest.raises(UnknownPlaceholder, match="has no sha256"):
+        substitute("${step1.output.sha256}", NAMES, steps=steps_returning(output1={"version": 1}))
+
+
+def test_a_content_spec_in_args_becomes_text_and_only_in_args():
+    spec = {"content": {"$content": {"pattern": "ab", "size": 5}}}
+    assert substitute(spec, NAMES, in_args=True) == {"content": "ababa"}
+    assert substitute(spec, NAMES) == spec

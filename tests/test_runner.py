@@ -211,3 +211,89 @@ steps:
     assert result.verdict is Verdict.PASS, result.reason
     assert outcomes == ["EROFS", "EACCES", "ENOSPC"]
     assert not os.path.exists(target.workspaces[0])
+
+
+def test_disk_free_is_the_free_space_whatever_the_workspace_holds(scenario_from):
+    text = """\
+id: mcp-write-text-file/faults/free
+profile: mcp-write-text-file
+title: t
+source: test
+requires: [disk-full]
+given:
+  files: {big.txt: {pattern: "x", size: 5000}}
+  disk_free: 10
+steps:
+  - tool: write_text_file
+    args: {path: "${workspace}/a.txt", content: "x"}
+"""
+    outcomes = []
+
+    def write(workspace: Path, args):
+        for name, size in (("fits.txt", 10), ("too-big.txt", 11)):
+            try:
+                (workspace / name).write_bytes(b"x" * size)
+                outcomes.append("written")
+                (workspace / name).unlink()  # deleting frees the space again
+            except OSError as exc:
+                outcomes.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": write}, realises=frozenset({"disk-full"}), in_process=True)
+    result, _ = run(scenario_from(text), target)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert outcomes == ["written", "ENOSPC"]
+
+
+def test_a_later_call_can_use_what_an_earlier_call_returned(scenario_from):
+    text = """\
+id: gemini-safe-patch/t/chain
+profile: gemini-safe-patch
+title: t
+source: test
+steps:
+  - tool: read_file
+    args: {file_path: "${workspace}/a.txt"}
+  - tool: safe_patch
+    args: {file_path: "${workspace}/a.txt", unified_diff: "", base_content_sha256: "${step1.output.sha256}"}
+    expect:
+      output: {version: "${step1.output.version}"}
+"""
+    target = ScriptedTarget({"read_file": CallResult(output={"sha256": "abc", "version": 7}),
+                             "safe_patch": CallResult(output={"version": 7})})
+    result, _ = run(scenario_from(text), target)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert target.calls[1][1]["base_content_sha256"] == "abc"
+
+
+def test_a_reference_to_a_failed_call_is_an_error_naming_it(scenario_from):
+    text = """\
+id: gemini-safe-patch/t/chain-broken
+profile: gemini-safe-patch
+title: t
+source: test
+steps:
+  - tool: read_file
+    args: {file_path: "${workspace}/a.txt"}
+  - tool: safe_patch
+    args: {file_path: "x", unified_diff: "", base_content_sha256: "${step1.output.sha256}"}
+"""
+    target = ScriptedTarget({"read_file": CallResult(error={"code": "ENOENT", "message": "missing"})})
+    result, _ = run(scenario_from(text), target)
+    assert result.verdict is Verdict.ERROR and "step 1 failed, so it has no output" in result.reason
+
+
+def test_generated_content_reaches_the_target_as_text(scenario_from):
+    text = """\
+id: mcp-write-text-file/t/big
+profile: mcp-write-text-file
+title: t
+source: test
+steps:
+  - tool: write_text_file
+    args: {path: "${workspace}/big.txt", content: {$content: {pattern: "0123456789", size: 1048576}}}
+"""
+    target = ScriptedTarget()
+    run(scenario_from(text), target)
+    content = target.calls[0][1]["content"]
+    assert isinstance(content, str) and len(content) == 1048576 and content.startswith("0123")
