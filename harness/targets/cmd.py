@@ -231,12 +231,20 @@ class CmdTarget(Target):
         if self.sandbox:
             self._retire(self._channel)
             self._channel = self._spawn_and_greet(workspace)
-        elif self._channel is None or not self._channel.alive:
+        elif self._channel is None or not self._channel.alive or self._channel.proc.poll() is not None:
+            self._retire(self._channel)  # it died between scenarios: reap it, start afresh
             self._channel = self._spawn_and_greet()
         self._sessions += 1
         name = f"s{self._sessions}"
         message = {"op": "open", "session": name, "profile": profile, "workspace": str(workspace), "options": options or {}}
-        self._request(self._channel, message, "open")
+        try:
+            self._request(self._channel, message, "open")
+        except TargetError as exc:
+            if getattr(exc, "kind", None) != "exited" or self.sandbox:
+                raise
+            # It was on its way out when the scenario began (died after its last answer): once more, afresh.
+            self._channel = self._spawn_and_greet()
+            self._request(self._channel, message, "open")
         session = CmdSession(self, self._channel, name)
         session.workspace = workspace
         return session
@@ -310,7 +318,9 @@ class CmdTarget(Target):
         try:
             line = channel.exchange(_encode(message), self.timeout)
         except ChannelError as exc:
-            raise TargetError(f"the candidate {exc} ({what})", detail=channel.tail()) from None
+            error = TargetError(f"the candidate {exc} ({what})", detail=channel.tail())
+            error.kind = exc.kind  # type: ignore[attr-defined]
+            raise error from None
         try:
             response = json.loads(line)
         except ValueError:

@@ -12,6 +12,7 @@ scenario to pass) and misbehaves in one way, chosen by ``--mode``:
   ``not-protocol`` (a JSON object that is no response), ``log`` (log lines on stdout before the
   answer), ``extra-line`` (a second line after the answer), ``huge`` (a 50 MiB line),
   ``adapter-fails`` (``ok: false``), ``escape`` (also writes a file beside the workspace);
+- between scenarios: ``exit-after-close`` (answers ``close``, then exits);
 - ``none``: no misbehaviour at all.
 
 Everything it does goes to stderr too, so tests can check that its tail reaches the verdict.
@@ -135,6 +136,9 @@ def main() -> None:
         elif op == "close":
             sessions.pop(request["session"], None)
             send({"ok": True})
+            if mode == "exit-after-close":
+                log("exiting between scenarios")
+                return
         elif op == "bye":
             send({"ok": True})
             return

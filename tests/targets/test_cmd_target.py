@@ -165,6 +165,11 @@ def test_a_crash_mid_call_names_the_exit_code_and_the_stderr_tail(tmp_path: Path
     assert after.verdict is Verdict.PASS  # restarted for the next scenario
 
 
+def test_a_process_that_died_between_scenarios_is_restarted_before_the_next(tmp_path: Path) -> None:
+    results = run(misbehaving("exit-after-close"), tmp_path, "a", "b", "c")
+    assert [r.verdict for r in results] == [Verdict.PASS] * 3, [r.reason for r in results]
+
+
 def test_an_exit_before_hello_names_the_exit_code_and_the_stderr_tail(tmp_path: Path) -> None:
     target = misbehaving("exit-before-hello")
     with pytest.raises(TargetError) as caught:
