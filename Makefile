@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint coverage bench sandbox-tools capture-claude-code clean
+.PHONY: run test lint coverage bench sandbox-tools capture-claude-code capture-mcp-filesystem clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,7 @@ lint: $(STAMP)
 ## bench: the whole catalog in-process and through cmd:, their ratio and the per-call overhead
 bench: $(STAMP)
 	$(BIN)/python -m harness.bench
+	$(BIN)/python -m harness.targets.mcp_bench
 
 ## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu; needs root)
 sandbox-tools:
@@ -49,6 +50,23 @@ capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
 	mkdir -p .harness
 	$(BIN)/harness run --target claude-code --profile claude-code --json .harness/capture-claude-code.json; \
 	  status=$$?; test $$status -le 1
+
+## capture-mcp-filesystem: install the pinned official MCP filesystem server (locally) and run the
+## mcp-write-text-file catalog through it, snapshots updated (divergences: docs/mcp-filesystem-divergences.md)
+MCP_FILESYSTEM_STAMP := tools/mcp-filesystem/node_modules/.installed
+MCP_FILESYSTEM := tools/mcp-filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+$(MCP_FILESYSTEM_STAMP): tools/mcp-filesystem/package.json tools/mcp-filesystem/package-lock.json
+	npm ci --prefix tools/mcp-filesystem --no-audit --no-fund
+	touch $@
+
+# {workspace}: one server per scenario, its workspace as the allowed directory. Exit 1 (the server
+# disagrees with seed 003) is a finding, not a broken capture; an error verdict fails it.
+capture-mcp-filesystem: $(STAMP) $(MCP_FILESYSTEM_STAMP)
+	mkdir -p .harness
+	$(BIN)/harness run --profile mcp-write-text-file --target 'mcp:node $(MCP_FILESYSTEM) {workspace}' \
+	  --tool-map write_text_file=write_file --snapshot-update --json .harness/capture-mcp-filesystem.json; \
+	  status=$$?; test $$status -le 1
+	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-mcp-filesystem.json'))['results'] if r['verdict'] == 'error']; sys.exit(f'error verdicts: {bad}' if bad else 0)"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,85 @@
+"""What MCP costs: the catalog in-process and through ``mcp:``, and the latency of one call.
+
+``python -m harness.targets.mcp_bench`` (part of ``make bench``, after the cmd: figures of
+``harness/bench.py``) prints:
+
+catalog
+    the whole catalog (scenarios requiring conditions left out, as in ``harness/bench.py``) on the
+    in-process reference and on ``mcp:python -m reference_impl.mcp_server`` (one server for the
+    run), best of ``--repeat``; their ratio, the server's start-up (spawn, initialize, tools/list)
+    and the end-to-end cost per call, (mcp: time - in-process time) / calls.
+per-call latency
+    the median and 95th percentile of ``--calls`` consecutive ``write_text_file`` calls on one
+    session, in-process and through MCP: the SDK's client and server, JSON-RPC over two pipes and
+    an event loop hop each way.
+
+It prints figures and never fails on a slow machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from harness import catalog
+from harness.bench import count_calls, time_catalog
+from harness.targets.mcp import McpTarget
+from harness.targets.reference import ReferenceTarget
+
+REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
+
+
+def call_latencies(target, calls: int) -> list[float]:
+    """Returns the seconds of ``calls`` write_text_file calls on one session of ``target``."""
+    target.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="harness-bench-") as root:
+            session = target.open("mcp-write-text-file", Path(root), {})
+            out = []
+            for n in range(calls):
+                args = {"path": f"{root}/f{n % 16}.txt", "content": "line\n" * 20}
+                started = time.perf_counter()
+                session.call("write_text_file", args)
+                out.append(time.perf_counter() - started)
+            session.close()
+            return out
+    finally:
+        target.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prints the figures; returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m harness.targets.mcp_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="catalog runs of each target; the best counts (default 3)")
+    parser.add_argument("--calls", type=int, default=500, help="calls for the latency figures (default 500)")
+    parser.add_argument("--target", default=REFERENCE_MCP, help=f"the mcp: target to compare (default {REFERENCE_MCP})")
+    args = parser.parse_args(argv)
+
+    cat = catalog.load([catalog.builtin_dir()])
+    scenarios = [s for s in cat.scenarios if not s.requires]
+    calls = count_calls(scenarios)
+    local_best = remote_best = remote_start = float("inf")
+    for _ in range(max(1, args.repeat)):
+        local_best = min(local_best, time_catalog(ReferenceTarget("reference"), scenarios)[1])
+        startup, seconds, _ = time_catalog(McpTarget(args.target), scenarios)
+        remote_best, remote_start = min(remote_best, seconds), min(remote_start, startup)
+    local = call_latencies(ReferenceTarget("reference"), args.calls)
+    remote = call_latencies(McpTarget(args.target), args.calls)
+
+    print(f"mcp: catalog {len(scenarios)} scenarios, {calls} tool calls; best of {args.repeat}")
+    print(f"  in-process          {local_best * 1000:9.1f} ms")
+    print(f"  mcp:                {remote_best * 1000:9.1f} ms   (+ {remote_start * 1000:.0f} ms to start the server once)")
+    print(f"  ratio mcp:/in-process          {remote_best / local_best:6.2f}x")
+    print(f"  end-to-end cost per call    {(remote_best - local_best) / calls * 1e6:8.1f} us")
+    print(f"mcp: per-call latency, write_text_file x {args.calls}")
+    for name, values in (("in-process", local), ("mcp:", remote)):
+        p95 = statistics.quantiles(values, n=20)[-1]
+        print(f"  {name:<12} median {statistics.median(values) * 1e6:8.1f} us   p95 {p95 * 1e6:8.1f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
