@@ -97,10 +97,13 @@ class Runner:
         info = self.info
         if info and info.profiles and scenario.profile not in info.profiles:
             return f"target {info.name} does not offer profile {scenario.profile}"
+        reason = self.target.skip_reason(scenario)  # the target knows best why (and what would help)
+        if reason:
+            return reason
         missing = [need for need in scenario.requires if need not in self.target.realises]
         if missing:
             return f"target {self.target.spec} cannot realise {', '.join(missing)} (e.g. it runs as root)"
-        return self.target.skip_reason(scenario)
+        return None
 
     @staticmethod
     def _names(workspace: Workspace) -> dict[str, str]:
