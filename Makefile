@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint coverage bench sandbox-tools capture-claude-code capture-mcp-filesystem clean
+.PHONY: run test lint coverage bench sandbox-tools capture-claude-code capture-mcp-filesystem report-screenshot clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,19 @@ capture-mcp-filesystem: $(STAMP) $(MCP_FILESYSTEM_STAMP)
 	  --tool-map write_text_file=write_file --snapshot-update --json .harness/capture-mcp-filesystem.json; \
 	  status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-mcp-filesystem.json'))['results'] if r['verdict'] == 'error']; sys.exit(f'error verdicts: {bad}' if bad else 0)"
+
+## report-screenshot: the HTML report in headless Chromium (installs Debian's chromium if missing):
+## the browser tests, then docs/report.png (the reference against a deliberately limited cmd: adapter)
+DEMO_TARGET := cmd:python tests/adapters/misbehaving.py --mode none
+report-screenshot: $(STAMP)
+	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	$(BIN)/python -m pytest -q tests/test_report_browser.py
+	mkdir -p build
+	$(BIN)/harness run -q --profile claude-code --no-snapshots --json build/reference.json; test $$? -le 1
+	$(BIN)/harness report build/reference.json '$(DEMO_TARGET)' --profile claude-code -q \
+	  --title 'File-tool conformance: claude-code' --html build/report.html
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1100 \
+	  --screenshot=docs/report.png 'file://$(CURDIR)/build/report.html'
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

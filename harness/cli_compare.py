@@ -56,6 +56,7 @@ def _load(args: argparse.Namespace, names: list[str], console: Console) -> tuple
     cat = catalog_mod.load(directories)
     scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
     wanted = {s.id for s in scenarios}
+    known = {s.id for s in cat.scenarios}
     loaded = []
     for name in names:
         try:
@@ -64,41 +65,48 @@ def _load(args: argparse.Namespace, names: list[str], console: Console) -> tuple
             console.print(f"[red]error:[/red] {escape(str(exc))}")
             return None
         if args.profile or args.keyword:  # a selection narrows reports and folders too
-            source.observations = {k: v for k, v in source.observations.items() if k in wanted}
+            source.observations = {k: v for k, v in source.observations.items()
+                                   if k in wanted or (k not in known and _selected(args, v))}
         loaded.append(source)
     sources.unique_labels(loaded)
     return loaded, {s.id: s for s in cat.scenarios}
+
+
+def _selected(args: argparse.Namespace, obs: Any) -> bool:
+    """Returns True when a scenario the catalog does not know still fits the selection (by profile)."""
+    return not args.keyword and (not args.profile or obs.profile in args.profile)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Prints where two sources' recorded behaviours differ; returns 1 when they do."""
     from harness import snapshot as snap
     from harness.report.matrix import print_diff
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     loaded = _load(args, [args.a, args.b], console)
     if loaded is None:
         return EXIT_USAGE
     (a, b), _ = loaded
-    texts_a, texts_b = a.texts(), b.texts()
+    recorded_a, recorded_b = a.recorded(), b.recorded()
     differing, only_a, only_b = [], [], []
-    for scenario_id in sorted(set(texts_a) | set(texts_b)):
-        old, new = texts_a.get(scenario_id), texts_b.get(scenario_id)
+    for scenario_id in sorted(set(recorded_a) | set(recorded_b)):
+        old, new = recorded_a.get(scenario_id), recorded_b.get(scenario_id)
         if old is None:
             only_b.append(scenario_id)
         elif new is None:
             only_a.append(scenario_id)
-        elif snap.body(old) != snap.body(new):
+        elif not old.same_behaviour(new):
             differing.append(scenario_id)
             console.print(f"\n[bold yellow]DIFFERS[/bold yellow] [bold]{escape(scenario_id)}[/bold]")
             if not args.quiet:
-                print_diff(console, snap.unified_diff(old, new, f"{a.label}/{scenario_id}", f"{b.label}/{scenario_id}"))
+                print_diff(console, snap.unified_diff(old.text or "", new.text or "", f"{a.label}/{scenario_id}",
+                                                      f"{b.label}/{scenario_id}"))
     for label, other, ids in ((a.label, b, only_a), (b.label, a, only_b)):
         for scenario_id in ids:
             obs = other.observations.get(scenario_id)
             why = f"{obs.verdict}: {obs.reason}" if obs is not None and obs.verdict else "absent"
             console.print(f"[bold cyan]ONLY IN[/bold cyan] {escape(label)}: {escape(scenario_id)} "
                           f"[dim](other side: {escape(why.splitlines()[0][:160])})[/dim]")
-    same = len(set(texts_a) & set(texts_b)) - len(differing)
+    same = len(set(recorded_a) & set(recorded_b)) - len(differing)
     console.print(f"\n{escape(a.label)} vs {escape(b.label)}: {len(differing)} differ, {same} same, "
                   f"{len(only_a)} only in {escape(a.label)}, {len(only_b)} only in {escape(b.label)}")
     return EXIT_DIFFERENT if differing or only_a or only_b else EXIT_OK
@@ -107,7 +115,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Builds the matrix over the sources; prints it and writes the asked formats."""
     from harness.report import matrix as matrix_mod
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     loaded = _load(args, list(args.sources), console)
     if loaded is None:
         return EXIT_USAGE

@@ -3,7 +3,8 @@
 - Snapshots (harness/snapshot.py): compare each observation with the stored snapshot of the target
   and report a changed one as a divergence with a unified diff; ``--snapshot-update`` writes them
   instead; ``--no-snapshots`` skips both. Stored snapshots that no scenario of the catalog matches
-  are listed (and removed by an unfiltered ``--snapshot-update``).
+  are listed, and removed by ``--snapshot-update`` when the run covers the whole catalog (built-in
+  included, no ``--profile`` or ``-k``, no invalid file).
 - A baseline of known failures (harness/baseline.py): ``--baseline FILE`` judges the verdicts,
   ``--write-baseline FILE`` writes one.
 - The Markdown and HTML reports of this run (harness/report/markdown.py, html.py).
@@ -24,6 +25,8 @@ from rich.markup import escape
 
 from harness.model import Result, Verdict
 
+ORPHANS_SHOWN = 20
+
 
 def add_options(run: argparse.ArgumentParser) -> None:
     """Adds the snapshot, baseline and report-format options of ``run``."""
@@ -41,8 +44,9 @@ def add_options(run: argparse.ArgumentParser) -> None:
 
 
 def records_states(args: argparse.Namespace) -> bool:
-    """Returns True when the run must keep the workspace after every step (for snapshots)."""
-    return not args.no_snapshots or args.snapshot_update
+    """Returns True: every run keeps the workspace after each step, so that its JSON report and its
+    snapshots record the same behaviour (``harness diff`` compares either), ``--no-snapshots`` or not."""
+    return True
 
 
 def usage_error(args: argparse.Namespace) -> str | None:
@@ -57,6 +61,8 @@ def usage_error(args: argparse.Namespace) -> str | None:
 def finish(args: argparse.Namespace, console: Console, catalog: Any, results: list[Result],
            target: Any, info: Any, seconds: float) -> bool:
     """Runs the after-run steps; returns True when the run failed (see the module docstring)."""
+    console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
+                      force_terminal=console.is_terminal, no_color=console.no_color)
     real = [result for result in results if not result.id.startswith("<invalid>")]
     failed = _judge_verdicts(args, console, real)
     if not args.no_snapshots or args.snapshot_update:
@@ -96,7 +102,8 @@ def _snapshots(args: argparse.Namespace, console: Console, catalog: Any, results
     from harness.report.matrix import print_diff
     root = args.snapshots or snap.default_root()
     store = snap.SnapshotStore(root, target.slug)
-    unfiltered = not args.profile and not args.keyword and not catalog.problems
+    # Removing orphans needs the whole known catalog: no selection, no broken file, the built-in included.
+    unfiltered = not args.profile and not args.keyword and not catalog.problems and not args.no_builtin
     outcome = snap.check(store, (r.as_dict() for r in results), (s.id for s in catalog.scenarios),
                          update=args.snapshot_update, prune=unfiltered)
     for scenario_id, diff in outcome.diverged.items():
@@ -115,10 +122,12 @@ def _snapshots(args: argparse.Namespace, console: Console, catalog: Any, results
         console.print(f"snapshots {where}: " + ", ".join(parts) + f" in {outcome.seconds:.2f}s", highlight=False)
     kept = [o for o in outcome.orphans if o not in outcome.removed]
     if kept:
-        console.print(f"[yellow]{len(kept)} snapshot(s) no scenario matches[/yellow] (an unfiltered "
-                      "--snapshot-update removes them):")
-        for scenario_id in kept:
+        console.print(f"[yellow]{len(kept)} snapshot(s) no scenario matches[/yellow] (a --snapshot-update "
+                      "of the whole catalog removes them):")
+        for scenario_id in kept[:ORPHANS_SHOWN]:
             console.print(f"  {escape(store.path(scenario_id).as_posix())}", highlight=False)
+        if len(kept) > ORPHANS_SHOWN:
+            console.print(f"  ... and {len(kept) - ORPHANS_SHOWN} more", highlight=False)
     return outcome.failed and not args.snapshot_update
 
 

@@ -215,9 +215,18 @@ def serialise(result: Mapping[str, Any]) -> str:
     return render(document(result))
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading may use libyaml; writing never does (stability)
+METADATA = ("scenario", "profile", "title", "source", "open_question")
+
+
 def parse(text: str) -> dict[str, Any]:
     """Returns the document of a snapshot file's text."""
-    return yaml.safe_load(text) or {}
+    return yaml.load(text, Loader=_LOADER) or {}
+
+
+def behaviour(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns the behaviour part of a document: everything but the scenario's own words (see ``body``)."""
+    return {key: value for key, value in doc.items() if key not in METADATA}
 
 
 def body(text: str) -> str:

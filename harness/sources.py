@@ -9,7 +9,7 @@ A *source* is one of:
 - a target spec (``reference``, ``cmd:...``, ...; anything that is not an existing path): the
   selected scenarios are run on it now.
 
-Every source becomes the same thing: one observation per scenario id, with the snapshot text of
+Every source becomes the same thing: one observation per scenario id, with the snapshot document of
 that observation (harness/snapshot.py), so any two sources compare the same way.
 """
 
@@ -25,7 +25,11 @@ from harness import snapshot as snap
 
 @dataclass
 class Observation:
-    """One scenario on one source: its verdict (None for a snapshot folder) and recorded behaviour."""
+    """One scenario on one source: its verdict (None for a snapshot folder) and recorded behaviour.
+
+    The behaviour is held as a snapshot document (``doc``) or as a snapshot file's text (``raw``);
+    each is derived from the other only when asked for, since YAML costs time on a whole catalog.
+    """
 
     id: str
     profile: str
@@ -35,12 +39,31 @@ class Observation:
     verdict: str | None = None
     reason: str = ""
     failures: list[dict[str, Any]] = field(default_factory=list)  # (where, mismatch) as mappings
-    text: str | None = None  # the snapshot text; None when nothing stable was observed (skip, error)
+    doc: dict[str, Any] | None = None  # the snapshot document; None when nothing stable was observed
+    raw: str | None = None  # the snapshot text as stored, for a snapshot folder
+
+    @property
+    def recorded(self) -> bool:
+        """Returns True when there is a stable observation (not a skip or an error)."""
+        return self.doc is not None or self.raw is not None
 
     @property
     def document(self) -> dict[str, Any] | None:
-        """Returns the parsed snapshot document, or None."""
-        return snap.parse(self.text) if self.text is not None else None
+        """Returns the snapshot document, or None."""
+        if self.doc is None and self.raw is not None:
+            self.doc = snap.parse(self.raw)
+        return self.doc
+
+    @property
+    def text(self) -> str | None:
+        """Returns the snapshot text, or None."""
+        if self.raw is None and self.doc is not None:
+            self.raw = snap.render(self.doc)
+        return self.raw
+
+    def same_behaviour(self, other: "Observation") -> bool:
+        """Returns True when both recorded the same behaviour (the scenario's words aside)."""
+        return snap.behaviour(self.document or {}) == snap.behaviour(other.document or {})
 
 
 @dataclass
@@ -53,9 +76,9 @@ class Source:
     target: dict[str, Any] = field(default_factory=dict)  # name, version, spec when known
     observations: dict[str, Observation] = field(default_factory=dict)
 
-    def texts(self) -> dict[str, str]:
-        """Returns scenario id -> snapshot text, for the scenarios with a stable observation."""
-        return {key: obs.text for key, obs in self.observations.items() if obs.text is not None}
+    def recorded(self) -> dict[str, Observation]:
+        """Returns scenario id -> observation, for the scenarios with a stable observation."""
+        return {key: obs for key, obs in self.observations.items() if obs.recorded}
 
 
 def observation(result: dict[str, Any]) -> Observation:
@@ -67,7 +90,7 @@ def observation(result: dict[str, Any]) -> Observation:
         id=result["id"], profile=result.get("profile", ""), title=result.get("title", ""),
         source=result.get("source", ""), open_question=result.get("open_question"),
         verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
-        text=snap.serialise(result) if snap.is_recordable(result) else None)
+        doc=snap.document(result) if snap.is_recordable(result) else None)
 
 
 def _where(index: int, step: dict[str, Any]) -> str:
@@ -100,7 +123,7 @@ def from_folder(folder: Path) -> Source:
         key = str(doc.get("scenario") or scenario_id)
         source.observations[key] = Observation(
             id=key, profile=str(doc.get("profile", "")), title=str(doc.get("title", "")),
-            source=str(doc.get("source", "")), open_question=doc.get("open_question"), text=text)
+            source=str(doc.get("source", "")), open_question=doc.get("open_question"), doc=doc, raw=text)
     return source
 
 

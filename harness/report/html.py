@@ -4,6 +4,7 @@ It shows the matrix (scenarios grouped by profile and tool, against targets), fi
 by verdict, each failure's or difference's explanation and diff on demand (``<details>``, opened
 from the matrix cell that links to it), and the open questions with each target's answer side by
 side. The page works without JavaScript too: filters then do nothing, everything stays visible.
+Filters can be given in the link: ``report.html#profile=claude-code&verdict=fail,error``.
 """
 
 from __future__ import annotations
@@ -72,7 +73,17 @@ JS = """
       if(d){d.open=true;d.classList.remove('hidden');}
     });
   });
+  // A link may carry filters: report.html#profile=claude-code&verdict=fail,error
+  var hash=location.hash.slice(1);
+  if(hash.indexOf('=')>0){
+    hash.split('&').forEach(function(pair){
+      var kv=pair.split('='),key=kv[0],value=decodeURIComponent(kv[1]||'');
+      if(key==='profile')profile.value=value;
+      if(key==='verdict'){var on=value.split(',');boxes.forEach(function(b){b.checked=on.indexOf(b.value)>=0;});}
+    });
+  }
   apply();
+  document.body.setAttribute('data-ready','1');
 })();
 """
 

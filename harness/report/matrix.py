@@ -6,8 +6,8 @@ source has, ordered by profile, then by the tool the scenario is about (the call
 question, else its last call), then by id. A cell holds
 the verdict of that scenario on that source (``observed`` for a snapshot folder, which has no
 verdicts; ``absent`` when the source lacks the scenario). The first column is the base of
-comparison: a cell whose recorded behaviour (its snapshot text) differs from the first column's is
-marked as differing, with the unified diff. When one source holds a scenario id twice, the last
+comparison: a cell whose recorded behaviour (its snapshot document) differs from the first column's is
+marked as differing, with the unified diff of the two snapshot texts. When one source holds a scenario id twice, the last
 result counts. The Markdown, HTML and JSON forms (markdown.py, html.py, ``as_json``) all render this
 one model.
 """
@@ -124,17 +124,18 @@ def build(sources: list[Source], scenarios: dict[str, Any] | None = None) -> Mat
         scenario = scenarios.get(key)
         row = Row(id=key, profile=meta.profile, tool=_tool(scenario, first), title=meta.title or first.title,
                   source=meta.source or first.source, open_question=meta.open_question or first.open_question)
-        base_text = sources[0].observations[key].text if key in sources[0].observations else None
+        base_obs = sources[0].observations.get(key)
         for source in sources:
             obs = source.observations.get(key)
             if obs is None:
                 row.cells[source.label] = Cell("absent")
                 continue
             cell = Cell(obs.verdict or "observed", obs)
-            if source.label != base and base_text is not None and obs.text is not None \
-                    and snap.body(base_text) != snap.body(obs.text):
-                cell.diff = snap.unified_diff(base_text, obs.text, f"{base}/{key}", f"{source.label}/{key}")
-            if row.open_question and obs.text is not None:
+            if source.label != base and base_obs is not None and base_obs.recorded and obs.recorded \
+                    and not base_obs.same_behaviour(obs):
+                cell.diff = snap.unified_diff(base_obs.text or "", obs.text or "", f"{base}/{key}",
+                                              f"{source.label}/{key}")
+            if row.open_question and obs.recorded:
                 cell.answer = answer(obs, scenario)
             row.cells[source.label] = cell
         rows.append(row)

@@ -1,0 +1,77 @@
+"""Baselines of known failures: listed failures pass, unlisted fail, listed passes fail as stale."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from harness import baseline
+from harness.cli import main
+from tests.test_cli import GOOD, WRONG, folder, put  # noqa: F401  (fixture)
+
+
+def test_apply_sorts_results_into_known_new_stale_and_not_run():
+    known = baseline.Baseline({"a": "r", "b": "r", "c": "r", "d": "r"})
+    outcome = baseline.apply(known, {"a": "fail", "b": "pass", "c": "skip", "x": "error", "y": "pass"})
+    assert outcome.known == ["a"] and outcome.new == ["x"] and outcome.stale == ["b"]
+    assert outcome.not_run == ["c", "d"] and outcome.failed
+
+
+def test_only_known_failures_do_not_fail():
+    outcome = baseline.apply(baseline.Baseline({"a": "r"}), {"a": "error", "b": "pass", "q": "recorded"})
+    assert not outcome.failed
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- a\n- b\n", "maps scenario ids to reasons"),
+    ("a: ''\n", "give a reason or a link"),
+    ("a: {reason: x, url: y}\n", r"unknown key\(s\) url"),
+    ("a: [\n", "not valid YAML"),
+])
+def test_a_malformed_baseline_names_the_file(tmp_path, text, message):
+    path = tmp_path / "baseline.yaml"
+    path.write_text(text, "utf-8")
+    with pytest.raises(ValueError, match=message) as caught:
+        baseline.load(path)
+    assert str(path) in str(caught.value)
+
+
+def test_reason_and_link_entries_are_read(tmp_path):
+    path = tmp_path / "baseline.yaml"
+    path.write_text("a: https://example.invalid/1\nb: {reason: slow, link: https://example.invalid/2}\n", "utf-8")
+    assert baseline.load(path).entries == {"a": "https://example.invalid/1", "b": "slow https://example.invalid/2"}
+
+
+def run(folder, *extra):
+    return main(["run", "-q", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", *extra])
+
+
+def test_cli_listed_failure_passes_unlisted_fails_stale_fails(folder, tmp_path, capsys):
+    put(folder, "good.yaml", GOOD)
+    put(folder, "wrong.yaml", WRONG)
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("claude-code/read/cli-wrong: https://example.invalid/issue/1\n", "utf-8")
+    assert run(folder) == 1
+    assert run(folder, "--baseline", str(listed)) == 0
+    stale = tmp_path / "stale.yaml"
+    stale.write_text("claude-code/read/cli-wrong: known\nclaude-code/read/cli-good: was broken\n", "utf-8")
+    capsys.readouterr()
+    assert run(folder, "--baseline", str(stale)) == 1
+    assert "stale entry claude-code/read/cli-good" in capsys.readouterr().out
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing known\n", "utf-8")
+    assert run(folder, "--baseline", str(empty)) == 1
+    assert run(folder, "--baseline", str(tmp_path / "missing.yaml")) == 2
+
+
+def test_cli_write_baseline_lists_the_failures_and_keeps_given_reasons(folder, tmp_path):
+    put(folder, "good.yaml", GOOD)
+    put(folder, "wrong.yaml", WRONG)
+    path = tmp_path / "baseline.yaml"
+    run(folder, "--write-baseline", str(path))
+    entries = yaml.safe_load(path.read_text("utf-8"))
+    assert list(entries) == ["claude-code/read/cli-wrong"] and entries["claude-code/read/cli-wrong"].startswith("fail")
+    path.write_text("claude-code/read/cli-wrong: https://example.invalid/issue/7\n", "utf-8")
+    run(folder, "--write-baseline", str(path))
+    assert yaml.safe_load(path.read_text("utf-8")) == {"claude-code/read/cli-wrong": "https://example.invalid/issue/7"}
+    assert run(folder, "--baseline", str(path)) == 0

@@ -1,0 +1,128 @@
+"""``harness report``: the matrix in the terminal, Markdown, HTML and JSON, and the open questions."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness import catalog
+from harness.cli import main
+from harness.report import matrix as matrix_mod
+from harness.sources import Observation
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> SimpleNamespace:
+    """One run of the whole catalog on the reference: JSON, snapshots, Markdown and HTML."""
+    out = tmp_path_factory.mktemp("report")
+    import os
+    os.environ.setdefault("HARNESS_STATE_DIR", str(out / "state"))
+    code = main(["run", "-q", "--json", str(out / "ref.json"), "--snapshot-update", "--snapshots", str(out / "snaps"),
+                 "--markdown", str(out / "run.md"), "--html", str(out / "run.html")])
+    assert code in (0, 1)
+    altered = out / "altered"
+    shutil.copytree(out / "snaps" / "reference", altered)
+    changed = sorted(altered.rglob("*.yaml"))[0]
+    changed.write_text(changed.read_text("utf-8").replace("- step: 1", "- step: 1\n    name: altered", 1), "utf-8")
+    questions = {s.id: s.open_question for s in catalog.load([catalog.builtin_dir()]).scenarios if s.open_question}
+    return SimpleNamespace(dir=out, json=out / "ref.json", altered=altered,
+                           changed=changed.relative_to(altered).as_posix()[:-5], questions=questions)
+
+
+def report(run, capsys, *extra: str) -> str:
+    capsys.readouterr()
+    assert main(["report", str(run.json), str(run.altered), *extra]) == 0
+    return capsys.readouterr().out
+
+
+def test_terminal_matrix_groups_by_profile_and_tool_and_marks_differences(run, capsys):
+    out = report(run, capsys)
+    assert "conformance matrix" in out and "claude-code · Edit" in out and "aptix-tul-004 · workspace_create_file" in out
+    assert re.search(r"^reference: \d+ pass", out, re.M)
+    assert re.search(r"^altered: \d+ observed, 1 differ from reference", out, re.M)
+    assert f"{run.changed} on altered: observed (differs)" in out
+
+
+def test_markdown_has_summary_differences_matrix_and_every_open_question(run, capsys, tmp_path):
+    report(run, capsys, "--markdown", str(tmp_path / "r.md"))
+    text = (tmp_path / "r.md").read_text("utf-8")
+    assert "| target |" in text and "| reference |" in text and "| altered |" in text
+    assert f"<code>{run.changed}</code> on <b>altered</b>: observed, differs" in text
+    section = text.split(f"### Open questions ({len(run.questions)})", 1)[1]
+    for scenario_id in run.questions:
+        assert f"`{scenario_id}`" in section, scenario_id
+
+
+class Page(HTMLParser):
+    """Collects what the checks need from the HTML report."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def having(self, tag: str, **attrs: str) -> list[dict[str, str | None]]:
+        return [a for t, a in self.tags if t == tag and all(a.get(k) == v for k, v in attrs.items())]
+
+
+def test_html_is_self_contained_with_matrix_filters_details_and_open_questions(run, capsys, tmp_path):
+    report(run, capsys, "--html", str(tmp_path / "r.html"))
+    text = (tmp_path / "r.html").read_text("utf-8")
+    page = Page()
+    page.feed(text)
+    assert not [a for t, a in page.tags if a.get("src") or (a.get("href") or "#").split(":")[0] in ("http", "https")]
+    assert not page.having("link")
+    assert page.having("table", id="matrix") and page.having("select", id="profile")
+    assert {a["value"] for a in page.having("input", type="checkbox")} >= {"pass", "fail", "recorded", "skip", "error"}
+    rows = [a for a in page.having("tr") if (a.get("class") or "") == "row"]
+    assert len(rows) == len(json.loads(run.json.read_text("utf-8"))["results"])
+    details = [a for a in page.having("details") if a.get("class") == "item"]
+    assert len(details) == 1 and "differs" in (details[0]["data-verdicts"] or "")
+    assert text.count("<tr><td>") >= len(run.questions)  # one row per open question
+    for question in run.questions.values():
+        assert question.strip()[:40].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+            .replace('"', "&quot;").replace("'", "&#x27;") in text
+
+
+def test_json_combines_the_sources_with_answers_to_every_open_question(run, capsys, tmp_path):
+    report(run, capsys, "--json", str(tmp_path / "r.json"))
+    data = json.loads((tmp_path / "r.json").read_text("utf-8"))
+    assert [t["label"] for t in data["targets"]] == ["reference", "altered"]
+    by_id = {s["id"]: s for s in data["scenarios"]}
+    assert by_id[run.changed]["results"]["altered"]["differs"] is True
+    assert sum(s["results"]["altered"]["differs"] for s in data["scenarios"]) == 1
+    for scenario_id in run.questions:
+        assert by_id[scenario_id]["results"]["reference"]["verdict"] == "recorded"
+        assert by_id[scenario_id]["results"]["reference"]["answer"], scenario_id
+        assert by_id[scenario_id]["results"]["altered"]["answer"] == by_id[scenario_id]["results"]["reference"]["answer"]
+    assert data["summary"]["altered"]["differs"] == 1
+
+
+def test_harness_run_writes_markdown_and_html_too(run):
+    markdown = (run.dir / "run.md").read_text("utf-8")
+    html = (run.dir / "run.html").read_text("utf-8")
+    assert f"### Open questions ({len(run.questions)})" in markdown
+    assert '<table id="matrix">' in html and "<script>" in html
+
+
+def test_a_snapshot_folder_alone_reports_observations_and_answers(run, capsys):
+    capsys.readouterr()
+    assert main(["report", str(run.altered), "-q"]) == 0
+    assert re.match(r"altered: \d+ observed", capsys.readouterr().out)
+
+
+def test_the_answer_is_the_call_marked_as_answering_not_the_last():
+    text = ("steps:\n  - step: 1\n    tool: Write\n    args: {}\n    output: first\n"
+            "  - step: 2\n    tool: Read\n    args: {}\n    error: {code: E1, message: gone}\n")
+    obs = Observation(id="x", profile="p", raw=text)
+    marked = SimpleNamespace(steps=(SimpleNamespace(answers=True), SimpleNamespace(answers=False)))
+    assert matrix_mod.answer(obs, marked) == "first"
+    assert matrix_mod.answer(obs, None) == "error: E1: gone"

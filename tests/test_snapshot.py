@@ -1,0 +1,187 @@
+"""Snapshots: stable documents of behaviour, stored per target, compared by ``harness run``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import snapshot as snap
+from harness.cli import main
+from harness.targets.base import spec_slug
+from tests.test_cli import GOOD, folder, put  # noqa: F401  (fixture)
+
+
+def snapshot_files(root: Path) -> dict[str, bytes]:
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*.yaml"))}
+
+
+# -- masks and the document ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, masked", [
+    ("not absolute: /tmp/harness-yilx478d/ws/keep2.txt.", "not absolute: ${workspace}/keep2.txt."),
+    ("/private/var/T/harness-ab_12cd3/ws/a", "${workspace}/a"),
+    ("/tmp/harness-ab_12cd3/canary.txt", "${base}/canary.txt"),
+    ("/tmp/harness-ab_12cd3/wsx", "${base}/wsx"),
+    ("file:///tmp/harness-ab_12cd3/ws/a.txt", "file://${workspace}/a.txt"),
+    ("${workspace}/new/.x.txt.de52a5d9.tmp", "${workspace}/new/.x.txt.${random}.tmp"),
+    ("left /tmp/tmpa1b2_c3d behind", "left /tmp/tmp${random} behind"),
+    ("id 123e4567-e89b-12d3-a456-426614174000", "id ${uuid}"),
+    ("at 2024-05-01T12:00:00.123+02:00 done", "at ${time} done"),
+    ("sha256 " + "ab" * 32, "sha256 " + "ab" * 32),
+    ("version 7 of a.txt", "version 7 of a.txt"),
+])
+def test_masks_replace_volatile_parts_and_nothing_else(text, masked):
+    assert snap.mask_text(text) == masked
+
+
+def test_a_root_below_a_folder_with_a_space_still_loses_its_random_part():
+    assert snap.mask_text("/var/x y/T/harness-ab_12cd3/ws/a") == "/var/x y${workspace}/a"
+
+
+def test_time_and_duration_keys_are_masked_versions_kept():
+    value = {"mtime": 1714567890.5, "modified_at": "x", "duration_ms": 12, "version": 3, "seconds": 0.2,
+             "content": "ok"}
+    assert snap.normalise(value) == {"content": "ok", "duration_ms": "${duration}", "modified_at": "${time}",
+                                     "mtime": "${time}", "seconds": "${duration}", "version": 3}
+
+
+def test_document_records_calls_actions_and_workspace_but_no_verdict():
+    result = {
+        "id": "p/x", "profile": "claude-code", "title": "t", "source": "s", "verdict": "fail", "reason": "nope",
+        "steps": [
+            {"tool": "Write", "args": {"file_path": "/tmp/harness-abcdefgh/ws/a.txt", "content": "hi\n"},
+             "output": "ok", "extra": {"workspace": {"a.txt": {"type": "file", "mode": "0644", "size": 3,
+                                                              "sha256": "x", "text": "hi\n"}}},
+             "failures": [{"path": "output", "expected": "x", "observed": "ok"}]},
+            {"action": "touch", "path": "a.txt", "failures": []},
+            {"tool": "Read", "args": {"file_path": "/tmp/harness-abcdefgh/ws/a.txt"},
+             "error": {"code": "E", "message": "no"}, "events": [{"b": 1, "a": 2}],
+             "extra": {"workspace": {"a.txt": {"type": "file", "mode": "0644", "size": 3, "sha256": "x",
+                                               "text": "hi\n"}}}, "failures": []},
+        ],
+        "then": {"failures": []},
+    }
+    text = snap.serialise(result)
+    doc = snap.parse(text)
+    assert "verdict" not in text and "nope" not in text and "expected" not in text
+    assert doc["steps"][0]["args"]["file_path"] == "${workspace}/a.txt"
+    assert doc["steps"][0]["workspace"]["a.txt"]["text"] == "hi\n"
+    assert doc["steps"][1] == {"step": 2, "action": "touch", "path": "a.txt"}
+    assert doc["steps"][2]["error"] == {"code": "E", "message": "no"}
+    assert list(doc["steps"][2]["events"][0]) == ["a", "b"]  # observed mappings are sorted
+    assert doc["steps"][2]["workspace"] == "same as after step 1"
+    assert "text: |" in text  # multi-line text is a readable block
+
+
+def test_long_strings_keep_head_tail_length_and_hash():
+    long = "".join(f"line {n}\n" for n in range(20000))
+    shortened = snap.normalise(long)["long_text"]
+    assert shortened["length"] == len(long) and shortened["lines"] == 20000
+    assert shortened["head"].startswith("line 0\n") and shortened["tail"].endswith("line 19999\n")
+    assert snap.normalise(long.replace("line 9000\n", "line 9000!\n")) != snap.normalise(long)
+
+
+def test_slugs_are_file_names_and_tell_command_lines_apart():
+    assert spec_slug("reference") == "reference"
+    one, two = spec_slug("cmd:python adapter.py --mode a"), spec_slug("cmd:python adapter.py --mode b")
+    assert one != two and one.startswith("cmd-")
+    for slug in (one, spec_slug('mcp:npx "my server" --port 3'), spec_slug("claude-code:mode=plan")):
+        assert "/" not in slug and " " not in slug and ":" not in slug
+
+
+def test_store_lists_writes_and_removes(tmp_path):
+    store = snap.SnapshotStore(tmp_path, "t")
+    assert store.write("a/b/c", "x") is True and store.write("a/b/c", "x") is False
+    store.write("d", "y")
+    assert store.ids() == ["a/b/c", "d"]
+    store.remove("a/b/c")
+    assert store.ids() == ["d"] and not (tmp_path / "t" / "a").exists()
+
+
+# -- harness run ---------------------------------------------------------------------------------
+
+def test_two_runs_give_byte_identical_snapshots_of_the_whole_catalog(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
+    first, second = tmp_path / "one", tmp_path / "two"
+    assert main(["run", "-q", "--snapshot-update", "--snapshots", str(first)]) in (0, 1)
+    assert main(["run", "-q", "--snapshot-update", "--snapshots", str(second)]) in (0, 1)
+    files = snapshot_files(first / "reference")
+    assert len(files) > 100
+    assert files == snapshot_files(second / "reference")
+    assert not any(b"/harness-" in data for data in files.values())  # every workspace path was masked
+
+
+def test_a_changed_reference_behaviour_is_a_divergence_naming_the_scenario(folder, tmp_path, capsys, monkeypatch):
+    put(folder, "good.yaml", GOOD)
+    root = tmp_path / "snaps"
+    args = ["run", "--no-builtin", "--scenarios", str(folder), "--snapshots", str(root)]
+    assert main(args + ["--snapshot-update"]) == 0
+    assert (root / "reference" / "claude-code/read/cli-good.yaml").is_file()
+    capsys.readouterr()
+    assert main(args) == 0  # unchanged behaviour: no divergence
+
+    from harness.targets import reference
+    original = reference.ReferenceSession.call
+
+    def call(self, tool, args):
+        observed = original(self, tool, args)
+        if isinstance(observed.output, str):
+            observed.output += "\n(altered)"
+        return observed
+
+    monkeypatch.setattr(reference.ReferenceSession, "call", call)
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "SNAPSHOT claude-code/read/cli-good" in out
+    assert "+    " in out and "(altered)" in out and "1 differ" in out
+    assert main(args + ["--no-snapshots"]) == 0  # the expectation still passes
+
+
+def test_snapshots_no_scenario_matches_are_listed_and_removed_only_by_a_whole_catalog_update(
+        folder, tmp_path, capsys):
+    put(folder, "good.yaml", GOOD)
+    root = tmp_path / "snaps"
+    args = ["run", "--no-builtin", "--scenarios", str(folder), "--snapshots", str(root)]
+    main(args + ["--snapshot-update"])
+    orphan = root / "reference" / "gone" / "old.yaml"
+    orphan.parent.mkdir()
+    shutil.copy(root / "reference" / "claude-code/read/cli-good.yaml", orphan)
+    capsys.readouterr()
+    main(args)
+    out = capsys.readouterr().out
+    assert "1 snapshot(s) no scenario matches" in out and "gone/old.yaml" in out
+    main(args + ["--snapshot-update"])  # --no-builtin: the known catalog is partial, nothing removed
+    assert orphan.is_file()
+
+
+def test_contradictory_snapshot_options_are_bad_usage(folder):
+    put(folder, "good.yaml", GOOD)
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--snapshot-update", "--no-snapshots"]) == 2
+
+
+# -- pytest, through syrupy ----------------------------------------------------------------------
+
+def test_pytest_snapshot_update_writes_and_a_change_fails_the_item(tmp_path):
+    import subprocess
+    import sys
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "good.yaml").write_text(GOOD, "utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nharness_scenarios = scenarios\nharness_snapshots = snaps\n")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "scenarios"]
+
+    def pytest_run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    written = pytest_run("--snapshot-update")
+    stored = tmp_path / "snaps" / "reference" / "claude-code/read/cli-good.yaml"
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert stored.is_file() and "1 snapshot generated" in written.stdout
+    assert pytest_run().returncode == 0
+    stored.write_text(stored.read_text("utf-8").replace("first line", "other line"), "utf-8")
+    changed = pytest_run()
+    assert changed.returncode == 1
+    assert "SNAPSHOT claude-code/read/cli-good" in changed.stdout and "-" in changed.stdout
+    assert "+    output: '     1→first line" in changed.stdout
