@@ -21,7 +21,7 @@ workspace root         ``<any dir>/harness-<8 chars>/ws`` (the runner's       ``
                        temporary workspace), anywhere in any string or name
 workspace base         ``<any dir>/harness-<8 chars>`` (holds the canaries)   ``${base}``
 temporary file names   Python ``tempfile`` names ``tmp<8 chars>``; atomic-    ``tmp${random}``,
-                       write names ``.<name>.<8+ hex digits>.tmp``            ``.<name>.${random}.tmp``
+                       write names ``[.]<name>.<8+ hex digits>.tmp``          ``<name>.${random}.tmp``
 UUIDs                  ``8-4-4-4-12`` hex digits                              ``${uuid}``
 date-times             ISO 8601 ``2024-05-01T12:00:00[.fff][Z|+hh:mm]``       ``${time}``
 time-valued keys       a key named ``time``, ``timestamp``, ``date``,         ``${time}``
@@ -70,7 +70,7 @@ _BASE = re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-[a-z0-9_]{8}(?![a-z0-9_])"
 _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\$\{base\}/ws(?![^/\s'\"])"), "${workspace}"),
     (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),
-    (re.compile(r"(\.[^/\s'\"]+)\.[0-9a-f]{8,}\.tmp\b"), r"\1.${random}.tmp"),
+    (re.compile(r"\.[0-9a-f]{8,}\.tmp\b"), ".${random}.tmp"),
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "${time}"),
 )
