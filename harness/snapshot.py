@@ -31,6 +31,10 @@ durations              a key named ``seconds``, ``elapsed``, ``duration``,    ``
                        ``*_ms``, ``duration_*``, ``elapsed_*``
 =====================  =====================================================  =================
 
+Targets add masks of their own for volatile values only they produce (`register_mask`, applied
+before the ones above): the ``claude-code`` target masks the scratch HOME and working directory it
+gives the CLI (``${cli-home}``, ``${cli-cwd}``; harness/targets/claude_code/__init__.py).
+
 Nothing else is masked. Version numbers (e.g. gemini-safe-patch's ``version``) are deterministic and
 kept. Mapping keys inside observed values are sorted (JSON objects have no order), the document's
 own keys are not. Strings longer than ``LONG_TEXT`` characters keep their first and last lines with
@@ -78,8 +82,21 @@ _TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w
 _DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)
 
 
+# -- target masks: volatile values a particular target puts into its messages --------------------
+
+_TARGET_MASKS: list[tuple[re.Pattern[str], str]] = []
+
+
+def register_mask(pattern: str, replacement: str) -> None:
+    """Adds a target's mask (a regex and its placeholder), applied before the built-in ones; idempotent."""
+    if all(known.pattern != pattern for known, _ in _TARGET_MASKS):
+        _TARGET_MASKS.append((re.compile(pattern), replacement))
+
+
 def mask_text(text: str) -> str:
     """Returns ``text`` with every volatile part replaced by its placeholder (see the table above)."""
+    for pattern, replacement in _TARGET_MASKS:
+        text = pattern.sub(replacement, text)
     text = _BASE.sub("${base}", text)
     for pattern, replacement in _TEXT_MASKS:
         text = pattern.sub(replacement, text)

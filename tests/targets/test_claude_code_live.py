@@ -15,6 +15,7 @@ import pytest
 from harness.targets.base import TargetError
 from harness.targets.claude_code import NOT_INSTALLED, ClaudeCodeTarget, parse_spec
 from harness.targets.claude_code import cli as cli_mod
+from harness.targets.claude_code.session import PERMISSION_REQUEST
 
 needs_cli = pytest.mark.skipif(not cli_mod.cli_available(cli_mod.default_cli()), reason=NOT_INSTALLED)
 
@@ -84,16 +85,17 @@ def test_the_workspace_changes_between_calls_while_the_cli_waits(workspace: Path
 
 
 @needs_cli
-def test_a_permission_request_is_a_target_error_not_a_hang(workspace: Path) -> None:
+def test_a_permission_request_is_the_calls_observation_not_a_hang(workspace: Path) -> None:
     (workspace / "a.txt").write_text("x\n")
     session = ClaudeCodeTarget("claude-code:cwd=outside,timeout=20").open("claude-code", workspace, {})
     started = time.monotonic()
     try:
-        with pytest.raises(TargetError, match="permission"):
-            session.call("Read", {"file_path": str(workspace / "a.txt")})
+        result = session.call("Read", {"file_path": str(workspace / "a.txt")})
     finally:
         session.close()
     assert time.monotonic() - started < 20
+    assert result.error["code"] == PERMISSION_REQUEST
+    assert "requested permissions to read from" in result.error["message"]
 
 
 def _script(tmp_path: Path, body: str) -> Path:

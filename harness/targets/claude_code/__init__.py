@@ -16,6 +16,13 @@ Run-wide settings from the command line: ``timeout`` raises the bound on one cal
 
 Each scenario gets its own CLI process, HOME and fake API server (`session.py`); the CLI's
 session state (which files were read, and when) is the scenario's.
+
+Snapshot masks (registered with `harness.snapshot.register_mask` when this package is imported):
+the CLI's scratch HOME ``<dir>/harness-claude-home-<8 random>`` becomes ``${cli-home}`` (it shows
+in ``~`` paths and permission requests) and its working directory with ``cwd=outside``,
+``<dir>/harness-claude-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
+directory" notes). Nothing else the CLI says varies between runs: its ``tool_use`` ids are the fake
+API's own and never recorded, and it prints no times or random names into tool results.
 """
 
 from __future__ import annotations
@@ -24,12 +31,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness import snapshot
 from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import TokenPolicy
 from harness.targets.claude_code.session import CALL_TIMEOUT, ClaudeCodeSession
 
 PROFILE = "claude-code"
+
+_SCRATCH = r"""(?:/[^/\s'"`<>|\\]+)*?/{prefix}[a-z0-9_]{{8}}(?![a-z0-9_])"""
+snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}")
+snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}")
 NOT_INSTALLED = "Claude Code CLI not installed (make capture-claude-code installs it)"
 ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realised"
 

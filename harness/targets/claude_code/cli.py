@@ -19,6 +19,11 @@ PINNED_VERSION = "2.1.330"
 #: Where `npm install --prefix tools/claude-code` puts the executable, relative to the project root.
 LOCAL_CLI = Path("tools/claude-code/node_modules/.bin/claude")
 
+#: The prefixes of a session's scratch folders (``tempfile.mkdtemp`` adds 8 random characters); the
+#: CLI names them in its messages, so snapshots mask them (see `harness.targets.claude_code`).
+HOME_PREFIX = "harness-claude-home-"
+CWD_PREFIX = "harness-claude-cwd-"
+
 #: The prompt of the one conversation a session is; the fake model ignores it.
 PROMPT = "Run the file tool calls of this conformance scenario."
 
@@ -75,7 +80,7 @@ def command(cli: Path, *, mode: str) -> list[str]:
 
 def scratch_home() -> Path:
     """Creates an empty HOME for one CLI process (the CLI writes ~/.claude.json there itself)."""
-    home = Path(tempfile.mkdtemp(prefix="harness-claude-home-"))
+    home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
     (home / "tmp").mkdir()
     return home
 

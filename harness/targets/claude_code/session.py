@@ -2,8 +2,10 @@
 
 `ClaudeCodeSession.call` plays a tool call as the model's next ``tool_use`` and waits (bounded)
 for the ``tool_result`` the CLI sends back; stdout's stream-json adds the structured
-``tool_use_result`` of the same call. Every wait is bounded: a CLI that exits, refuses, or asks
-for permission becomes a `TargetError` carrying what it said, never a hang.
+``tool_use_result`` of the same call. Every wait is bounded: a CLI that exits or stops calling
+becomes a `TargetError` carrying what it said, never a hang. A permission request is the tool
+result the model got, so it is the call's observation: an error with code ``permission-request``
+and the CLI's words (tool errors carry no code).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ STDOUT_GRACE = 3.0
 #: How long the CLI may take to exit after the final text turn.
 EXIT_TIMEOUT = 15.0
 
+#: The error code of a call the CLI did not run because -p mode cannot ask for the permission it needs
+#: (the message is the CLI's: "Claude requested permissions to ..., but you haven't granted it yet.").
+PERMISSION_REQUEST = "permission-request"
 # The text -p mode sends back instead of running a tool the permission mode does not allow.
 _PERMISSION = re.compile(r"requested permissions? to|haven't granted it yet|permission to (use|write|read|edit)", re.I)
 
@@ -127,7 +132,7 @@ class ClaudeCodeSession(Session):
         self.home = cli_mod.scratch_home()
         # "outside": the CLI runs in a folder of its own (not beside the workspace, where the runner
         # keeps its canaries), so every workspace file is outside its working directory.
-        self.outside = Path(tempfile.mkdtemp(prefix="harness-claude-cwd-")) if cwd_outside else None
+        self.outside = Path(tempfile.mkdtemp(prefix=cli_mod.CWD_PREFIX)) if cwd_outside else None
         self.cwd = self.outside or workspace
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5)).start()
         try:
@@ -191,8 +196,6 @@ class ClaudeCodeSession(Session):
                 detail=f"last user message: {json.dumps(result.content)[:2000]}\n{self.said()}",
             )
         text = result.text
-        if result.is_error and _PERMISSION.search(text):
-            raise TargetError(f"Claude Code asked for permission instead of running {tool} (mode {self.mode})", detail=text)
         extra: dict[str, Any] = {}
         event = self.stdout.user_event(tool_use_id, timeout=STDOUT_GRACE)
         if event is not None and "tool_use_result" in event:
@@ -201,7 +204,10 @@ class ClaudeCodeSession(Session):
         if reminders:
             extra["reminders"] = reminders
         if result.is_error:
-            return CallResult(error={"code": None, "message": text}, extra=extra)
+            # A permission request is what the model was told instead of a result: an observation
+            # (an open question's answer), marked so that it never passes for the tool's own error text.
+            code = PERMISSION_REQUEST if _PERMISSION.search(text) else None
+            return CallResult(error={"code": code, "message": text}, extra=extra)
         return CallResult(output=result.content, extra=extra)
 
     def close(self) -> None:
