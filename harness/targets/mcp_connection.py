@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -154,6 +155,9 @@ class Connection:
     async def _live(self, ready: asyncio.Future) -> None:
         from mcp import ClientSession, StdioServerParameters, stdio_client
         import mcp_types as types
+
+        # The SDK logs a traceback for every stray stdout line; the verdict already names it.
+        logging.getLogger("mcp").addHandler(logging.NullHandler())
 
         read_fd, write_fd = os.pipe()
         self.stderr = StderrTail(read_fd)
