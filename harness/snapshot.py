@@ -37,8 +37,9 @@ gives the CLI (``${cli-home}``, ``${cli-cwd}``; harness/targets/claude_code/__in
 
 Nothing else is masked. Version numbers (e.g. gemini-safe-patch's ``version``) are deterministic and
 kept. Mapping keys inside observed values are sorted (JSON objects have no order), the document's
-own keys are not. Strings longer than ``LONG_TEXT`` characters keep their first and last lines with
-the length and SHA-256 of the whole, so a change anywhere still shows. File modes depend on the
+own keys are not. Strings longer than ``LONG_TEXT`` characters keep their first and last lines (at
+most ``HEAD_CHARS``/``TAIL_CHARS`` characters) with the length and SHA-256 of the whole, so a change
+anywhere still shows. File modes depend on the
 umask of the machine that ran the target; snapshots are made with the usual ``022``.
 
 Where this module's concern ends: it turns a result (``Result.as_dict()``, the JSON report's shape)
@@ -61,6 +62,7 @@ FORMAT = 1
 SUFFIX = ".yaml"
 LONG_TEXT = 65536  # characters; longer strings keep head and tail lines plus length and SHA-256
 HEAD_LINES, TAIL_LINES = 40, 10
+HEAD_CHARS, TAIL_CHARS = 4000, 1000  # and no more characters than these (one huge line stays short)
 
 HEADER = ("# harness snapshot (format 1): what one target did in one scenario.\n"
           "# Regenerate with `harness run --target <target> --snapshot-update`; masks: harness/snapshot.py\n")
@@ -129,8 +131,8 @@ def _shorten(text: str) -> Any:
         return text
     lines = text.splitlines(keepends=True)
     return {"long_text": {"length": len(text), "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
-                          "lines": len(lines), "head": "".join(lines[:HEAD_LINES]),
-                          "tail": "".join(lines[-TAIL_LINES:])}}
+                          "lines": len(lines), "head": "".join(lines[:HEAD_LINES])[:HEAD_CHARS],
+                          "tail": "".join(lines[-TAIL_LINES:])[-TAIL_CHARS:]}}
 
 
 # -- the document ------------------------------------------------------------------------------

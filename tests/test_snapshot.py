@@ -81,6 +81,8 @@ def test_long_strings_keep_head_tail_length_and_hash():
     assert shortened["length"] == len(long) and shortened["lines"] == 20000
     assert shortened["head"].startswith("line 0\n") and shortened["tail"].endswith("line 19999\n")
     assert snap.normalise(long.replace("line 9000\n", "line 9000!\n")) != snap.normalise(long)
+    one_line = snap.normalise("x" * 1_000_000)["long_text"]
+    assert len(one_line["head"]) == snap.HEAD_CHARS and len(one_line["tail"]) == snap.TAIL_CHARS
 
 
 def test_slugs_are_file_names_and_tell_command_lines_apart():
@@ -164,6 +166,7 @@ def test_contradictory_snapshot_options_are_bad_usage(folder):
 # -- pytest, through syrupy ----------------------------------------------------------------------
 
 def test_pytest_snapshot_update_writes_and_a_change_fails_the_item(tmp_path):
+    import os
     import subprocess
     import sys
     scenarios = tmp_path / "scenarios"
@@ -173,7 +176,9 @@ def test_pytest_snapshot_update_writes_and_a_change_fails_the_item(tmp_path):
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "scenarios"]
 
     def pytest_run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(command + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS"))}
+        return subprocess.run(command + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              env=env)  # a fresh session, even when this test runs in an xdist worker
 
     written = pytest_run("--snapshot-update")
     stored = tmp_path / "snaps" / "reference" / "claude-code/read/cli-good.yaml"
