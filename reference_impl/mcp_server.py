@@ -1,5 +1,7 @@
 """The reference implementation as an MCP server over stdio: ``python -m reference_impl.mcp_server``.
 
+(``--http PORT`` serves the same over Streamable HTTP on ``http://127.0.0.1:PORT/mcp``.)
+
 Serves the tools of the four contracts (``Read``, ``Write``, ``Edit``; ``workspace_create_file``;
 ``write_text_file``; ``read_file``, ``read_many_files``, ``write_file``, ``safe_patch``) with the
 official ``mcp`` SDK's low-level server. Every call runs on the very same reference sessions as the
@@ -178,18 +180,30 @@ async def serve(root: str) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def serve_http(root: str, port: int) -> None:
+    """Serves Streamable HTTP on ``http://127.0.0.1:<port>/mcp`` until interrupted."""
+    import uvicorn
+    app = build_server(root).streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Runs the server until its client closes the connection."""
+    """Runs the server until its client closes the connection (stdio) or it is interrupted (HTTP)."""
     import anyio
     parser = argparse.ArgumentParser(prog="python -m reference_impl.mcp_server", description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=os.getcwd(),
                         help="workspace of calls that name no session (default: the current directory)")
+    parser.add_argument("--http", type=int, metavar="PORT",
+                        help="serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio")
     args = parser.parse_args(argv)
     root = os.path.abspath(args.root)
     if not os.path.isdir(root):
         print(f"--root: not a directory: {root}", file=sys.stderr)
         return 2
-    anyio.run(serve, root)
+    if args.http is not None:
+        serve_http(root, args.http)
+    else:
+        anyio.run(serve, root)
     return 0
 
 

@@ -21,7 +21,7 @@ def make_target(spec: str, **options: Any) -> Target:
     if spec.startswith("cmd:"):
         from harness.targets.cmd import CmdTarget
         return CmdTarget(spec, **options)
-    if spec.startswith("mcp:"):
+    if spec.startswith(("mcp:", "mcp+http://", "mcp+https://")):
         from harness.targets.mcp import McpTarget
         return McpTarget(spec, **options)
     if spec == "claude-code" or spec.startswith("claude-code:"):

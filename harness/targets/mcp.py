@@ -11,6 +11,10 @@ workspace reaches the server decides how often it is started:
   subfolder of it;
 - neither: the server is started once per run as it is.
 
+``mcp+http://host:port/path`` (or ``mcp+https://``) connects to a running Streamable HTTP server
+instead, once per run (reconnecting after a failure); it takes its workspace from the session entry
+below, since nothing can be passed to it per scenario.
+
 A server started once is restarted after it broke. Before the first scenario the server is
 started once (with an empty temporary directory for ``${workspace}``) to learn its name and tools.
 
@@ -46,6 +50,8 @@ from harness.targets.base import CallResult, Session, Target, TargetError, Targe
 from harness.targets.mcp_toolmap import ToolMap
 
 PREFIX = "mcp:"
+#: ``mcp+http://host:port/mcp``: a running Streamable HTTP server, connected to once per run.
+HTTP_PREFIXES = ("mcp+http://", "mcp+https://")
 DEFAULT_TIMEOUT = 10.0
 #: The start-up budget: spawning, initialize and tools/list (a cold Python or node start is slow).
 START_TIMEOUT = 30.0
@@ -57,6 +63,8 @@ _PARENT = ("${parent}", "{parent}")
 
 def parse_spec(spec: str) -> list[str]:
     """Returns the argv of an ``mcp:<command line>`` spec, placeholders untouched."""
+    if spec.startswith(HTTP_PREFIXES):
+        return []
     if not spec.startswith(PREFIX):
         raise ValueError(f"not an mcp: target: {spec!r}")
     try:
@@ -161,6 +169,7 @@ class McpTarget(Target):
         super().__init__(spec)
         self.options = options  # run-wide settings meant for other kinds of target
         self.argv = parse_spec(spec)
+        self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.tool_map = ToolMap.parse([tool_map] if isinstance(tool_map, str) else tool_map or (), tool_map_file)
         self.env = dict(os.environ if env is None else env)
@@ -244,7 +253,7 @@ class McpTarget(Target):
     @property
     def slug(self) -> str:
         """Returns ``mcp-<server name>`` (the command line is no file name)."""
-        name = self.info.name if self.info and self.info.name else Path(self.argv[-1]).name
+        name = self.info.name if self.info and self.info.name else Path(self.argv[-1] if self.argv else "http").name
         safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
         return f"mcp-{safe}"
 
@@ -255,11 +264,12 @@ class McpTarget(Target):
         argv = _substitute(self.argv, _PARENT, workspace_parent())
         if workspace is not None:
             argv = _substitute(argv, _WORKSPACE, str(workspace))
-        connection = Connection(self._loop, argv, env=self.env, cwd=self.cwd)
+        connection = Connection(self._loop, argv, url=self.url, env=self.env, cwd=self.cwd)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except ConnectionBroken as exc:
-            raise TargetError(f"the server {exc} (start: {shlex.join(argv)})", detail=connection.tail()) from None
+            where = f"connect: {self.url}" if self.url else f"start: {shlex.join(argv)}"
+            raise TargetError(f"the server {exc} ({where})", detail=connection.tail()) from None
         self._connection = connection
         return connection
 

@@ -111,10 +111,11 @@ class _EndWatch:
 class Connection:
     """One server process, initialised, with the tools it listed."""
 
-    def __init__(self, loop: LoopThread, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | None = None) -> None:
+    def __init__(self, loop: LoopThread, argv: Sequence[str] = (), *, url: str | None = None,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         self._loop = loop
         self.argv = list(argv)
+        self.url = url  # a Streamable HTTP endpoint instead of a command
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd
         self.session: Any = None
@@ -162,9 +163,14 @@ class Connection:
         read_fd, write_fd = os.pipe()
         self.stderr = StderrTail(read_fd)
         errlog = os.fdopen(write_fd, "w")
-        params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd)
+        if self.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+            transport = streamable_http_client(self.url)
+        else:
+            params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd)
+            transport = stdio_client(params, errlog=errlog)
         try:
-            async with stdio_client(params, errlog=errlog) as (read, write):
+            async with transport as (read, write):
                 errlog.close()  # the child holds its own copy: the tail ends when the server does
                 client_info = types.Implementation(name="file-tool-conformance-harness", version="0.1.0")
                 async with ClientSession(_EndWatch(read, self), write, message_handler=self._on_message,
@@ -267,8 +273,12 @@ class Connection:
             raise self._broken(exc, f"tools/call {name}") from None
 
     def _broken(self, exc: BaseException, what: str) -> ConnectionBroken:
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]  # anyio task groups wrap the one error that matters
         if isinstance(exc, ConnectionBroken):
             return exc
+        if self.url is not None and "connect" in type(exc).__name__.lower():
+            return ConnectionBroken("spawn", f"could not be reached at {self.url}: {exc}")
         if self.ended:
             return ConnectionBroken("exited", f"closed the connection (exited or crashed) during {what}")
         if self.stray:
@@ -280,6 +290,8 @@ class Connection:
         return ConnectionBroken("protocol", f"broke the protocol during {what}: {type(exc).__name__}: {exc}")
 
     def tail(self) -> str:
-        """Returns the tail of the server's stderr, formatted for a report."""
+        """Returns the tail of the server's stderr, formatted for a report (nothing for an HTTP server)."""
+        if self.url is not None:
+            return ""
         text = self.stderr.text() if self.stderr is not None else ""
         return f"stderr (last lines):\n{text}" if text else "stderr: (empty)"

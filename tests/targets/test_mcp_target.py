@@ -347,3 +347,47 @@ def test_the_official_filesystem_server_ends_every_write_text_file_scenario_in_a
     channels = {step.extra.get("channel") for r in results for step in r.steps if step.kind == "call"}
     assert "jsonrpc-error" not in channels  # it reports failures with isError, not seed 003's JSON-RPC errors
     assert {"isError", "result"} <= channels
+
+
+# -- Streamable HTTP ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_reference():
+    """Yields the URL of the reference served over Streamable HTTP on a free local port."""
+    import socket
+    import subprocess
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "reference_impl.mcp_server", "--http", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read().decode()
+                time.sleep(0.1)
+        yield f"mcp+http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_the_reference_over_streamable_http_gives_the_in_process_verdicts(http_reference: str) -> None:
+    scenarios = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["mcp-write-text-file", "claude-code"])
+                 if not s.requires]
+    with Runner(make_target("reference")) as runner:
+        local = [runner.run(s).verdict for s in scenarios]
+    with Runner(make_target(http_reference, timeout=10.0)) as runner:
+        remote = [runner.run(s) for s in scenarios]
+    assert [r.verdict for r in remote] == local, [(r.scenario.id, r.reason) for r in remote if r.verdict is Verdict.ERROR]
+
+
+def test_an_http_server_that_is_not_there_is_an_error(tmp_path: Path) -> None:
+    with Runner(make_target("mcp+http://127.0.0.1:9/mcp", timeout=2.0)) as runner:
+        result = runner.run(scenario(write("a"), tmp_path))
+    assert result.verdict is Verdict.ERROR and "could not be reached at http://127.0.0.1:9/mcp" in result.reason
