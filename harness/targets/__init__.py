@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.targets.base import Target
 
-TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | claude-code[:opt=val,...]"
+TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...]"
 
 
 def make_target(spec: str, **options: Any) -> Target:
