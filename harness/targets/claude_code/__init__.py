@@ -11,6 +11,10 @@ Spec: ``claude-code`` or ``claude-code:opt=val,opt=val`` with
 - ``timeout=<seconds>``: the bound on one call (default 60; the first call also gets the CLI's
   start-up time, `session.STARTUP_ALLOWANCE`).
 
+A scenario captured from this CLI says under which mode and working directory
+(``source: "captured: claude-code 2.1.330 (acceptEdits, cwd=workspace)"``); a target running under
+others skips it with that reason.
+
 Run-wide settings from the command line: ``timeout`` raises the bound on one call; ``run_as`` and
 ``sandbox`` are ignored (the CLI runs as the harness's user, on loopback only).
 
@@ -28,6 +32,7 @@ API's own and never recorded, and it prints no times or random names into tool r
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,10 @@ snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}
 snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}")
 NOT_INSTALLED = "Claude Code CLI not installed (make capture-claude-code installs it)"
 ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realised"
+
+# A captured scenario pins what the CLI did under one permission mode and working directory; a target
+# running under others skips it (`source: "captured: claude-code 2.1.330 (acceptEdits, cwd=workspace)"`).
+_CAPTURED = re.compile(r"^captured: claude-code \S+ \((?P<mode>[A-Za-z]+), cwd=(?P<cwd>workspace|outside)\)")
 
 _MODES = ("acceptEdits", "default", "plan", "bypassPermissions", "dontAsk", "auto")
 _OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout")
@@ -114,6 +123,10 @@ class ClaudeCodeTarget(Target):
                 if condition == "permissions" and _is_root():
                     return ROOT_CANNOT.format(condition)
                 return f"the claude-code target cannot realise '{condition}'"
+        captured = _CAPTURED.match(_field(scenario, "source") or "")
+        if captured and (captured["mode"], captured["cwd"]) != (self.mode, self.options["cwd"]):
+            return (f"captured with {captured['mode']}, cwd={captured['cwd']}; this target runs "
+                    f"{self.mode}, cwd={self.options['cwd']}")
         if not self.installed:
             return NOT_INSTALLED
         return None
