@@ -2,8 +2,11 @@
 
 The module follows the seed section by section: Tool Schemas, Read Tool Behavior, Write Tool
 Behavior, Edit Tool Behavior, Path Resolution and the Session State Model. Where the seed fixes a
-text, the text here is the seed's; where it says "TBD", "likely" or leaves an open question, the
-choice made here is marked ``Open question N`` or ``seed-derived`` and the catalog only records it.
+text, the text here is the seed's; where it says "TBD", "likely" or gives no text at all, the text
+is the one Claude Code 2.1.330 was captured saying (docs/claude-code-findings.md), marked
+``captured``; behaviour the seed leaves open is marked ``Open question N`` or ``seed-derived``, and
+the catalog only records it. The captured texts are the CLI's without its ``<tool_use_error>``
+wrapper: the normal form's ``error`` already says the call failed.
 
 A call's normal form is ``{"output": <tool_result>}`` on success and
 ``{"error": {"code": None, "message": <tool_result text>}}`` on failure (Claude Code's tool results
@@ -12,11 +15,13 @@ of content blocks (the seed: "returned as visual content to the model").
 
 Choices for the seed's open questions (the catalog records them, it does not assert them):
 
-1. Messages the seed leaves TBD use the seed's own words: "File not found", "No match found",
-   "Multiple matches found", "No changes to make" (the #1986 report's words).
+1. Messages the seed leaves TBD ("File not found", "likely No match found", "likely Multiple
+   matches found", "likely rejected") are the texts captured from Claude Code 2.1.330: "File does
+   not exist. ...", "String to replace not found in file. ...", "Found N matches of the string to
+   replace, ...", "No changes to make: ..."; so are the success texts the seed does not give.
 2. The line number is right-justified to width 6 and simply grows past 999,999 (``str.rjust``).
 3. A file with a NUL byte in its first 8 KiB (and no UTF-16 byte-order mark) is binary: Read
-   fails and does not add it to the read set.
+   fails (with the CLI's "This tool cannot read binary files" text) and does not add it to the read set.
 4. Write creates missing parent directories (the seed's unconfirmed statement).
 5. Symlinks are followed for content; the read set holds the path as given, normalised lexically
    (``os.path.normpath``), so a link and its target are two entries.
@@ -98,33 +103,50 @@ MODIFIED_EDIT = "File has been unexpectedly modified. Read it again before attem
 # §Write Tool Behavior / Error Conditions gives only "File has been unexpectedly modified"; the
 # rest follows the Edit message.
 MODIFIED_WRITE = "File has been unexpectedly modified. Read it again before attempting to write it."
-# §Read / Error Conditions: "File not found error (exact message TBD)": the seed's words.
-NOT_FOUND = "File not found: {path}"
+# §Read / Error Conditions: "File not found error (exact message TBD)". Captured; the CLI names its
+# working directory, which for the reference is the session's workspace.
+NOT_FOUND = "File does not exist. Note: your current working directory is {cwd}."
 # §Path Resolution: "All three tools require absolute paths"; the wording is seed-derived.
 NOT_ABSOLUTE = "File path must be absolute, not relative: {path}"
-# §Edit / Error Conditions: "needs exact message — likely 'No match found' or similar".
-NO_MATCH = "No match found: the string to replace was not found in the file.\nString: {old}"
-# §Edit / Error Conditions: "needs exact message — likely 'Multiple matches found' or similar".
+# §Edit / Error Conditions: "needs exact message — likely 'No match found' or similar". Captured.
+NO_MATCH = "String to replace not found in file.\nString: {old}"
+# §Edit / Error Conditions: "needs exact message — likely 'Multiple matches found' or similar". Captured.
 MULTIPLE_MATCHES = (
-    "Multiple matches found: {count} matches of the string to replace, but replace_all is false. "
-    "To replace all occurrences, set replace_all to true. To replace only one occurrence, provide "
-    "more context to uniquely identify the instance.\nString: {old}"
+    "Found {count} matches of the string to replace, but replace_all is false. To replace all "
+    "occurrences, set replace_all to true. To replace only one occurrence, please provide more "
+    "context to uniquely identify the instance.\nString: {old}"
 )
-# §Edit / Error Conditions: "old_string == new_string: Likely rejected — schema says 'must differ'";
-# the words are those of the #1986 report ("No changes to make").
+# §Edit / Error Conditions: "old_string == new_string: Likely rejected — schema says 'must differ'".
+# Captured (the words of the #1986 report too).
 NO_CHANGES = "No changes to make: old_string and new_string are exactly the same."
 # Open question 8.
 EMPTY_OLD_STRING = "old_string must not be empty."
-# Open question 3.
-BINARY = "Cannot read binary file: {path}"
+# Open question 3 ("Unclear — likely returns raw bytes or errors"): the text is captured; the CLI
+# names the extension (``a binary .bin file``).
+BINARY = (
+    "This tool cannot read binary files. The file appears to be a binary {kind}file. Use a skill for "
+    "this file type if one is available, or a shell command or script that can read the format."
+)
 
-WRITE_CREATED = "File created successfully at: {path}"
-WRITE_UPDATED = "The file {path} has been updated successfully."
-EDIT_DONE = "The file {path} has been updated successfully ({count} replacement{s})."
+# Success texts: the seed gives none. Captured (Write and Edit with the file in the model's context).
+IN_CONTEXT = " (file state is current in your context — no need to Read it back)"
+WRITE_CREATED = "File created successfully at: {path}" + IN_CONTEXT
+WRITE_UPDATED = "The file {path} has been updated successfully." + IN_CONTEXT
+EDIT_DONE = "The file {path} has been updated successfully." + IN_CONTEXT
+EDIT_ALL_DONE = "The file {path} has been updated. All occurrences were successfully replaced." + IN_CONTEXT
+
+# §Tool Schemas: how an argument that does not fit is refused. Captured for a missing and an
+# unexpected parameter; the type mismatch text is the reference's own.
+MISSING_PARAMETER = "InputValidationError: {tool} failed due to the following issue:\nThe required parameter `{name}` is missing"
+UNEXPECTED_PARAMETER = "InputValidationError: {tool} failed due to the following issue:\nAn unexpected parameter `{name}` was provided"
 
 
 class ToolError(Exception):
     """A tool failed; the message is the tool result the model sees."""
+
+
+class FileMissing(ToolError):
+    """The file does not exist; the session words it (`NOT_FOUND` names the working directory)."""
 
 
 # --- Session State Model ------------------------------------------------------------------------
@@ -148,6 +170,8 @@ class Session:
         try:
             _validate(tool, args)
             return {"output": handlers[tool](**args)}
+        except FileMissing:
+            return {"error": {"code": None, "message": NOT_FOUND.format(cwd=self.workspace)}}
         except ToolError as exc:
             return {"error": {"code": None, "message": str(exc)}}
 
@@ -190,7 +214,7 @@ class Session:
             raise ToolError(NOT_READ_EDIT)
         mtime = _mtime(path)
         if mtime is None:  # read once, deleted since
-            raise ToolError(NOT_FOUND.format(path=path))
+            raise FileMissing(path)
         if mtime != self.file_mtimes.get(path):
             raise ToolError(MODIFIED_EDIT)
 
@@ -207,8 +231,7 @@ class Session:
         new_text = text.replace(old_string, new_string, -1 if replace_all else 1)
         _write_bytes(path, _encode_as(new_text, encoding), make_parents=False)
         self.file_mtimes[path] = _mtime(path)
-        replaced = count if replace_all else 1
-        return EDIT_DONE.format(path=path, count=replaced, s="" if replaced == 1 else "s")
+        return (EDIT_ALL_DONE if replace_all else EDIT_DONE).format(path=path)
 
 
 # --- Tool Schemas: argument checks --------------------------------------------------------------
@@ -227,11 +250,11 @@ def _validate(tool: str, args: Any) -> None:
         raise ToolError(f"InputValidationError: {tool} expects an object of parameters")
     for name in args:
         if name not in schema:
-            raise ToolError(f"InputValidationError: {tool} got an unexpected parameter `{name}`")
+            raise ToolError(UNEXPECTED_PARAMETER.format(tool=tool, name=name))
     for name, (kind, required) in schema.items():
         if name not in args or args[name] is None:
             if required:
-                raise ToolError(f"InputValidationError: {tool} is missing the required parameter `{name}`")
+                raise ToolError(MISSING_PARAMETER.format(tool=tool, name=name))
             continue
         if not _JSON_TYPES[kind](args[name]):
             raise ToolError(f"InputValidationError: {tool}: the parameter `{name}` must be a {kind}")
@@ -254,7 +277,7 @@ def _absolute(file_path: str) -> str:
 def _os_error(exc: OSError, operation: str, path: str) -> ToolError:
     """Returns the tool error for an OS-level failure, carrying the OS error (``EACCES: ...``)."""
     if isinstance(exc, FileNotFoundError) and operation == "open":
-        return ToolError(NOT_FOUND.format(path=path))
+        return FileMissing(path)
     code = errno.errorcode.get(exc.errno or 0, "EIO")
     return ToolError(f"{code}: {exc.strerror or exc}, {operation} '{path}'")
 
@@ -344,7 +367,7 @@ def _format_for_model(path: str, data: bytes, offset: int | float | None, limit:
         # "Processed page-by-page, text + visual extraction": the document goes to the model whole.
         return [_base64_block("document", PDF_TYPE, data)]
     if _is_binary(data):
-        raise ToolError(BINARY.format(path=path))
+        raise ToolError(BINARY.format(kind=f"{suffix} " if suffix else ""))
     text, _ = _decode(data)
     if suffix == NOTEBOOK_SUFFIX:
         cells = _notebook_cells(text)

@@ -68,12 +68,12 @@ def test_module_does_not_import_harness():
 @pytest.mark.parametrize(
     "tool, args, fragment",
     [
-        ("Read", {}, "missing the required parameter `file_path`"),
+        ("Read", {}, "InputValidationError: Read failed due to the following issue:\nThe required parameter `file_path` is missing"),
         ("Read", {"file_path": "/x", "offset": "3"}, "`offset` must be a number"),
         ("Read", {"file_path": "/x", "limit": True}, "`limit` must be a number"),
-        ("Write", {"file_path": "/x"}, "missing the required parameter `content`"),
+        ("Write", {"file_path": "/x"}, "The required parameter `content` is missing"),
         ("Edit", {"file_path": "/x", "old_string": "a", "new_string": "b", "replace_all": "yes"}, "`replace_all` must be a boolean"),
-        ("Edit", {"file_path": "/x", "old_string": "a", "new_string": "b", "regex": True}, "unexpected parameter `regex`"),
+        ("Edit", {"file_path": "/x", "old_string": "a", "new_string": "b", "regex": True}, "An unexpected parameter `regex` was provided"),
     ],
 )
 def test_arguments_are_checked_against_the_schema(session, tool, args, fragment):
@@ -188,13 +188,20 @@ def test_notebook_that_is_not_json_is_read_as_text(session, tmp_path):
 
 def test_binary_file_is_refused_and_not_recorded(session, tmp_path):
     path = put(tmp_path / "blob.bin", b"\x00\x01\x02")
-    assert message(session.call("Read", {"file_path": path})) == f"Cannot read binary file: {path}"
+    assert message(session.call("Read", {"file_path": path})).startswith(
+        "This tool cannot read binary files. The file appears to be a binary .bin file. Use a skill")
     assert path not in session.read_files
 
 
-def test_missing_file_is_file_not_found(session, tmp_path):
+def test_binary_file_without_extension_is_named_without_one(session, tmp_path):
+    path = put(tmp_path / "blob", b"\x00\x01\x02")
+    assert "appears to be a binary file." in message(session.call("Read", {"file_path": path}))
+
+
+def test_missing_file_does_not_exist_naming_the_working_directory(session, tmp_path):
     path = str(tmp_path / "nope.txt")
-    assert message(session.call("Read", {"file_path": path})) == f"File not found: {path}"
+    assert message(session.call("Read", {"file_path": path})) == (
+        f"File does not exist. Note: your current working directory is {tmp_path}.")
 
 
 def test_reading_a_directory_fails_with_the_os_error(session, tmp_path):
@@ -249,7 +256,7 @@ def test_symlink_is_followed_and_recorded_by_its_own_path(session, tmp_path):
 
 def test_write_creates_a_new_file_without_a_read(session, tmp_path):
     path = str(tmp_path / "new.txt")
-    assert output(session.call("Write", {"file_path": path, "content": "hi"})) == f"File created successfully at: {path}"
+    assert output(session.call("Write", {"file_path": path, "content": "hi"})) == f"File created successfully at: {path}" + cc.IN_CONTEXT
     assert Path(path).read_bytes() == b"hi"  # no newline added (open question 10)
 
 
@@ -269,7 +276,7 @@ def test_write_after_read_overwrites_completely_and_keeps_the_mode(session, tmp_
     path = put(tmp_path / "a.sh", "a long original\n")
     os.chmod(path, 0o751)
     output(session.call("Read", {"file_path": path}))
-    assert output(session.call("Write", {"file_path": path, "content": "short\r\n"})) == f"The file {path} has been updated successfully."
+    assert output(session.call("Write", {"file_path": path, "content": "short\r\n"})) == f"The file {path} has been updated successfully." + cc.IN_CONTEXT
     assert Path(path).read_bytes() == b"short\r\n"
     assert os.stat(path).st_mode & 0o777 == 0o751
 
@@ -315,32 +322,35 @@ def read_then_edit(session: cc.Session, path: str, old: str, new: str, **more) -
 
 def test_edit_replaces_the_unique_match(session, tmp_path):
     path = put(tmp_path / "a.txt", "alpha beta gamma\n")
-    assert "1 replacement)" in output(read_then_edit(session, path, "beta", "BETA"))
+    assert output(read_then_edit(session, path, "beta", "BETA")) == (
+        f"The file {path} has been updated successfully. (file state is current in your context — no need to Read it back)")
     assert Path(path).read_text() == "alpha BETA gamma\n"
 
 
-def test_edit_without_a_match_says_no_match_found(session, tmp_path):
+def test_edit_without_a_match_says_string_not_found(session, tmp_path):
     path = put(tmp_path / "a.txt", "alpha\n")
-    assert message(read_then_edit(session, path, "omega", "x")).startswith("No match found")
+    assert message(read_then_edit(session, path, "omega", "x")) == "String to replace not found in file.\nString: omega"
     assert Path(path).read_text() == "alpha\n"
 
 
-def test_edit_with_two_matches_says_multiple_matches_found(session, tmp_path):
+def test_edit_with_two_matches_says_how_many_were_found(session, tmp_path):
     path = put(tmp_path / "a.txt", "x x\n")
     text = message(read_then_edit(session, path, "x", "y"))
-    assert text.startswith("Multiple matches found: 2 matches")
+    assert text.startswith("Found 2 matches of the string to replace, but replace_all is false.")
+    assert text.endswith("\nString: x")
     assert Path(path).read_text() == "x x\n"
 
 
 def test_replace_all_replaces_every_match(session, tmp_path):
     path = put(tmp_path / "a.txt", "x x\nx\n")
-    assert "3 replacements)" in output(read_then_edit(session, path, "x", "y", replace_all=True))
+    assert output(read_then_edit(session, path, "x", "y", replace_all=True)).startswith(
+        f"The file {path} has been updated. All occurrences were successfully replaced.")
     assert Path(path).read_text() == "y y\ny\n"
 
 
 def test_replace_all_without_a_match_fails(session, tmp_path):
     path = put(tmp_path / "a.txt", "x\n")
-    assert message(read_then_edit(session, path, "z", "y", replace_all=True)).startswith("No match found")
+    assert message(read_then_edit(session, path, "z", "y", replace_all=True)).startswith("String to replace not found")
 
 
 def test_occurrences_do_not_overlap(session, tmp_path):
@@ -362,7 +372,7 @@ def test_occurrences_do_not_overlap(session, tmp_path):
 )
 def test_matching_is_exact(session, tmp_path, content, old):
     path = put(tmp_path / "a.txt", content)
-    assert message(read_then_edit(session, path, old, "X")).startswith("No match found")
+    assert message(read_then_edit(session, path, old, "X")).startswith("String to replace not found")
     assert Path(path).read_text() == content
 
 
@@ -391,7 +401,8 @@ def test_edit_of_a_file_deleted_after_its_read_is_file_not_found(session, tmp_pa
     path = put(tmp_path / "a.txt", "x\n")
     output(session.call("Read", {"file_path": path}))
     os.remove(path)
-    assert message(session.call("Edit", {"file_path": path, "old_string": "x", "new_string": "y"})) == f"File not found: {path}"
+    assert message(session.call("Edit", {"file_path": path, "old_string": "x", "new_string": "y"})).startswith(
+        "File does not exist.")
 
 
 def test_identical_old_and_new_string_is_rejected(session, tmp_path):
@@ -407,7 +418,7 @@ def test_empty_old_string_is_rejected(session, tmp_path):
 
 def test_lf_old_string_does_not_match_crlf(session, tmp_path):
     path = put(tmp_path / "dos.txt", "a\r\nb\r\n")
-    assert message(read_then_edit(session, path, "a\nb", "c")).startswith("No match found")
+    assert message(read_then_edit(session, path, "a\nb", "c")).startswith("String to replace not found")
     output(session.call("Edit", {"file_path": path, "old_string": "a\r\nb", "new_string": "c"}))
     assert Path(path).read_bytes() == b"c\r\n"
 
