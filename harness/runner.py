@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from harness import faults
 from harness.matchers import MISSING, Mismatch, match
-from harness.model import Action, Call, Result, Scenario, StepRecord, Verdict
+from harness.model import Action, Result, Scenario, StepRecord, Verdict
 from harness.placeholders import UnknownPlaceholder, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Workspace

@@ -18,3 +18,12 @@ def scenario_from(tmp_path: Path):
         path.write_text(textwrap.dedent(text), "utf-8")
         return load_text(path.read_text("utf-8"), path)[0]
     return make
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch) -> Path:
+    """Returns an empty scenario folder; the CLI's state (last run) goes to a temporary place too."""
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    return directory

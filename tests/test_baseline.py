@@ -7,7 +7,7 @@ import yaml
 
 from harness import baseline
 from harness.cli import main
-from tests.test_cli import GOOD, WRONG, folder, put  # noqa: F401  (fixture)
+from tests.test_cli import GOOD, WRONG, put
 
 
 def test_apply_sorts_results_into_known_new_stale_and_not_run():

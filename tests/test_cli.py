@@ -9,7 +9,6 @@ import textwrap
 from pathlib import Path
 
 import jsonschema
-import pytest
 
 from harness.cli import main
 
@@ -27,14 +26,6 @@ steps:
       output: {$contains: "     1→first line"}
 """
 WRONG = GOOD.replace("cli-good", "cli-wrong").replace("1→first line", "1→FIRST LINE")
-
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
-    directory = tmp_path / "scenarios"
-    directory.mkdir()
-    return directory
 
 
 def put(folder: Path, name: str, text: str) -> Path:

@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 from html.parser import HTMLParser
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest

@@ -10,7 +10,7 @@ import pytest
 from harness import snapshot as snap
 from harness.cli import main
 from harness.targets.base import spec_slug
-from tests.test_cli import GOOD, folder, put  # noqa: F401  (fixture)
+from tests.test_cli import GOOD, put
 
 
 def snapshot_files(root: Path) -> dict[str, bytes]:

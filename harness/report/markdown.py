@@ -55,7 +55,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
                 _code(explain_cell(cell)), "", "</details>"]
     out.append("")
 
-    out.append(f"### Matrix")
+    out.append("### Matrix")
     out.append("")
     out.append(f"<details><summary>All {len(matrix.rows)} scenarios by profile and tool</summary>")
     out.append("")

@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import shlex
-import sys
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 
 import jsonschema
 
+from harness.targets.commandline import split_command_line
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd_channel import DEFAULT_LINE_CAP, Channel, ChannelError
 from harness.targets import cmd_sandbox
@@ -107,18 +106,7 @@ def response_checker() -> ResponseChecker:
 
 def parse_spec(spec: str) -> list[str]:
     """Returns the argv of a ``cmd:<command line>`` spec; ``python`` means this interpreter."""
-    if not spec.startswith(PREFIX):
-        raise ValueError(f"not a cmd: target: {spec!r}")
-    try:
-        argv = shlex.split(spec[len(PREFIX):])
-    except ValueError as exc:
-        raise ValueError(f"cannot split the command line of {spec!r}: {exc}") from None
-    if not argv:
-        raise ValueError("cmd: needs a command line, e.g. cmd:python -m reference_impl.serve")
-    # Inside a virtualenv that was not activated, `python` on PATH is some other interpreter.
-    if argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    return argv
+    return split_command_line(spec, PREFIX, "python -m reference_impl.serve")
 
 
 class CmdSession(Session):

@@ -41,12 +41,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.commandline import split_command_line
 from harness.targets.mcp_toolmap import ToolMap
 
 PREFIX = "mcp:"
@@ -65,17 +65,7 @@ def parse_spec(spec: str) -> list[str]:
     """Returns the argv of an ``mcp:<command line>`` spec, placeholders untouched."""
     if spec.startswith(HTTP_PREFIXES):
         return []
-    if not spec.startswith(PREFIX):
-        raise ValueError(f"not an mcp: target: {spec!r}")
-    try:
-        argv = shlex.split(spec[len(PREFIX):])
-    except ValueError as exc:
-        raise ValueError(f"cannot split the command line of {spec!r}: {exc}") from None
-    if not argv:
-        raise ValueError("mcp: needs a command line, e.g. mcp:python -m reference_impl.mcp_server")
-    if argv[0] in ("python", "python3"):
-        argv[0] = sys.executable  # inside a virtualenv that was not activated, `python` is another one
-    return argv
+    return split_command_line(spec, PREFIX, "python -m reference_impl.mcp_server")
 
 
 def _substitute(argv: list[str], placeholders: tuple[str, ...], value: str) -> list[str]:

@@ -8,7 +8,6 @@ generous: no test depends on how fast the machine is.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
