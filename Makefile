@@ -38,18 +38,22 @@ bench: $(STAMP)
 sandbox-tools:
 	command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
 
-## capture-claude-code: install the pinned Claude Code CLI (locally) and run the claude-code catalog through it
+## capture-claude-code: install the pinned Claude Code CLI (locally), record the claude-code catalog through it
+## into snapshots/claude-code-<version>-acceptEdits[-outside]/ (working directory = the workspace, and
+## outside it), and write docs/claude-code-report.md from the two runs
 CLAUDE_CODE_STAMP := tools/claude-code/node_modules/.installed
+CLAUDE_CODE_JOBS ?= 3
 $(CLAUDE_CODE_STAMP): tools/claude-code/package.json tools/claude-code/package-lock.json
 	npm ci --prefix tools/claude-code --no-audit --no-fund
 	tools/claude-code/node_modules/.bin/claude --version
 	touch $@
 
-# Exit 1 (the real CLI disagrees with the seed somewhere) is a finding, not a broken capture.
+# Same runner and snapshot files as `harness run --target claude-code --profile claude-code
+# --snapshot-update`, $(CLAUDE_CODE_JOBS) CLI sessions at a time, one progress line per scenario. A fail
+# verdict (the CLI disagrees with the seed) is a finding; an error verdict fails the capture.
 capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
-	mkdir -p .harness
-	$(BIN)/harness run --target claude-code --profile claude-code --json .harness/capture-claude-code.json; \
-	  status=$$?; test $$status -le 1
+	$(BIN)/python -m harness.targets.claude_code.capture --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
+	  --findings docs/claude-code-report.md
 
 ## capture-mcp-filesystem: install the pinned official MCP filesystem server (locally) and run the
 ## mcp-write-text-file catalog through it, snapshots updated (divergences: docs/mcp-filesystem-divergences.md)

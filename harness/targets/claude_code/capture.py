@@ -3,14 +3,15 @@
 Usage (``make capture-claude-code`` runs it)::
 
     python -m harness.targets.claude_code.capture [--target SPEC ...] [--jobs N] [--snapshots DIR]
-                                                  [--json-dir DIR]
+                                                  [--json-dir DIR] [--findings FILE]
 
 It does what ``harness run --target SPEC --profile claude-code --snapshot-update --json FILE``
 does -- the same runner, the same snapshot documents, the same JSON report -- with two differences
 a live capture needs: scenarios run ``--jobs`` at a time (each is its own CLI process, HOME, fake
 API and workspace, so they are independent), and every finished scenario prints one line at once,
 terminal or not. Results, snapshots and the report keep the catalog's order, so a parallel capture
-writes the same files as a serial one.
+writes the same files as a serial one. ``--findings FILE`` then writes the findings report of
+these runs (harness/findings.py).
 
 Exit status: 0 when every scenario gave a verdict about the CLI (``fail`` is a finding); 1 when one
 ended in ``error`` (the capture itself broke there); 2 on a usage error.
@@ -100,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--snapshots", type=Path, default=Path("snapshots"), help="snapshot root")
     parser.add_argument("--json-dir", type=Path, default=Path(".harness"),
                         help="where <target slug>.json reports go (for harness/findings.py)")
+    parser.add_argument("--findings", type=Path, default=None,
+                        help="write the Markdown findings report of these runs to FILE (harness/findings.py)")
     parser.add_argument("-k", dest="keyword", default=None, help="only scenarios matching (pytest -k syntax)")
     args = parser.parse_args(argv)
     specs = args.target or list(DEFAULT_TARGETS)
@@ -119,13 +122,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenarios = cat.select(profiles=[PROFILE], keyword=args.keyword)
     known = [scenario.id for scenario in cat.scenarios]
     broken = []
+    reports = []
     for spec in specs:
         slug, results = capture(spec, scenarios, known, jobs=max(1, args.jobs), snapshots=args.snapshots,
                                 json_dir=args.json_dir)
+        reports.append(args.json_dir / f"{slug}.json")
         broken += [f"{slug}: {r.scenario.id}: {r.reason.splitlines()[0] if r.reason else ''}"
                    for r in results if r.verdict is Verdict.ERROR]
     for line in broken:
         print(f"error verdict: {line}", file=sys.stderr)
+    if args.findings is not None:
+        from harness import findings
+        findings.write(args.findings, [findings.load(path) for path in reports], snapshots=args.snapshots)
+        print(f"findings: {args.findings}", flush=True)
     return 1 if broken else 0
 
 
