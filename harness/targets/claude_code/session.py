@@ -105,6 +105,10 @@ class _Tail:
         """Returns the kept lines."""
         return "\n".join(self.lines)
 
+    def join(self, timeout: float) -> None:
+        """Waits for the stream to close."""
+        self._thread.join(timeout)
+
 
 class ClaudeCodeSession(Session):
     """One CLI process and its fake API; the scenario's session state is the CLI's own."""
@@ -160,6 +164,9 @@ class ClaudeCodeSession(Session):
         parts = []
         rc = self.proc.poll()
         if rc is not None:
+            # The process is gone; what it wrote last may still be on its way through the reader threads.
+            self.stderr.join(1.0)
+            self.stdout.join(1.0)
             parts.append(f"exit code: {rc}")
         if self.stderr.lines:
             parts.append("stderr:\n" + self.stderr.text())
