@@ -33,7 +33,7 @@ from harness import snapshot as snap
 
 CAPTURED_TAG = "captured"
 OQ = "claude-code/open-questions/"
-CAP = "claude-code/captured/"
+CAP = "claude-code-captured/"
 VERDICTS = ("pass", "fail", "recorded", "skip", "error")
 QUOTE_LIMIT = 600
 
@@ -330,7 +330,7 @@ def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshot
         out.append("")
 
     out += ["## What the seed never mentions", "",
-            "Pinned by the scenarios under `scenarios/claude-code/captured/` (tag `captured`; source "
+            "Pinned by the scenarios under `scenarios/claude-code-captured/` (tag `captured`; source "
             "`captured: claude-code <version> (<mode>, cwd=<...>)`), each with the observation it was taken from:", ""]
     for result in captured:
         run, seen = observed(result["id"])

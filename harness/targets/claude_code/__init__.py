@@ -43,6 +43,8 @@ from harness.targets.claude_code.fake_api import TokenPolicy
 from harness.targets.claude_code.session import CALL_TIMEOUT, ClaudeCodeSession
 
 PROFILE = "claude-code"
+#: Seed 001's profile, and the CLI's own behaviour as captured from it.
+PROFILES = (PROFILE, "claude-code-captured")
 
 _SCRATCH = r"""(?:/[^/\s'"`<>|\\]+)*?/{prefix}[a-z0-9_]{{8}}(?![a-z0-9_])"""
 snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}")
@@ -111,13 +113,13 @@ class ClaudeCodeTarget(Target):
                 self.version = cli_mod.cli_version(self.cli)
             except (OSError, RuntimeError, TimeoutError) as exc:
                 raise TargetError(f"Claude Code at {self.cli} does not start", detail=str(exc)) from exc
-        return TargetInfo(name="claude-code", version=self.version, profiles=(PROFILE,))
+        return TargetInfo(name="claude-code", version=self.version, profiles=PROFILES)
 
     def skip_reason(self, scenario: Any) -> str | None:
         """Skips other profiles, unrealisable ``requires``, and everything when the CLI is missing."""
         profile = _field(scenario, "profile")
-        if profile != PROFILE:
-            return f"claude-code runs only the {PROFILE} profile (not {profile})"
+        if profile not in PROFILES:
+            return f"claude-code runs only the {' and '.join(PROFILES)} profiles (not {profile})"
         for condition in _field(scenario, "requires") or ():
             if condition not in self.realises:
                 if condition == "permissions" and _is_root():
@@ -133,8 +135,8 @@ class ClaudeCodeTarget(Target):
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> ClaudeCodeSession:
         """Starts one CLI process rooted at ``workspace`` (or beside it, for cwd=outside)."""
-        if profile != PROFILE:
-            raise Unsupported(f"claude-code runs only the {PROFILE} profile")
+        if profile not in PROFILES:
+            raise Unsupported(f"claude-code runs only the {' and '.join(PROFILES)} profiles")
         if not self.installed:
             raise Unsupported(NOT_INSTALLED)
         return ClaudeCodeSession(

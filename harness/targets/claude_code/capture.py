@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
-PROFILE = "claude-code"
+from harness.targets.claude_code import PROFILES
 #: The permission mode and working directories `make capture-claude-code` records.
 DEFAULT_TARGETS = ("claude-code", "claude-code:cwd=outside")
 
@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in cat.problems:
             print(f"invalid scenario: {problem}", file=sys.stderr)
         return 2
-    scenarios = cat.select(profiles=[PROFILE], keyword=args.keyword)
+    scenarios = cat.select(profiles=PROFILES, keyword=args.keyword)
     known = [scenario.id for scenario in cat.scenarios]
     broken = []
     reports = []
