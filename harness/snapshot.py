@@ -74,7 +74,8 @@ RECORDED_VERDICTS = frozenset({"pass", "fail", "recorded"})
 
 _BASE = re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-[a-z0-9_]{8}(?![a-z0-9_])""")
 _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\$\{base\}/ws(?![^/\s'\"])"), "${workspace}"),
+    # "…/ws" ends where a name cannot go on: "/ws/a", "/ws'", "/ws." at a sentence's end; not "/ws2", "/ws.bak".
+    (re.compile(r"\$\{base\}/ws(?![\w-]|\.\w)"), "${workspace}"),
     (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),
     (re.compile(r"\.[0-9a-f]{8,}\.tmp\b"), ".${random}.tmp"),
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
