@@ -44,7 +44,7 @@ def test_terminal_matrix_groups_by_profile_and_tool_and_marks_differences(run, c
     out = report(run, capsys)
     assert "conformance matrix" in out and "claude-code · Edit" in out and "aptix-tul-004 · workspace_create_file" in out
     assert re.search(r"^reference: \d+ pass", out, re.M)
-    assert re.search(r"^altered: \d+ observed, 1 differ from reference", out, re.M)
+    assert re.search(r"^altered: \d+ observed, (\d+ absent, )?1 differ from reference", out, re.M)
     assert f"{run.changed} on altered: observed (differs)" in out
 
 
@@ -127,3 +127,16 @@ def test_the_answer_is_the_call_marked_as_answering_not_the_last():
     marked = SimpleNamespace(steps=(SimpleNamespace(answers=True), SimpleNamespace(answers=False)))
     assert matrix_mod.answer(obs, marked) == "first"
     assert matrix_mod.answer(obs, None) == "error: E1: gone"
+
+
+def test_an_open_questions_answer_says_what_the_call_left_on_disk():
+    from types import SimpleNamespace
+
+    from harness.report import matrix
+    doc = {"steps": [{"step": 1, "tool": "Write", "output": "done",
+                      "workspace": {"new": {"type": "dir"},
+                                    "new/a.txt": {"type": "file", "size": 7, "sha256": "x"},
+                                    "old.txt": {"type": "file", "size": 3, "sha256": "y"}}}]}
+    scenario = SimpleNamespace(steps=(), given={"files": {"old.txt": "abc", "gone.txt": "z"}})
+    text = matrix.answer(SimpleNamespace(document=doc), scenario)
+    assert text == "done [disk: -gone.txt, +new (dir), +new/a.txt (7 B)]"

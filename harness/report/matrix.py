@@ -186,7 +186,44 @@ def answer(obs: Observation, scenario: Any = None) -> str | None:
         output = step.get("output")
         text = output if isinstance(output, str) else _compact(output)
     text = " ".join(str(text).split())
-    return text if len(text) <= ANSWER_WIDTH else text[: ANSWER_WIDTH - 1] + "…"
+    # For a Write, what landed on disk is the answer as much as what the tool said: keep it whole.
+    changes = _workspace_changes(doc, step, scenario)
+    disk = f" [disk: {changes}]" if changes else ""
+    room = max(40, ANSWER_WIDTH - len(disk))
+    return (text if len(text) <= room else text[: room - 1] + "…") + disk
+
+
+def _workspace_changes(doc: dict[str, Any], step: dict[str, Any], scenario: Any) -> str:
+    """Returns what the answering call created, changed or removed, e.g. ``+new/a.txt (7 B)``."""
+    after = step.get("workspace")
+    if not isinstance(after, dict):  # absent, or "same as after step N": nothing changed
+        return ""
+    calls = [s for s in doc.get("steps", []) if "tool" in s and isinstance(s.get("workspace"), dict)]
+    earlier = [s for s in calls if s.get("step", 0) < step.get("step", 0)]
+    if earlier:
+        before: dict[str, Any] = earlier[-1]["workspace"]
+    else:  # before the first call: the names `given` laid out (their states are not recorded)
+        before = {name: None for name in _given_names(scenario)}
+    out = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name, "absent") if name in before else "absent", after.get(name)
+        if name not in after:
+            out.append(f"-{name}")
+        elif old == "absent":
+            out.append(f"+{name}" + (f" ({new['size']} B)" if new.get("type") == "file" else f" ({new.get('type')})"))
+        elif old is not None and old != new and new.get("type") == "file":
+            out.append(f"~{name} ({new['size']} B)")
+    return ", ".join(out)
+
+
+def _given_names(scenario: Any) -> set[str]:
+    given = getattr(scenario, "given", None) or {}
+    names = set(given.get("files", {})) | set(given.get("symlinks", {}))
+    names |= {d if isinstance(d, str) else d["path"] for d in given.get("dirs", ())}
+    for name in list(names):
+        parts = name.split("/")
+        names |= {"/".join(parts[:i]) for i in range(1, len(parts))}
+    return names
 
 
 def _compact(value: Any) -> str:
