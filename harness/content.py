@@ -54,7 +54,9 @@ def _lines(spec: int | dict[str, Any]) -> bytes:
     eol = spec.get("eol", "\n")
     count = spec["count"]
     parts = template.split("{n}")
-    if len(parts) == 2:  # the common case, made fast: a million lines in under 0.2 s
+    if len(parts) == 1:  # the same line every time
+        body = eol.join([template] * count)
+    elif len(parts) == 2:  # the common case, made fast: a million lines in under 0.2 s
         prefix, suffix = parts
         body = eol.join([f"{prefix}{n}{suffix}" for n in range(1, count + 1)])
     else:

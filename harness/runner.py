@@ -18,7 +18,7 @@ from harness.matchers import MISSING, Mismatch, match
 from harness.model import Action, Result, Scenario, StepRecord, Verdict
 from harness.placeholders import UnknownPlaceholder, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.workspace import Workspace
+from harness.workspace import Remover, Workspace
 
 
 class Runner:
@@ -29,6 +29,7 @@ class Runner:
         self.record_states = record_states  # keep the workspace state after every step (snapshots)
         self.info: TargetInfo | None = None
         self._start_error: str | None = None
+        self._remover = Remover()
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
@@ -41,9 +42,10 @@ class Runner:
         return self.info  # type: ignore[return-value]
 
     def stop(self) -> None:
-        """Stops the target."""
+        """Stops the target, and waits until every workspace is removed."""
         with contextlib.suppress(Exception):
             self.target.stop()
+        self._remover.drain()
 
     def __enter__(self) -> "Runner":
         self.start()
@@ -82,9 +84,13 @@ class Runner:
         if reason:
             return Result(scenario, Verdict.SKIP, reason)
         fake = bool(scenario.requires) and self.target.in_process
+        if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
+            self._remover.drain()
         with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
-            # On pyfakefs the whole file system is dropped afterwards: no need to remove the workspace.
-            with Workspace(remove=fs is None) as workspace:
+            # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
+            # on a background thread while the next scenario runs.
+            workspace = Workspace()
+            try:
                 try:
                     workspace.populate(scenario.given, self._names(workspace))
                     if fs is not None:
@@ -92,6 +98,9 @@ class Runner:
                 except (OSError, ValueError) as exc:
                     return Result(scenario, Verdict.ERROR, f"could not lay out `given`: {exc}")
                 return self._play(scenario, workspace)
+            finally:
+                if fs is None:
+                    self._remover.remove(workspace)
 
     def _skip_reason(self, scenario: Scenario) -> str | None:
         info = self.info

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,7 @@ TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 class Workspace:
     """A fresh workspace with canaries around it; use as a context manager to remove it afterwards."""
 
-    def __init__(self, prefix: str = "harness-", *, remove: bool = True) -> None:
-        self.remove_after = remove
+    def __init__(self, prefix: str = "harness-") -> None:
         self.base = Path(tempfile.mkdtemp(prefix=prefix))
         self.root = self.base / "ws"
         self.root.mkdir()
@@ -41,8 +42,7 @@ class Workspace:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.remove_after:
-            self.remove()
+        self.remove()
 
     def remove(self) -> None:
         """Removes the workspace and everything around it, whatever modes the scenario left."""
@@ -205,6 +205,36 @@ class Workspace:
                 text = data.decode("utf-8", errors="replace")
                 out += match(want["matches"], text, f"{where}.matches")
         return out
+
+
+class Remover:
+    """Removes finished workspaces on a background thread, so the next scenario need not wait.
+
+    Deleting a tree is mostly system calls, which run beside the next scenario's work on another
+    core; ``drain`` waits until every workspace handed over is gone.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Workspace | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    def remove(self, workspace: Workspace) -> None:
+        """Schedules ``workspace`` for removal."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
+            self._thread.start()
+        self._queue.put(workspace)
+
+    def drain(self) -> None:
+        """Returns once every scheduled workspace is removed."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def _work(self) -> None:
+        while (workspace := self._queue.get()) is not None:
+            workspace.remove()
 
 
 def entry_state(path: str, *, with_text: bool = True) -> dict[str, Any]:

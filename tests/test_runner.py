@@ -297,3 +297,16 @@ steps:
     run(scenario_from(text), target)
     content = target.calls[0][1]["content"]
     assert isinstance(content, str) and len(content) == 1048576 and content.startswith("0123")
+
+
+def test_real_workspaces_are_all_removed_around_fake_file_system_scenarios(scenario_from):
+    fault = scenario_from(READ.replace("source: test", "source: test\nrequires: [permissions]"), "f.yaml")
+    plain = scenario_from(READ)
+    target = ScriptedTarget({"Read": CallResult(output="     1→x")}, realises=frozenset({"permissions"}),
+                            in_process=True)
+    with Runner(target) as runner:
+        for scenario in (plain, plain, fault, plain, fault, plain):
+            assert runner.run(scenario).verdict is Verdict.PASS
+    real = [w for w in target.workspaces if "fake" not in str(w)]
+    assert len(target.workspaces) == 6
+    assert not any(w.parent.exists() for w in real)
