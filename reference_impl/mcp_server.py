@@ -93,6 +93,8 @@ TOOLS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
     },
 }
 
+#: The experimental capability naming the profiles served (read by the harness's mcp: target).
+CAPABILITY_KEY = "file-tool-conformance"
 #: tool -> profile (the four contracts share no tool name).
 PROFILE_OF = {tool: profile for profile, tools in TOOLS.items() for tool in tools}
 
@@ -177,7 +179,10 @@ async def serve(root: str) -> None:
     from mcp.server.stdio import stdio_server
     server = build_server(root)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        # The profiles this server implements, so a harness skips the others instead of failing them.
+        options = server.create_initialization_options(
+            experimental_capabilities={CAPABILITY_KEY: {"profiles": list(TOOLS)}})
+        await server.run(read_stream, write_stream, options)
 
 
 def serve_http(root: str, port: int) -> None:

@@ -197,9 +197,12 @@ class McpTarget(Target):
             raise
         info = connection.server_info
         self.tools = frozenset(connection.tools)
-        # No profile list: a server offers tools, not profiles; skip_reason names a missing tool.
+        # A server offers tools, not profiles: skip_reason names a missing tool. A server that says
+        # which profiles it implements (experimental capability "file-tool-conformance") is taken
+        # at its word, so the others are skipped rather than failed.
         self.info = TargetInfo(name=getattr(info, "name", "") or Path(self.argv[-1]).name,
-                               version=getattr(info, "version", "") or "")
+                               version=getattr(info, "version", "") or "",
+                               profiles=getattr(connection, "profiles", ()))
         return self.info
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:

@@ -28,6 +28,8 @@ from harness.targets.cmd_channel import StderrTail
 
 #: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
 SHUTDOWN_GRACE = 6.0
+#: The experimental capability in which a server may list the profiles it implements.
+PROFILES_CAPABILITY = "file-tool-conformance"
 
 
 class ConnectionBroken(Exception):
@@ -120,6 +122,7 @@ class Connection:
         self.cwd = cwd
         self.session: Any = None
         self.server_info: Any = None
+        self.profiles: tuple[str, ...] = ()
         self.protocol_version: str = ""
         self.tools: dict[str, Any] = {}
         self.ended = False  # the server closed its stdout
@@ -181,6 +184,9 @@ class Connection:
                     except Exception as exc:
                         raise self._broken(exc, "initialize") from None
                     self.server_info = result.server_info
+                    experimental = getattr(result.capabilities, "experimental", None) or {}
+                    advertised = (experimental.get(PROFILES_CAPABILITY) or {}).get("profiles")
+                    self.profiles = tuple(advertised) if isinstance(advertised, list) else ()
                     self.protocol_version = result.protocol_version
                     cursor = None
                     while True:

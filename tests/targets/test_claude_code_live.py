@@ -43,7 +43,7 @@ def test_slug_names_version_mode_and_cwd() -> None:
 def test_a_missing_cli_skips_with_the_install_hint() -> None:
     target = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude")
     info = target.start()
-    assert info.name == "claude-code" and info.profiles == ("claude-code",)
+    assert info.name == "claude-code" and info.profiles == ("claude-code", "claude-code-captured")
     assert target.skip_reason({"profile": "claude-code"}) == NOT_INSTALLED
     assert "profile" in (target.skip_reason({"profile": "aptix-tul-004"}) or "")
 

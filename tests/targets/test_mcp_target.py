@@ -390,3 +390,11 @@ def test_an_http_server_that_is_not_there_is_an_error(tmp_path: Path) -> None:
     with Runner(make_target("mcp+http://127.0.0.1:9/mcp", timeout=2.0)) as runner:
         result = runner.run(scenario(write("a"), tmp_path))
     assert result.verdict is Verdict.ERROR and "could not be reached at http://127.0.0.1:9/mcp" in result.reason
+
+
+def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(tmp_path: Path) -> None:
+    captured = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["claude-code-captured"])][:1]
+    with Runner(make_target("mcp:python -m reference_impl.mcp_server", timeout=10.0)) as runner:
+        assert set(runner.info.profiles) == {"claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch"}
+        (result,) = [runner.run(s) for s in captured]
+    assert result.verdict is Verdict.SKIP and "does not offer profile claude-code-captured" in result.reason
