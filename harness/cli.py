@@ -145,6 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         terminal.print_failures(console, results)
     title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {seconds:.2f}s"
     console.print(terminal.summary_table(results, title))
+    for line in terminal.skip_reasons(results):
+        console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
     if args.json:
         json_report.write(args.json, results, info, args.target, seconds)
     if args.junit:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -119,3 +120,10 @@ def test_list_and_show(folder, capsys):
 def test_python_dash_m_harness_is_the_same_command():
     done = subprocess.run([sys.executable, "-m", "harness", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith("harness ")
+
+
+def test_skip_reasons_are_listed_under_the_summary(folder, capsys):
+    put(folder, "skip.yaml", GOOD.replace("cli-good", "cli-skip").replace(
+        "source:", "requires: [disk-full]\nsource:").replace("given:", "given:\n  disk_free: 0"))
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--target", "cmd:python -m reference_impl.serve"]) == 0
+    assert re.search(r"^1 skipped: .*cannot realise disk-full", capsys.readouterr().out, re.M)

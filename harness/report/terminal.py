@@ -58,3 +58,9 @@ def summary_table(results: list[Result], title: str) -> Table:
     table.add_section()
     table.add_row("all", *(str(total.get(v, 0)) for v in Verdict), str(sum(total.values())), style="bold")
     return table
+
+
+def skip_reasons(results: Iterable[Result]) -> list[str]:
+    """Returns one line per distinct skip reason, most frequent first: ``34 skipped: <reason>``."""
+    reasons = Counter(result.reason for result in results if result.verdict is Verdict.SKIP)
+    return [f"{count} skipped: {reason}" for reason, count in reasons.most_common()]
