@@ -63,8 +63,8 @@ QUESTIONS: tuple[Question, ...] = (
          "File has not been read yet. Read it first before writing to it.")),
     Question(2, "Line number formatting width", (OQ + "q02-line-number-width-past-999999",
                                                  "claude-code/read/line-number-width-six-digits"),
-             "No fixed width and no padding: the number, a TAB, the line (`999999\\tline 999999`, `1000000\\tline 1000000`).",
-             ("999999\\tline 999999\\n1000000\\tline 1000000",)),
+             "No fixed width and no padding: the number, a TAB, the line (`999999\\tx`, `1000000\\tx`).",
+             ("999999\\tx\\n1000000\\tx",)),
     Question(3, "Binary file handling", (OQ + "q03-binary-file-read", CAP + "read/nul-bytes-in-text-file-noted",
                                          CAP + "read/png-as-image-block"),
              "Refused by type (`This tool cannot read binary files. The file appears to be a binary .bin file. …`); a "
