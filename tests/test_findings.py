@@ -20,7 +20,7 @@ def _report(results, spec="claude-code"):
 
 def test_counts_contradictions_and_answers() -> None:
     read = {"tool": "Read", "args": {"file_path": "/tmp/harness-abcdefgh/ws/huge.txt", "offset": 999999},
-            "output": "999999\tline 999999\n1000000\tline 1000000", "failures": []}
+            "output": "999999\tx\n1000000\tx", "failures": []}
     failed = {"tool": "Read", "args": {"file_path": "/tmp/harness-abcdefgh/ws/a.txt"}, "output": "1\ta",
               "failures": [{"path": "output", "expected": "text matching /→/", "observed": "1\ta", "why": "no match"}]}
     report = _report([
