@@ -47,7 +47,11 @@ def pytest_configure(config: pytest.Config) -> None:
     dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
     if config.getoption("--harness-catalog"):
         from harness.catalog import builtin_dir
-        dirs.append(builtin_dir().resolve())
+        catalog = builtin_dir().resolve()
+        dirs.append(catalog)
+        # Installed, the catalog lives in site-packages, outside every path pytest would walk.
+        if not any(catalog.is_relative_to(Path(arg.split("::")[0]).resolve()) for arg in config.args):
+            config.args.append(str(catalog))
     config.stash[_DIRS] = dirs
 
 

@@ -77,3 +77,8 @@ def test_yaml_outside_the_configured_folders_is_not_collected(pytester):
     (pytester.path / "config.yaml").write_text("key: value\n")
     result = pytester.runpytest("--collect-only", "-q")
     assert "config.yaml" not in result.stdout.str()
+
+
+def test_the_built_in_catalog_is_collected_from_any_project(pytester):
+    result = pytester.runpytest("--harness-catalog", "-k", "tc1", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*::mcp-write-text-file/tc/tc1-create-new-file"])
