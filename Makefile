@@ -73,8 +73,10 @@ capture-mcp-filesystem: $(STAMP) $(MCP_FILESYSTEM_STAMP)
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-mcp-filesystem.json'))['results'] if r['verdict'] == 'error']; sys.exit(f'error verdicts: {bad}' if bad else 0)"
 
 ## report-screenshot: the HTML report in headless Chromium (installs Debian's chromium if missing):
-## the browser tests, then docs/report.png (the reference against a deliberately limited cmd: adapter)
-DEMO_TARGET := cmd:python tests/adapters/misbehaving.py --mode none
+## the browser tests, then docs/report.png (the reference against the real Claude Code CLI)
+# The real Claude Code CLI: its verdicts when `make capture-claude-code` has run here, else its
+# committed snapshots (what it did, without verdicts); no CLI is needed for either.
+DEMO_TARGET := $(firstword $(wildcard .harness/claude-code-2.1.330-acceptEdits.json) snapshots/claude-code-2.1.330-acceptEdits)
 report-screenshot: $(STAMP)
 	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
 	$(BIN)/python -m pytest -q tests/test_report_browser.py
