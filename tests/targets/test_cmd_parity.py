@@ -8,10 +8,10 @@ candidate runs as another user (``--run-as``), and then permission scenarios mus
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 import pytest
+
+from tests.adapters.run_as import reference_for_nobody
 
 from harness import catalog
 from harness.model import Verdict
@@ -60,29 +60,12 @@ def test_cmd_reference_gives_the_in_process_verdicts_on_the_whole_catalog(scenar
     assert any(v == "pass" for v in observed.values())
 
 
-def _run_as_spec() -> tuple[str, dict[str, str]] | None:
-    python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
-    if os.geteuid() != 0 or python is None:
-        return None
-    import pwd
-
-    try:
-        pwd.getpwnam("nobody")
-    except KeyError:
-        return None
-    import reference_impl
-    import unidiff
-
-    paths = [str(Path(reference_impl.__file__).parents[1]), str(Path(unidiff.__file__).parents[1])]
-    return f"cmd:{python} -m reference_impl.serve", dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
-
-
-@pytest.mark.skipif(_run_as_spec() is None, reason="needs root, the user nobody and a system python3")
+@pytest.mark.skipif(reference_for_nobody() is None, reason="needs root, the user nobody and a system python3")
 def test_permission_scenarios_agree_when_the_candidate_runs_as_another_user(scenarios, in_process) -> None:
     chosen = [s for s in scenarios if s.requires and set(s.requires) <= {"permissions"}]
     if not chosen:
         pytest.skip("no scenario requires only permissions")
-    spec, env = _run_as_spec()
+    spec, env = reference_for_nobody()
     with Runner(CmdTarget(spec, run_as="nobody", env=env, timeout=30.0)) as runner:
         over_cmd = {r.id: r for r in runner.run_all(chosen)}
     differing = {

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.adapters.run_as import reference_for_nobody
+
 from harness.loader import load_text
 from harness.model import Verdict
 from harness.runner import Runner
@@ -329,26 +331,9 @@ def test_permission_scenarios_are_skipped_as_root_without_run_as(tmp_path: Path)
     assert "permissions" in result.reason
 
 
-def _run_as_reference() -> tuple[str, dict[str, str]] | None:
-    """Returns a reference command line and environment that the user ``nobody`` can run, if any."""
-    python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
-    if os.geteuid() != 0 or python is None:
-        return None
-    try:
-        import pwd
-        pwd.getpwnam("nobody")
-    except KeyError:
-        return None
-    import reference_impl
-    import unidiff
-    paths = [str(Path(reference_impl.__file__).parents[1]), str(Path(unidiff.__file__).parents[1])]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
-    return f"cmd:{python} -m reference_impl.serve", env
-
-
-@pytest.mark.skipif(_run_as_reference() is None, reason="needs root, the user nobody and a system python3")
+@pytest.mark.skipif(reference_for_nobody() is None, reason="needs root, the user nobody and a system python3")
 def test_run_as_realises_permissions_and_hands_over_the_workspace(tmp_path: Path) -> None:
-    spec, env = _run_as_reference()
+    spec, env = reference_for_nobody()
     target = CmdTarget(spec, run_as="nobody", env=env)
     assert "permissions" in target.realises
     with Runner(target) as runner:
