@@ -19,7 +19,7 @@ run: $(STAMP)
 ## test: every test of the harness, and the catalog through pytest
 test: $(STAMP)
 	$(BIN)/harness lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 ## coverage: regenerate docs/coverage.md (seed sections -> scenarios)
 coverage: $(STAMP)
