@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -20,10 +23,19 @@ def scenario_from(tmp_path: Path):
     return make
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Keeps the CLI's last-run state of every test out of the checkout's .harness folder."""
+    os.environ["HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="harness-test-state-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Removes this session's state folder."""
+    shutil.rmtree(os.environ.pop("HARNESS_STATE_DIR", ""), ignore_errors=True)
+
+
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch) -> Path:
-    """Returns an empty scenario folder; the CLI's state (last run) goes to a temporary place too."""
-    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
+def folder(tmp_path: Path) -> Path:
+    """Returns an empty scenario folder."""
     directory = tmp_path / "scenarios"
     directory.mkdir()
     return directory
