@@ -12,8 +12,11 @@ Inside a ``$regex`` matcher the substituted text is escaped; ``$${name}`` is a l
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Callable, Mapping
+
+from harness.content import to_bytes
 
 _PLACEHOLDER = re.compile(r"\$(\$)?\{([a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_-]+|\[\d+\])*)\}")
 _STEP = re.compile(r"^step(\d+)\.(output|error|events)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)$")
@@ -37,7 +40,6 @@ def substitute(value: Any, names: Mapping[str, str], *, steps: Lookup | None = N
         return [substitute(item, names, steps=steps, in_regex=in_regex, in_args=in_args) for item in value]
     if isinstance(value, dict):
         if in_args and len(value) == 1 and "$content" in value:
-            from harness.content import to_bytes
             return to_bytes(value["$content"]).decode("utf-8")
         return {
             substitute(key, names, steps=steps) if isinstance(key, str) else key:
@@ -84,7 +86,6 @@ def _resolve(name: str, names: Mapping[str, str], steps: Lookup | None) -> Any:
 
 
 def _json(value: Any) -> str:
-    import json
     return json.dumps(value, ensure_ascii=False)
 
 

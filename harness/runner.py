@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from harness import faults
 from harness.matchers import MISSING, Mismatch, match
@@ -245,13 +245,3 @@ def _action_args(step: Action) -> dict[str, Any]:
         args["content"] = step.content
     return args
 
-
-@contextlib.contextmanager
-def running(target: Target, **kwargs: Any) -> Iterator[Runner]:
-    """Starts a runner on ``target`` and stops it afterwards."""
-    runner = Runner(target, **kwargs)
-    runner.start()
-    try:
-        yield runner
-    finally:
-        runner.stop()

@@ -21,13 +21,14 @@ from typing import Any
 
 from harness.content import describe, to_bytes
 from harness.matchers import Mismatch, match
+from harness.placeholders import substitute
 
 CANARY = b"canary: nothing may write here\n"
 TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 
 
 class Workspace:
-    """A fresh workspace with canaries around it; use as a context manager to remove it afterwards."""
+    """A fresh workspace with canaries around it; ``remove`` (or a Remover) deletes it afterwards."""
 
     def __init__(self, prefix: str = "harness-") -> None:
         self.base = Path(tempfile.mkdtemp(prefix=prefix))
@@ -37,12 +38,6 @@ class Workspace:
         (self.base / "sibling").mkdir()
         (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
         self.initial: dict[str, dict[str, Any]] = {}
-
-    def __enter__(self) -> "Workspace":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
     def remove(self) -> None:
         """Removes the workspace and everything around it, whatever modes the scenario left."""
@@ -269,7 +264,6 @@ def _has_mode(spec: Any) -> bool:
 
 
 def _expand(text: str, names: dict[str, str]) -> str:
-    from harness.placeholders import substitute
     return substitute(text, names)
 
 
