@@ -91,7 +91,7 @@ def _keep_fastest(fastest: dict[str, float], seconds: dict[str, float]) -> None:
 
 def count_calls(scenarios: list[Scenario]) -> int:
     """Returns how many tool calls the scenarios make."""
-    return sum(1 for s in scenarios for step in s.steps if getattr(step, "tool", None))
+    return sum(len(s.calls) for s in scenarios)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -82,6 +82,11 @@ class Scenario:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
+    def calls(self) -> list[Call]:
+        """Returns the call steps, in order."""
+        return [step for step in self.steps if isinstance(step, Call)]
+
+    @property
     def location(self) -> str:
         """Returns ``file:line`` of the scenario."""
         return f"{self.file}:{self.line}" if self.file else self.id

@@ -103,12 +103,12 @@ class Runner:
                     self._remover.remove(workspace)
 
     def _skip_reason(self, scenario: Scenario) -> str | None:
-        info = self.info
-        if info and info.profiles and scenario.profile not in info.profiles:
-            return f"target {info.name} does not offer profile {scenario.profile}"
         reason = self.target.skip_reason(scenario)  # the target knows best why (and what would help)
         if reason:
             return reason
+        info = self.info
+        if info and info.profiles and scenario.profile not in info.profiles:
+            return f"target {info.name} does not offer profile {scenario.profile}"
         missing = [need for need in scenario.requires if need not in self.target.realises]
         if missing:
             return f"target {self.target.spec} cannot realise {', '.join(missing)} (e.g. it runs as root)"

@@ -16,9 +16,10 @@ from typing import Any
 class TargetError(Exception):
     """The target itself broke (crash, hang, protocol violation): an ``error`` verdict, not a tool error."""
 
-    def __init__(self, message: str, *, detail: str = "") -> None:
+    def __init__(self, message: str, *, detail: str = "", kind: str = "") -> None:
         super().__init__(message)
         self.detail = detail  # e.g. the tail of the candidate's stderr
+        self.kind = kind  # what broke, when a target can tell (e.g. "exited", "timeout")
 
     def __str__(self) -> str:
         base = super().__str__()

@@ -25,7 +25,7 @@ import jsonschema
 
 from harness.targets.commandline import split_command_line
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.targets.cmd_channel import DEFAULT_LINE_CAP, Channel, ChannelError
+from harness.targets.cmd_channel import DEFAULT_LINE_CAP, Channel, ChannelError, _excerpt
 from harness.targets import cmd_sandbox
 
 PROTOCOL = 1
@@ -228,7 +228,7 @@ class CmdTarget(Target):
         try:
             self._request(self._channel, message, "open")
         except TargetError as exc:
-            if getattr(exc, "kind", None) != "exited" or self.sandbox:
+            if exc.kind != "exited" or self.sandbox:
                 raise
             # It was on its way out when the scenario began (died after its last answer): once more, afresh.
             self._channel = self._spawn_and_greet()
@@ -306,20 +306,18 @@ class CmdTarget(Target):
         try:
             line = channel.exchange(_encode(message), self.timeout)
         except ChannelError as exc:
-            error = TargetError(f"the candidate {exc} ({what})", detail=channel.tail())
-            error.kind = exc.kind  # type: ignore[attr-defined]
-            raise error from None
+            raise TargetError(f"the candidate {exc} ({what})", detail=channel.tail(), kind=exc.kind) from None
         try:
             response = json.loads(line)
         except ValueError:
             channel.kill()
-            raise TargetError(f"the candidate wrote a line that is not JSON ({what}): {_shown(line)}", detail=channel.tail()) from None
+            raise TargetError(f"the candidate wrote a line that is not JSON ({what}): {_excerpt(line)}", detail=channel.tail()) from None
         op = message["op"]
         problem = response_checker().problem(op, response)
         if problem is not None:
             channel.kill()
             raise TargetError(
-                f"the candidate wrote a line that is not a protocol {op} response ({what}): {_shown(line)}; {problem}",
+                f"the candidate wrote a line that is not a protocol {op} response ({what}): {_excerpt(line)}; {problem}",
                 detail=channel.tail(),
             )
         if response["ok"] is False:
@@ -367,11 +365,6 @@ class _Declined(Exception):
 
 def _encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode("ascii") + b"\n"
-
-
-def _shown(line: bytes, limit: int = 200) -> str:
-    text = line[:limit].decode("utf-8", errors="replace")
-    return repr(text) + ("..." if len(line) > limit else "")
 
 
 def _field(scenario: Any, name: str) -> Any:

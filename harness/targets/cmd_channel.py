@@ -220,7 +220,10 @@ class Channel:
         try:
             code = self.proc.wait(grace)
         except subprocess.TimeoutExpired:
-            self._kill_group()
+            code = None
+        # Also after a clean exit: children the candidate left behind would hold its stderr open.
+        self._kill_group()
+        if code is None:
             code = self.proc.wait()
         self._close_fds()
         self.stderr.wait(0.5)  # let the dying words reach the tail
@@ -228,8 +231,7 @@ class Channel:
 
     def kill(self) -> None:
         """Ends the process (and its process group) at once; the channel is dead afterwards."""
-        if self.proc.poll() is None:
-            self._kill_group()
+        self._kill_group()
         self._reap()
 
     def close(self, farewell: bytes | None, grace: float) -> None:

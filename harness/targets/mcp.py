@@ -181,8 +181,6 @@ class McpTarget(Target):
             raise self._failure
         if self.info is not None:
             return self.info
-        from harness.targets.mcp_connection import LoopThread
-        self._loop = self._loop or LoopThread()
         try:
             if self.per_scenario:
                 with tempfile.TemporaryDirectory(prefix="harness-mcp-probe-") as probe:
@@ -200,7 +198,7 @@ class McpTarget(Target):
         # A server offers tools, not profiles: skip_reason names a missing tool. A server that says
         # which profiles it implements (experimental capability "file-tool-conformance") is taken
         # at its word, so the others are skipped rather than failed.
-        self.info = TargetInfo(name=getattr(info, "name", "") or Path(self.argv[-1]).name,
+        self.info = TargetInfo(name=getattr(info, "name", "") or Path(self.argv[-1] if self.argv else "http").name,
                                version=getattr(info, "version", "") or "",
                                profiles=getattr(connection, "profiles", ()))
         return self.info
@@ -225,8 +223,7 @@ class McpTarget(Target):
         """Returns why the server cannot run ``scenario``: a tool it calls is not offered."""
         if self.info is None:
             return None
-        calls = getattr(scenario, "calls", None) or []
-        for call in calls:
+        for call in scenario.calls:
             if self.tool_map.tool(call.tool) not in self.tools:
                 return self.missing_reason(call.tool)
         return None
@@ -253,7 +250,8 @@ class McpTarget(Target):
     # -- the server process -------------------------------------------------------------------
 
     def _connect(self, workspace: Path | None) -> Any:
-        from harness.targets.mcp_connection import Connection, ConnectionBroken
+        from harness.targets.mcp_connection import Connection, ConnectionBroken, LoopThread
+        self._loop = self._loop or LoopThread()  # also after stop(): a stopped target may be used again
         argv = _substitute(self.argv, _PARENT, workspace_parent())
         if workspace is not None:
             argv = _substitute(argv, _WORKSPACE, str(workspace))

@@ -28,6 +28,9 @@ from harness.targets.cmd_channel import StderrTail
 
 #: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
 SHUTDOWN_GRACE = 6.0
+# The SDK logs a traceback for every stray stdout line; the verdict already names it.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
+
 #: The experimental capability in which a server may list the profiles it implements.
 PROFILES_CAPABILITY = "file-tool-conformance"
 
@@ -72,6 +75,8 @@ class LoopThread:
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(2.0)
+        if not self.loop.is_running():
+            self.loop.close()
 
 
 class _EndWatch:
@@ -159,9 +164,6 @@ class Connection:
     async def _live(self, ready: asyncio.Future) -> None:
         from mcp import ClientSession, StdioServerParameters, stdio_client
         import mcp_types as types
-
-        # The SDK logs a traceback for every stray stdout line; the verdict already names it.
-        logging.getLogger("mcp").addHandler(logging.NullHandler())
 
         read_fd, write_fd = os.pipe()
         self.stderr = StderrTail(read_fd)

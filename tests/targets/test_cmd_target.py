@@ -281,7 +281,7 @@ def test_a_hello_that_declines_the_protocol_skips_with_its_reason(tmp_path: Path
 def test_a_hello_without_the_scenario_profile_skips_with_the_reason(tmp_path: Path, workspace: Path) -> None:
     (result,) = run(misbehaving("none", "--profiles", "gemini-safe-patch"), tmp_path, "a")
     assert result.verdict is Verdict.SKIP
-    assert "does not offer profile claude-code" in result.reason
+    assert result.reason == "the candidate does not offer profile 'claude-code' (its hello lists: gemini-safe-patch)"
     target = misbehaving("none", "--profiles", "gemini-safe-patch")
     target.start()
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -190,7 +189,6 @@ def test_a_parent_placeholder_starts_the_server_once_with_the_workspaces_parent(
         second = runner.run(scenario(ROOTED.format(n=2, root=f'"{workspace_parent()}"'), tmp_path))
         assert target._connection is connection  # the same process for both
     assert first.verdict is Verdict.PASS and second.verdict is Verdict.PASS, (first.reason, second.reason)
-    assert Path(tempfile.mkdtemp()).parent.resolve() == Path(workspace_parent())
 
 
 # -- broken servers are verdicts ----------------------------------------------------------------
@@ -239,8 +237,12 @@ def test_a_command_that_does_not_exist_is_an_error_not_a_crash(tmp_path: Path) -
 
 def test_stderr_noise_is_the_servers_business_and_stays_bounded(tmp_path: Path) -> None:
     target = misbehaving("stderr", "--noise", "8")
-    noisy, quiet = run(target, tmp_path, "MISBEHAVE", "fine")
+    with Runner(target) as runner:
+        noisy = runner.run(scenario(write("MISBEHAVE"), tmp_path))
+        kept = len(target._connection.stderr._data)
+        quiet = runner.run(scenario(write("fine"), tmp_path))
     assert noisy.verdict is Verdict.PASS and quiet.verdict is Verdict.PASS, (noisy.reason, quiet.reason)
+    assert 0 < kept <= 64 * 1024  # 8 MiB of noise, a bounded tail kept
 
 
 def test_a_line_on_stdout_that_is_not_json_rpc_is_an_error(tmp_path: Path) -> None:
@@ -324,8 +326,12 @@ def test_stop_ends_the_server(tmp_path: Path) -> None:
     target = misbehaving()
     target.start()
     connection = target._connection
+    assert not connection._life.done()
     target.stop()
-    assert not connection.alive
+    assert connection._life.done()  # the client's connection task, and with it the server, ended
+
+
+def test_a_command_that_does_not_exist_cannot_start() -> None:
     with pytest.raises(TargetError):
         McpTarget("mcp:/nonexistent/x").start()
 
