@@ -121,7 +121,8 @@ def _snapshots(args: argparse.Namespace, console: Console, catalog: Any, results
             parts.append(f"{len(outcome.new)} without snapshot (--snapshot-update writes them)")
         console.print(f"snapshots {where}: " + ", ".join(parts) + f" in {outcome.seconds:.2f}s", highlight=False)
     kept = [o for o in outcome.orphans if o not in outcome.removed]
-    if kept:
+    # Without the built-in catalog, the default folder's built-in snapshots would all look orphaned.
+    if kept and (not args.no_builtin or args.snapshots):
         console.print(f"[yellow]{len(kept)} snapshot(s) no scenario matches[/yellow] (a --snapshot-update "
                       "of the whole catalog removes them):")
         for scenario_id in kept[:ORPHANS_SHOWN]:

@@ -108,9 +108,12 @@ def assert_result(item: Any, result: Any) -> str | None:
     from syrupy.location import PyTestLocation
     assertion = SnapshotAssertion(update_snapshots=update, extension_class=ScenarioSnapshotExtension,
                                   test_location=PyTestLocation(item), session=session)
-    if assertion == result:
-        return None
+    matched = assertion == result
     observed = ScenarioSnapshotExtension().serialize(result)
+    if update:  # syrupy rewrites only a changed behaviour; the header (title, source) follows too, as in the CLI
+        store.write(item.scenario.id, observed)
+    if matched:
+        return None
     where = store.path(item.scenario.id).as_posix()
     return snap.unified_diff(stored or "", observed, f"{where} (stored)", f"{where} (observed)")
 

@@ -24,8 +24,10 @@ def scenario_from(tmp_path: Path):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keeps the CLI's last-run state of every test out of the checkout's .harness folder."""
+    """Keeps the CLI's last-run state and snapshots of every test out of the checkout."""
     os.environ["HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="harness-test-state-")
+    # Tests that do not name a snapshot folder must not compare with (or write to) the checkout's.
+    os.environ.setdefault("HARNESS_SNAPSHOTS", os.path.join(os.environ["HARNESS_STATE_DIR"], "snapshots"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

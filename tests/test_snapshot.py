@@ -188,5 +188,23 @@ def test_pytest_snapshot_update_writes_and_a_change_fails_the_item(tmp_path):
     stored.write_text(stored.read_text("utf-8").replace("first line", "other line"), "utf-8")
     changed = pytest_run()
     assert changed.returncode == 1
-    assert "SNAPSHOT claude-code/read/cli-good" in changed.stdout and "-" in changed.stdout
+    assert "SNAPSHOT claude-code/read/cli-good" in changed.stdout
     assert "+    output: '     1→first line" in changed.stdout
+    # A new title is the scenario's own words, not behaviour: no failure, but an update rewrites it.
+    assert pytest_run("--snapshot-update").returncode == 0  # the stored behaviour is right again
+    (scenarios / "good.yaml").write_text(GOOD.replace("Read numbers lines", "Read numbers its lines"), "utf-8")
+    assert pytest_run("--snapshot-update").returncode == 0
+    assert "title: Read numbers its lines" in stored.read_text("utf-8")
+    assert "1→first line" in stored.read_text("utf-8")
+
+
+def test_a_partial_catalog_does_not_call_the_default_folders_snapshots_orphans(folder, tmp_path, capsys,
+                                                                                monkeypatch):
+    put(folder, "good.yaml", GOOD)
+    root = tmp_path / "default-snaps"
+    monkeypatch.setenv("HARNESS_SNAPSHOTS", str(root))
+    main(["run", "--no-builtin", "--scenarios", str(folder), "--snapshot-update"])
+    (root / "reference" / "claude-code" / "other.yaml").write_text("steps: []\n")
+    capsys.readouterr()
+    main(["run", "--no-builtin", "--scenarios", str(folder)])
+    assert "no scenario matches" not in capsys.readouterr().out
