@@ -18,6 +18,8 @@ from typing import Any, Sequence
 
 from rich.console import Console
 
+from harness.targets.base import spec_slug
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def state_dir() -> Path:
@@ -135,7 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     started = time.perf_counter()
-    with Runner(target, record_states=postrun.records_states(args)) as runner:
+    # Every run keeps the workspace after each step, so its JSON report and its snapshots record the
+    # same behaviour (harness diff compares either).
+    with Runner(target, record_states=True) as runner:
         info = runner.info
         results = _run_with_progress(runner, scenarios, console, args.quiet)
     seconds = time.perf_counter() - started
@@ -153,7 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from harness.report import junit
         junit.write(args.junit, results, info, args.target)
     _remember(results, info, args.target, seconds)
-    bad = postrun.finish(args, console, cat, results, target, info, seconds)  # snapshots, baseline, reports
+    bad = postrun.finish(args, console, cat, results, target, info)  # snapshots, baseline, reports
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK
@@ -177,14 +181,10 @@ def _remember(results, info, spec: str, seconds: float) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         document = json_report.document(results, info, spec, seconds)
         text = json.dumps(document, ensure_ascii=False, default=str)
-        (directory / f"last-{_slug(spec)}.json").write_text(text, "utf-8")
+        (directory / f"last-{spec_slug(spec)}.json").write_text(text, "utf-8")
         (directory / "last.json").write_text(text, "utf-8")
     except OSError:
         pass  # remembering is a convenience; a read-only checkout must still run
-
-
-def _slug(spec: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in spec)[:80]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -249,7 +249,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     console.print(f"[bold]{scenario.id}[/bold]  {scenario.location}")
     console.print(Syntax(scenario.file.read_text("utf-8"), "yaml", line_numbers=True) if scenario.file else scenario.raw)
-    last = state_dir() / (f"last-{_slug(args.target)}.json" if args.target else "last.json")
+    last = state_dir() / (f"last-{spec_slug(args.target)}.json" if args.target else "last.json")
     try:
         document = json.loads(last.read_text("utf-8"))
     except (OSError, ValueError):

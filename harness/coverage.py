@@ -41,10 +41,6 @@ class Section:
         """Returns how the section is shown: its number and title."""
         return f"§{self.key} {self.title}" if self.key != self.title else f"§{self.title}"
 
-    def covered_ids(self) -> list[str]:
-        """Returns the scenarios citing this section or any section below it."""
-        return self.scenarios
-
 
 def seeds_dir() -> Path:
     """Returns the default seeds folder: ../shared/seeds beside the checkout."""

@@ -249,10 +249,8 @@ def _failures(result: dict[str, Any]) -> list[str]:
 
 def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshots")) -> str:
     """Returns the findings report of the runs in ``reports`` (the first is the main run)."""
-    import harness.targets.claude_code  # noqa: F401  registers the CLI's snapshot masks
-
     main = reports[0]
-    slug = slug_of(main)
+    slug = slug_of(main)  # also imports the claude-code target, which registers the CLI's snapshot masks
     by_id = {result["id"]: result for result in main["results"]}
     runs = [(slug_of(report), {r["id"]: r for r in report["results"]}) for report in reports]
 

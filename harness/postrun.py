@@ -43,12 +43,6 @@ def add_options(run: argparse.ArgumentParser) -> None:
     group.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
 
 
-def records_states(args: argparse.Namespace) -> bool:
-    """Returns True: every run keeps the workspace after each step, so that its JSON report and its
-    snapshots record the same behaviour (``harness diff`` compares either), ``--no-snapshots`` or not."""
-    return True
-
-
 def usage_error(args: argparse.Namespace) -> str | None:
     """Returns what is wrong with the combination of options, or None."""
     if args.snapshot_update and args.no_snapshots:
@@ -59,7 +53,7 @@ def usage_error(args: argparse.Namespace) -> str | None:
 
 
 def finish(args: argparse.Namespace, console: Console, catalog: Any, results: list[Result],
-           target: Any, info: Any, seconds: float) -> bool:
+           target: Any, info: Any) -> bool:
     """Runs the after-run steps; returns True when the run failed (see the module docstring)."""
     console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
                       force_terminal=console.is_terminal, no_color=console.no_color)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from harness.model import Result, Verdict
+from harness.report.json import summary
 from harness.report.terminal import explain
 from harness.targets.base import TargetInfo
 
@@ -18,10 +19,10 @@ def write(path: Path, results: list[Result], target: TargetInfo, spec: str) -> N
     for result in results:
         by_profile[result.scenario.profile].append(result)
     for profile, group in sorted(by_profile.items()):
-        counts = {v: sum(r.verdict is v for r in group) for v in Verdict}
+        counts = summary(group)
         suite = ET.SubElement(suites, "testsuite", name=profile, tests=str(len(group)),
-                              failures=str(counts[Verdict.FAIL]), errors=str(counts[Verdict.ERROR]),
-                              skipped=str(counts[Verdict.SKIP]),
+                              failures=str(counts["fail"]), errors=str(counts["error"]),
+                              skipped=str(counts["skip"]),
                               time=f"{sum(r.seconds for r in group):.3f}")
         for result in group:
             case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,

@@ -206,7 +206,7 @@ def _workspace_changes(doc: dict[str, Any], step: dict[str, Any], scenario: Any)
         before = {name: None for name in _given_names(scenario)}
     out = []
     for name in sorted(set(before) | set(after)):
-        old, new = before.get(name, "absent") if name in before else "absent", after.get(name)
+        old, new = before.get(name, "absent"), after.get(name)
         if name not in after:
             out.append(f"-{name}")
         elif old == "absent":
