@@ -26,7 +26,7 @@ Choices for the seed's open questions (the catalog records them, it does not ass
 5. Symlinks are followed for content; the read set holds the path as given, normalised lexically
    (``os.path.normpath``), so a link and its target are two entries.
 6. Text is UTF-8; a UTF-8 or UTF-16 byte-order mark is honoured; undecodable bytes show as U+FFFD
-   in Read and survive an Edit unchanged. Write always writes UTF-8.
+   in Read; undecodable UTF-8 bytes survive an Edit unchanged. Write always writes UTF-8.
 7. Read shows ``\\r\\n`` as a line break (the ``\\r`` is not content); Write writes the content's
    line endings exactly; Edit matches the raw text, so ``\\n`` does not match ``\\r\\n``.
 8. An empty ``old_string`` is rejected.
@@ -156,8 +156,7 @@ class Session:
     """One agent session: the read set and the mtimes recorded at read (and write) time."""
 
     def __init__(self, workspace: str, options: dict | None = None) -> None:
-        self.workspace = workspace
-        self.options = dict(options or {})
+        self.workspace = workspace  # the profile defines no options
         # SessionState { read_files: Set<AbsolutePath>; file_mtimes: Map<AbsolutePath, Timestamp> }
         self.read_files: set[str] = set()
         self.file_mtimes: dict[str, int] = {}
@@ -191,11 +190,12 @@ class Session:
     def write(self, file_path: str, content: str) -> str:
         """Creates or completely overwrites the file; an existing file must have been read first."""
         path = _absolute(file_path)
-        existed = os.path.exists(path)
+        mtime = _mtime(path)
+        existed = mtime is not None
         if existed:  # if file_exists(path):
             if path not in self.read_files:
                 raise ToolError(NOT_READ_WRITE)
-            if _mtime(path) != self.file_mtimes.get(path):
+            if mtime != self.file_mtimes.get(path):
                 raise ToolError(MODIFIED_WRITE)
         # Open question 4: parents are created, as §Write / Semantics says (unconfirmed there).
         _write_bytes(path, _encode(content, "content"), make_parents=True)
@@ -212,13 +212,9 @@ class Session:
             raise ToolError(NO_CHANGES)
         if path not in self.read_files:
             raise ToolError(NOT_READ_EDIT)
-        mtime = _mtime(path)
-        if mtime is None:  # read once, deleted since
-            raise FileMissing(path)
+        data, mtime = _read_bytes(path)  # one open: the bytes, and the mtime of exactly those bytes
         if mtime != self.file_mtimes.get(path):
             raise ToolError(MODIFIED_EDIT)
-
-        data, _ = _read_bytes(path)
         text, encoding = _decode(data)
         # Exact matching (§Matching Semantics): plain substring search on the decoded text, which
         # for UTF-8 is the same as byte-for-byte search; occurrences do not overlap.
@@ -315,7 +311,9 @@ def _write_bytes(path: str, data: bytes, *, make_parents: bool) -> None:
 
 # --- Encodings (open question 6) ------------------------------------------------------------------
 
-_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+# The byte order is named explicitly, so an Edit writes a big-endian file back big-endian.
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_UTF16_BOMS = {codec: bom for bom, codec in _BOMS if codec.startswith("utf-16")}
 
 
 def _detect(data: bytes) -> str:
@@ -327,9 +325,15 @@ def _detect(data: bytes) -> str:
 
 
 def _decode(data: bytes) -> tuple[str, str]:
-    """Returns the text and its codec; undecodable bytes become surrogates so they round-trip."""
+    """Returns the text (without its byte-order mark) and its codec.
+
+    Undecodable UTF-8 bytes become surrogates, so they survive an Edit unchanged; undecodable UTF-16
+    becomes U+FFFD.
+    """
     codec = _detect(data)
-    return data.decode(codec, errors="surrogateescape" if codec.startswith("utf-8") else "replace"), codec
+    if codec in _UTF16_BOMS:
+        return data[2:].decode(codec, errors="replace"), codec
+    return data.decode(codec, errors="surrogateescape"), codec
 
 
 def _encode(text: str, what: str) -> bytes:
@@ -343,7 +347,9 @@ def _encode(text: str, what: str) -> bytes:
 def _encode_as(text: str, codec: str) -> bytes:
     """Returns ``text`` in ``codec`` (with its byte-order mark), keeping escaped bytes as they were."""
     try:
-        return text.encode(codec, errors="surrogateescape" if codec.startswith("utf-8") else "strict")
+        if codec in _UTF16_BOMS:
+            return _UTF16_BOMS[codec] + text.encode(codec)
+        return text.encode(codec, errors="surrogateescape")
     except UnicodeEncodeError as exc:
         raise ToolError(f"InputValidationError: the new text is not valid Unicode ({exc.reason})") from exc
 
@@ -369,6 +375,8 @@ def _format_for_model(path: str, data: bytes, offset: int | float | None, limit:
     if _is_binary(data):
         raise ToolError(BINARY.format(kind=f"{suffix} " if suffix else ""))
     text, _ = _decode(data)
+    if not text:  # a file holding only a byte-order mark is empty too
+        return EMPTY_FILE_WARNING
     if suffix == NOTEBOOK_SUFFIX:
         cells = _notebook_cells(text)
         if cells is not None:

@@ -100,8 +100,7 @@ class Session:
     """One gemini-cli session rooted at ``workspace``, with its own version counter."""
 
     def __init__(self, workspace: str, options: dict | None = None) -> None:
-        self.workspace = os.path.abspath(workspace)
-        self.options = dict(options or {})  # the profile defines no options
+        self.workspace = os.path.abspath(workspace)  # the profile defines no options
         self.state = SessionStateService()
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +144,7 @@ class Session:
         content = args.get("content")
         if not isinstance(content, str):
             raise ToolError("EINVAL", "Argument 'content' must be a string.")
-        data = content.encode("utf-8")
+        data = _utf8(content, "content")
         _write_file(path, data)
         return {"success": True, "message": FILE_WRITTEN, "latest_file_state": self._file_state(path, data)}
 
@@ -174,7 +173,7 @@ class Session:
             return self._patch_result(False, INTERNAL_ERROR, path, live)
 
         # 4. Success
-        data = patched.encode("utf-8")
+        data = _utf8(patched, "unified_diff")
         _write_file(path, data)
         return self._patch_result(True, PATCH_APPLIED, path, data)
 
@@ -390,10 +389,24 @@ def _read_text_file(path: str) -> bytes:
 
 
 def _read_live_file(path: str) -> bytes:
-    """safe_patch's view of the file: its bytes, or nothing at all when it does not exist."""
-    if not os.path.lexists(path):
-        return b""
-    return _read_text_file(path)
+    """safe_patch's view of the file: its bytes, or nothing at all when it does not exist.
+
+    A dangling symbolic link counts as a missing file too: writing through it creates its target.
+    """
+    try:
+        return _read_text_file(path)
+    except ToolError as exc:
+        if exc.code == "ENOENT":
+            return b""
+        raise
+
+
+def _utf8(text: str, argument: str) -> bytes:
+    """Encodes text for the disk; a lone surrogate (valid JSON, not Unicode) is a bad argument."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError("EINVAL", f"Argument '{argument}' is not valid Unicode text.") from None
 
 
 def _write_file(path: str, data: bytes) -> None:

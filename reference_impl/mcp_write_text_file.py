@@ -138,10 +138,7 @@ def write_text_file(params: dict) -> dict:
         raise McpError(INVALID_PARAMS, "Invalid params: path contains NUL")
 
     # 2. Check if the file exists (for the ``created`` flag); an error counts as "did not exist".
-    try:
-        file_existed = os.path.exists(path)
-    except (OSError, ValueError):
-        file_existed = False
+    file_existed = os.path.exists(path)
 
     # 3. Write (the local-filesystem path of the seed; there is no ACP client to try first here).
     try:

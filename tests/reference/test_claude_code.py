@@ -429,10 +429,16 @@ def test_edit_keeps_undecodable_bytes(session, tmp_path):
     assert Path(path).read_bytes() == "café = 2\n".encode("latin-1")
 
 
-def test_edit_of_a_utf16_file_keeps_its_encoding(session, tmp_path):
-    path = put(tmp_path / "wide.txt", "hello world\n".encode("utf-16"))
+@pytest.mark.parametrize("bom,codec", [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])
+def test_edit_of_a_utf16_file_keeps_its_encoding_and_byte_order(session, tmp_path, bom, codec):
+    path = put(tmp_path / "wide.txt", bom + "hello world\n".encode(codec))
     output(read_then_edit(session, path, "world", "there"))
-    assert Path(path).read_bytes() == "hello there\n".encode("utf-16")
+    assert Path(path).read_bytes() == bom + "hello there\n".encode(codec)
+
+
+def test_a_file_holding_only_a_byte_order_mark_is_empty(session, tmp_path):
+    path = put(tmp_path / "bom.txt", b"\xef\xbb\xbf")
+    assert output(session.call("Read", {"file_path": path})) == cc.EMPTY_FILE_WARNING
 
 
 # --- faults on a file system where modes bite ----------------------------------------------------

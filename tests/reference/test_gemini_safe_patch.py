@@ -326,3 +326,18 @@ def test_no_state_file_is_left_in_the_workspace(session: gsp.Session, ws: Path) 
     session.call("read_file", {"file_path": "a.txt"})
     patch(session, ws / "a.txt", CHANGE_LINE_10, sha(TWENTY))
     assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]
+
+
+def test_content_that_is_not_unicode_is_a_bad_argument_not_a_crash(session: gsp.Session, ws: Path) -> None:
+    result = session.call("write_file", {"file_path": str(ws / "new.txt"), "content": "x\ud800"})
+    assert result["error"]["code"] == "EINVAL" and not (ws / "new.txt").exists()
+
+
+def test_a_dangling_link_counts_as_a_missing_file_and_the_patch_creates_its_target(
+        session: gsp.Session, ws: Path) -> None:
+    (ws / "link.txt").symlink_to(ws / "target.txt")
+    diff = "--- /dev/null\n+++ b/link.txt\n@@ -0,0 +1 @@\n+hello\n"
+    result = session.call("safe_patch", {"file_path": str(ws / "link.txt"), "unified_diff": diff,
+                                         "base_content_sha256": sha("")})
+    assert result["output"]["success"] is True
+    assert (ws / "target.txt").read_text() == "hello\n"

@@ -258,3 +258,10 @@ def test_stop_releases_a_held_request() -> None:
     status, body, _ = held.join(5)
     server.stop()
     assert status == 200 and parse_sse(body)[4][1]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_only_the_clis_own_permission_text_counts_as_a_permission_request() -> None:
+    from harness.targets.claude_code.session import _PERMISSION
+    assert _PERMISSION.search("Claude requested permissions to read from /w/a.txt, but you haven't granted it yet.")
+    echoed = "<tool_use_error>String to replace not found in file.\nString: permission to write</tool_use_error>"
+    assert not _PERMISSION.search(echoed)

@@ -38,7 +38,8 @@ EXIT_TIMEOUT = 15.0
 #: (the message is the CLI's: "Claude requested permissions to ..., but you haven't granted it yet.").
 PERMISSION_REQUEST = "permission-request"
 # The text -p mode sends back instead of running a tool the permission mode does not allow.
-_PERMISSION = re.compile(r"requested permissions? to|haven't granted it yet|permission to (use|write|read|edit)", re.I)
+# Anchored at the start: a tool error that merely echoes an old_string mentioning permissions is no request.
+_PERMISSION = re.compile(r"^(<tool_use_error>)?Claude requested permissions? to ")
 
 
 class StreamJsonLog:
@@ -78,11 +79,6 @@ class StreamJsonLog:
         with self._cond:
             self._cond.wait_for(lambda: tool_use_id in self._by_id or not self._thread.is_alive(), timeout=timeout)
             return self._by_id.get(tool_use_id)
-
-    def final_result(self) -> dict[str, Any] | None:
-        """Returns the closing ``result`` event (permission denials, turns, cost), if it came."""
-        with self._cond:
-            return next((e for e in reversed(self.events) if e.get("type") == "result"), None)
 
     def join(self, timeout: float) -> None:
         """Waits for stdout to close."""
@@ -129,7 +125,6 @@ class ClaudeCodeSession(Session):
         self.mode = mode
         self.call_timeout = call_timeout
         self.startup_allowance = startup_allowance
-        self.started = time.monotonic()
         self.calls = 0
         self._closed = False
         self._stuck = False  # a call timed out: close does not wait for a polite exit
@@ -246,8 +241,3 @@ class ClaudeCodeSession(Session):
         shutil.rmtree(self.home, ignore_errors=True)
         if self.outside is not None:
             shutil.rmtree(self.outside, ignore_errors=True)
-
-    @property
-    def elapsed(self) -> float:
-        """Returns the seconds since the process was started."""
-        return time.monotonic() - self.started
