@@ -215,7 +215,7 @@ class CmdTarget(Target):
             raise Unsupported(self._profile_reason(profile))
         workspace = Path(workspace).absolute()
         if self.run_as is not None:
-            self._hand_over(workspace)
+            self._hand_over(workspace, first=True)
         if self.sandbox:
             self._retire(self._channel)
             self._channel = self._spawn_and_greet(workspace)
@@ -340,8 +340,8 @@ class CmdTarget(Target):
         uid = self._uid if self._uid is not None else os.geteuid()
         return uid != 0
 
-    def _hand_over(self, workspace: Path | None) -> None:
-        """Gives the workspace tree to the candidate's user and lets that user reach it."""
+    def _hand_over(self, workspace: Path | None, *, first: bool = False) -> None:
+        """Gives the workspace tree to the candidate's user; the first time, lets that user reach it."""
         if workspace is None or self._uid is None:
             return
         uid, gid = self._uid, self._gid
@@ -349,14 +349,16 @@ class CmdTarget(Target):
             os.lchown(root, uid, gid)
             for name in dirs + files:
                 os.lchown(os.path.join(root, name), uid, gid)
-        # The user must be able to traverse the directories above (a mkdtemp dir is 0700).
-        for parent in workspace.parents:
-            try:
-                st = parent.stat()
-            except OSError:
-                break
-            if st.st_mode & 0o001 == 0:
-                os.chmod(parent, (st.st_mode & 0o7777) | 0o001)
+        if not first:
+            return
+        # The harness's own folder around the workspace is a mkdtemp (0700): open it for traversal.
+        # Folders above it are the machine's: never changed, only checked.
+        base = workspace.parent
+        os.chmod(base, (base.stat().st_mode & 0o7777) | 0o001)
+        for parent in base.parents:
+            if parent.stat().st_mode & 0o001 == 0:
+                raise TargetError(f"--run-as: {parent} is not traversable by other users, so the candidate "
+                                  "cannot reach its workspace; point TMPDIR at a folder others can traverse")
 
 
 class _Declined(Exception):

@@ -76,6 +76,11 @@ class StderrTail:
         lines = text.splitlines()[-max_lines:]
         return "\n".join(lines)[-max_chars:]
 
+    def report(self) -> str:
+        """Returns the tail formatted for a verdict's reason."""
+        text = self.text()
+        return f"stderr (last lines):\n{text}" if text else "stderr: (empty)"
+
 
 class Channel:
     """A running command spoken to one line at a time."""
@@ -270,8 +275,7 @@ class Channel:
 
     def tail(self) -> str:
         """Returns the tail of the process's stderr, formatted for a report."""
-        text = self.stderr.text()
-        return f"stderr (last lines):\n{text}" if text else "stderr: (empty)"
+        return self.stderr.report()
 
 
 def describe_exit(code: int | None) -> str:

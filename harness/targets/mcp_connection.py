@@ -301,5 +301,4 @@ class Connection:
         """Returns the tail of the server's stderr, formatted for a report (nothing for an HTTP server)."""
         if self.url is not None:
             return ""
-        text = self.stderr.text() if self.stderr is not None else ""
-        return f"stderr (last lines):\n{text}" if text else "stderr: (empty)"
+        return self.stderr.report() if self.stderr is not None else "stderr: (empty)"
