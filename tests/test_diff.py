@@ -76,15 +76,18 @@ def test_identical_sources_exit_0_and_list_nothing(recorded, tmp_path, capsys):
     assert "DIFFERS" not in out and "ONLY IN" not in out and "0 differ" in out
 
 
-def test_a_json_report_compares_like_its_snapshots(recorded, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
+def test_a_json_report_compares_like_its_snapshots(recorded, tmp_path, capsys):
     report = tmp_path / "report.json"
     main(["run", "-q", "--profile", PROFILE, "--no-snapshots", "--json", str(report)])
     capsys.readouterr()
     assert main(["diff", str(report), str(recorded)]) == 0, capsys.readouterr().out
 
 
-def test_a_missing_report_file_is_bad_usage(tmp_path, capsys):
+def test_a_report_file_that_is_not_json_is_bad_usage(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json", "utf-8")
     assert main(["diff", str(broken), str(tmp_path)]) == 2
+
+
+def test_a_report_file_that_does_not_exist_is_bad_usage(tmp_path, capsys):
+    assert main(["diff", str(tmp_path / "absent.json"), str(tmp_path)]) == 2

@@ -20,8 +20,6 @@ from harness.sources import Observation
 def run(tmp_path_factory) -> SimpleNamespace:
     """One run of the whole catalog on the reference: JSON, snapshots, Markdown and HTML."""
     out = tmp_path_factory.mktemp("report")
-    import os
-    os.environ.setdefault("HARNESS_STATE_DIR", str(out / "state"))
     code = main(["run", "-q", "--json", str(out / "ref.json"), "--snapshot-update", "--snapshots", str(out / "snaps"),
                  "--markdown", str(out / "run.md"), "--html", str(out / "run.html")])
     assert code in (0, 1)
@@ -114,10 +112,12 @@ def test_harness_run_writes_markdown_and_html_too(run):
     assert '<table id="matrix">' in html and "<script>" in html
 
 
-def test_a_snapshot_folder_alone_reports_observations_and_answers(run, capsys):
-    capsys.readouterr()
-    assert main(["report", str(run.altered), "-q"]) == 0
-    assert re.match(r"altered: \d+ observed", capsys.readouterr().out)
+def test_a_snapshot_folder_alone_reports_observations_and_answers(run, tmp_path):
+    assert main(["report", str(run.altered), "-q", "--markdown", str(tmp_path / "r.md")]) == 0
+    text = (tmp_path / "r.md").read_text("utf-8")
+    # The q04 question's answer comes from the snapshot alone: what Write said and what it left on disk.
+    row = next(line for line in text.splitlines() if "<br>`claude-code/open-questions/q04-write-creates" in line)
+    assert "File created successfully" in row and "+new/deeper/file.txt (7 B)" in row
 
 
 def test_the_answer_is_the_call_marked_as_answering_not_the_last():

@@ -208,3 +208,13 @@ def test_a_partial_catalog_does_not_call_the_default_folders_snapshots_orphans(f
     capsys.readouterr()
     main(["run", "--no-builtin", "--scenarios", str(folder)])
     assert "no scenario matches" not in capsys.readouterr().out
+
+
+def test_a_whole_catalog_update_removes_the_snapshots_no_scenario_matches(tmp_path):
+    root = tmp_path / "snaps"
+    orphan = root / "reference" / "gone" / "old.yaml"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_text("steps: []\n", "utf-8")
+    assert main(["run", "-q", "--snapshot-update", "--snapshots", str(root)]) == 0
+    assert not orphan.exists()
+    assert (root / "reference" / "claude-code" / "read" / "arrow-not-tab.yaml").is_file()

@@ -168,7 +168,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                  "<th>source</th>" + "".join(f"<th>{escape(label)}</th>" for label in labels) + "</tr></thead><tbody>")
     for row in questions:
         answers = "".join(
-            f'<td class="answer">{escape(row.cells[l].answer) if row.cells[l].answer is not None else "(" + row.cells[l].verdict + ")"}</td>'
+            f'<td class="answer">{escape(row.cells[l].shown_answer)}</td>'
             for l in labels)
         parts.append(f"<tr><td>{escape(row.open_question or '')}<br><small><code>{escape(row.id)}</code></small></td>"
                      f"<td>{escape(row.source)}</td>{answers}</tr>")

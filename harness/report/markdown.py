@@ -76,8 +76,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
         out.append("| question | source | " + " | ".join(_cell(label) for label in labels) + " |")
         out.append("|---|---|" + "---|" * len(labels))
         for row in questions:
-            answers = [_cell(row.cells[l].answer if row.cells[l].answer is not None else f"({row.cells[l].verdict})")
-                       for l in labels]
+            answers = [_cell(row.cells[label].shown_answer) for label in labels]
             out.append(f"| {_cell(row.open_question or '')}<br>`{_cell(row.id)}` | {_cell(row.source)} | "
                        + " | ".join(answers) + " |")
     else:

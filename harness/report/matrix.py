@@ -45,6 +45,11 @@ class Cell:
     answer: str | None = None  # for open questions: the answering call, in one line
 
     @property
+    def shown_answer(self) -> str:
+        """Returns the answer as the open-questions table shows it: the answer, else the verdict."""
+        return self.answer if self.answer is not None else f"({self.verdict})"
+
+    @property
     def differs(self) -> bool:
         """Returns True when this cell's behaviour differs from the first column's."""
         return bool(self.diff)
@@ -322,14 +327,8 @@ def open_questions_table(matrix: Matrix) -> Table:
     for row in matrix.open_questions:
         question = Text(row.open_question or "")
         question.append(f"\n{row.id}", style="dim")
-        grid.add_row(question, Text(row.source), *(Text(_answer_text(row.cells[label])) for label in matrix.labels))
+        grid.add_row(question, Text(row.source), *(Text(row.cells[label].shown_answer) for label in matrix.labels))
     return grid
-
-
-def _answer_text(cell: Cell) -> str:
-    if cell.answer is not None:
-        return cell.answer
-    return f"({cell.verdict})"
 
 
 def notable(matrix: Matrix) -> Iterable[tuple[Row, str, Cell]]:

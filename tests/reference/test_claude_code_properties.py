@@ -102,9 +102,25 @@ def test_replace_all_changes_only_the_occurrences(text, old, new):
     if old not in text or old == new:
         assert "error" in result and after == text
     else:
-        # The text between occurrences is untouched: it is the old text split at every
-        # (non-overlapping, leftmost) occurrence, joined with new_string.
-        assert "output" in result and after == new.join(text.split(old))
+        # The text between occurrences is untouched: rebuilt here from occurrences found by hand
+        # (leftmost, non-overlapping), not by the str methods the reference itself uses.
+        expected, start = [], 0
+        for at in _occurrences(text, old):
+            expected += [text[start:at], new]
+            start = at + len(old)
+        assert "output" in result and after == "".join(expected) + text[start:]
+
+
+def _occurrences(text: str, old: str) -> list[int]:
+    """Returns where ``old`` occurs in ``text``, scanning left to right, occurrences not overlapping."""
+    found, index = [], 0
+    while index <= len(text) - len(old):
+        if text[index:index + len(old)] == old:
+            found.append(index)
+            index += len(old)
+        else:
+            index += 1
+    return found
 
 
 # old_string and new_string from disjoint alphabets, new_string never empty: a replacement can
