@@ -159,8 +159,7 @@ class CmdTarget(Target):
         cwd: str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(spec)
-        self.options = options  # run-wide settings meant for other kinds of target
+        super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
         self.argv = parse_spec(spec)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.line_cap = line_cap

@@ -109,7 +109,7 @@ class McpSession(Session):
                 extra["data"] = rest
             return CallResult(error={"code": exc.code, "message": exc.message}, events=events, extra=extra)
         except ConnectionBroken as exc:
-            raise TargetError(f"the server {exc} ({tool})", detail=self._connection.tail()) from None
+            raise TargetError(f"the server {exc} ({tool})", detail=self._connection.tail(), kind=exc.kind) from None
         return normal_form(result)
 
     def close(self) -> None:
@@ -156,8 +156,7 @@ class McpTarget(Target):
     def __init__(self, spec: str, *, timeout: float | None = None, tool_map: Any = (),
                  tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
                  cwd: str | None = None, **options: Any) -> None:
-        super().__init__(spec)
-        self.options = options  # run-wide settings meant for other kinds of target
+        super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
         self.argv = parse_spec(spec)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
@@ -260,7 +259,7 @@ class McpTarget(Target):
             connection.open(max(START_TIMEOUT, self.timeout))
         except ConnectionBroken as exc:
             where = f"connect: {self.url}" if self.url else f"start: {shlex.join(argv)}"
-            raise TargetError(f"the server {exc} ({where})", detail=connection.tail()) from None
+            raise TargetError(f"the server {exc} ({where})", detail=connection.tail(), kind=exc.kind) from None
         self._connection = connection
         return connection
 

@@ -128,7 +128,6 @@ class Connection:
         self.session: Any = None
         self.server_info: Any = None
         self.profiles: tuple[str, ...] = ()
-        self.protocol_version: str = ""
         self.tools: dict[str, Any] = {}
         self.ended = False  # the server closed its stdout
         self.stray: list[str] = []  # stdout lines that were not JSON-RPC messages
@@ -189,7 +188,6 @@ class Connection:
                     experimental = getattr(result.capabilities, "experimental", None) or {}
                     advertised = (experimental.get(PROFILES_CAPABILITY) or {}).get("profiles")
                     self.profiles = tuple(advertised) if isinstance(advertised, list) else ()
-                    self.protocol_version = result.protocol_version
                     cursor = None
                     while True:
                         try:
