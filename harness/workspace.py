@@ -38,6 +38,8 @@ class Workspace:
         (self.base / "sibling").mkdir()
         (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
         self.initial: dict[str, dict[str, Any]] = {}
+        # A file's recorded state by its stat signature: recording after every step re-reads only what changed.
+        self._states: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def remove(self) -> None:
         """Removes the workspace and everything around it, whatever modes the scenario left."""
@@ -118,7 +120,7 @@ class Workspace:
             for name in sorted(dirnames + filenames):
                 full = os.path.join(dirpath, name)
                 rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                out[rel] = entry_state(full, with_text=with_text)
+                out[rel] = entry_state(full, with_text=with_text, cache=self._states)
         return dict(sorted(out.items()))
 
     def escapes(self) -> list[str]:
@@ -232,15 +234,29 @@ class Remover:
             workspace.remove()
 
 
-def entry_state(path: str, *, with_text: bool = True) -> dict[str, Any]:
-    """Returns the recorded state of one entry (not following symlinks)."""
+def entry_state(path: str, *, with_text: bool = True,
+                cache: dict[tuple[Any, ...], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Returns the recorded state of one entry (not following symlinks).
+
+    With ``cache``, a file whose inode, size, mode, mtime and ctime are unchanged is not read again.
+    """
     info = os.lstat(path)
     mode = f"0{stat.S_IMODE(info.st_mode):03o}"
     if stat.S_ISLNK(info.st_mode):
         return {"type": "symlink", "target": os.readlink(path)}
     if stat.S_ISDIR(info.st_mode):
         return {"type": "dir", "mode": mode}
-    entry: dict[str, Any] = {"type": "file", "mode": mode, "size": info.st_size}
+    key = (path, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns, with_text)
+    if cache is not None and key in cache:
+        return dict(cache[key])
+    entry = _file_state(path, mode, info.st_size, with_text)
+    if cache is not None:
+        cache[key] = dict(entry)
+    return entry
+
+
+def _file_state(path: str, mode: str, size: int, with_text: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "file", "mode": mode, "size": size}
     try:
         with open(path, "rb") as handle:
             data = handle.read()

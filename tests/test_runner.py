@@ -310,3 +310,17 @@ def test_real_workspaces_are_all_removed_around_fake_file_system_scenarios(scena
     real = [w for w in target.workspaces if "fake" not in str(w)]
     assert len(target.workspaces) == 6
     assert not any(w.parent.exists() for w in real)
+
+
+def test_the_recorded_state_sees_a_same_size_rewrite_of_a_file():
+    from harness.workspace import Workspace
+    workspace = Workspace()
+    try:
+        path = workspace.path("a.txt")
+        path.write_text("aaaa")
+        before = workspace.state()["a.txt"]
+        path.write_text("bbbb")  # same size, same inode, written at once
+        after = workspace.state()["a.txt"]
+        assert before["text"] == "aaaa" and after["text"] == "bbbb" and before["sha256"] != after["sha256"]
+    finally:
+        workspace.remove()
