@@ -79,6 +79,11 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
     return catalog
 
 
+def load_with(extra: Iterable[Path], *, builtin: bool = True) -> Catalog:
+    """Loads the built-in catalog (unless ``builtin`` is False) and the ``extra`` folders."""
+    return load(([builtin_dir()] if builtin else []) + list(extra))
+
+
 def keyword_matches(expression: str, scenario: Scenario) -> bool:
     """Returns whether a ``-k`` expression selects ``scenario``."""
     from _pytest.mark.expression import Expression  # pytest's own -k grammar, not a copy of it

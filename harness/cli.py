@@ -103,8 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _catalog(args: argparse.Namespace):
     from harness import catalog
-    directories = ([] if args.no_builtin else [catalog.builtin_dir()]) + list(args.scenarios)
-    return catalog.load(directories)
+    return catalog.load_with(args.scenarios, builtin=not args.no_builtin)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -52,8 +52,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
 def _load(args: argparse.Namespace, names: list[str], console: Console) -> tuple[list[Any], dict[str, Any]] | None:
     from harness import catalog as catalog_mod
     from harness import sources
-    directories = ([] if args.no_builtin else [catalog_mod.builtin_dir()]) + list(args.scenarios)
-    cat = catalog_mod.load(directories)
+    cat = catalog_mod.load_with(args.scenarios, builtin=not args.no_builtin)
     scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
     wanted = {s.id for s in scenarios}
     known = {s.id for s in cat.scenarios}

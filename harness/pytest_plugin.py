@@ -95,14 +95,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     from harness import catalog
     from harness.snapshot import SnapshotStore
-    configured = config.getini("harness_snapshots")
-    store = SnapshotStore(config.rootpath / (configured or "snapshots"), runner.target.slug)
+    store = SnapshotStore(_snapshot_root(config), runner.target.slug)
     known = {scenario.id for scenario in catalog.load(dirs).scenarios}
     orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
     if orphans:
         terminalreporter.write_sep("-", f"{len(orphans)} snapshot(s) no scenario matches")
         for scenario_id in orphans:
             terminalreporter.write_line(f"  {store.path(scenario_id)}")
+
+
+def _snapshot_root(config: pytest.Config) -> Path:
+    """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
+    return config.rootpath / (config.getini("harness_snapshots") or "snapshots")
 
 
 def _runner(config: pytest.Config) -> Any:
@@ -166,9 +170,8 @@ class ScenarioItem(pytest.Item):
 
     @property
     def snapshot_root(self) -> Path:
-        """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
-        configured = self.config.getini("harness_snapshots")
-        return self.config.rootpath / (configured or "snapshots")
+        """Returns the snapshot root (see ``_snapshot_root``)."""
+        return _snapshot_root(self.config)
 
     def runtest(self) -> None:
         """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
