@@ -31,8 +31,8 @@ lint: $(STAMP)
 
 ## bench: the whole catalog in-process and through cmd:, their ratio and the per-call overhead
 bench: $(STAMP)
-	$(BIN)/python -m harness.bench
-	$(BIN)/python -m harness.targets.mcp_bench
+	$(BIN)/python -m harness.drivers.bench
+	$(BIN)/python -m harness.drivers.bench_mcp
 
 ## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu; needs root)
 sandbox-tools:
@@ -52,7 +52,7 @@ $(CLAUDE_CODE_STAMP): tools/claude-code/package.json tools/claude-code/package-l
 # --snapshot-update`, $(CLAUDE_CODE_JOBS) CLI sessions at a time, one progress line per scenario. A fail
 # verdict (the CLI disagrees with the seed) is a finding; an error verdict fails the capture.
 capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
-	$(BIN)/python -m harness.targets.claude_code.capture --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
+	$(BIN)/python -m harness.drivers.capture_claude_code --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
 	  --findings docs/claude-code-report.md
 
 ## capture-mcp-filesystem: install the pinned official MCP filesystem server (locally) and run the

@@ -1,10 +1,10 @@
-"""``python -m harness.bench`` prints its figures; it asserts nothing about how fast they are."""
+"""``python -m harness.drivers.bench`` prints its figures; it asserts nothing about how fast they are."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness import bench
+from harness.drivers import bench
 
 SCENARIO = """
 id: bench/write-{n}

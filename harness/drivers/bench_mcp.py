@@ -1,10 +1,10 @@
 """What MCP costs: the catalog in-process and through ``mcp:``, and the latency of one call.
 
-``python -m harness.targets.mcp_bench`` (part of ``make bench``, after the cmd: figures of
-``harness/bench.py``) prints:
+``python -m harness.drivers.bench_mcp`` (part of ``make bench``, after the cmd: figures of
+``harness/drivers/bench.py``) prints:
 
 catalog
-    the whole catalog (scenarios requiring conditions left out, as in ``harness/bench.py``) on the
+    the whole catalog (scenarios requiring conditions left out, as in ``harness/drivers/bench.py``) on the
     in-process reference and on ``mcp:python -m reference_impl.mcp_server`` (one server for the
     run), best of ``--repeat``; their ratio, the server's start-up (spawn, initialize, tools/list)
     and the end-to-end cost per call, (mcp: time - in-process time) / calls.
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from harness import catalog
-from harness.bench import count_calls, time_catalog
+from harness.drivers.bench import count_calls, time_catalog
 from harness.targets.mcp import McpTarget
 from harness.targets.reference import ReferenceTarget
 
@@ -52,7 +52,7 @@ def call_latencies(target, calls: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     """Prints the figures; returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m harness.targets.mcp_bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.drivers.bench_mcp", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="catalog runs of each target; the best counts (default 3)")
     parser.add_argument("--calls", type=int, default=500, help="calls for the latency figures (default 500)")
     parser.add_argument("--target", default=REFERENCE_MCP, help=f"the mcp: target to compare (default {REFERENCE_MCP})")

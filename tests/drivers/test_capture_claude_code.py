@@ -12,7 +12,8 @@ from pathlib import Path
 
 from harness import catalog
 from harness import snapshot as snap
-from harness.targets.claude_code import NOT_INSTALLED, capture
+from harness.drivers import capture_claude_code as capture
+from harness.targets.claude_code import NOT_INSTALLED
 
 
 def test_the_cli_scratch_folders_are_masked() -> None:

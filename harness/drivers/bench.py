@@ -1,6 +1,6 @@
 """What the cmd: protocol costs: the whole catalog in-process and through ``cmd:``, side by side.
 
-``python -m harness.bench`` (``make bench``) runs the same scenarios on the in-process reference
+``python -m harness.drivers.bench`` (``make bench``) runs the same scenarios on the in-process reference
 and on ``cmd:python -m reference_impl.serve`` (one persistent process), ``--repeat`` times each,
 and prints the best time of each, their ratio, the same over each scenario's fastest run (which
 a busy machine disturbs less), and two per-call figures:
@@ -96,7 +96,7 @@ def count_calls(scenarios: list[Scenario]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Prints the figures; returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.drivers.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs of each target; the best counts (default 5)")
     parser.add_argument("--target", default=REFERENCE_CMD, help=f"the cmd: target to compare (default {REFERENCE_CMD})")
     parser.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR",

@@ -2,7 +2,7 @@
 
 Usage (``make capture-claude-code`` runs it)::
 
-    python -m harness.targets.claude_code.capture [--target SPEC ...] [--jobs N] [--snapshots DIR]
+    python -m harness.drivers.capture_claude_code [--target SPEC ...] [--jobs N] [--snapshots DIR]
                                                   [--json-dir DIR] [--findings FILE]
 
 It does what ``harness run --target SPEC --profile claude-code --snapshot-update --json FILE``
@@ -11,13 +11,13 @@ a live capture needs: scenarios run ``--jobs`` at a time (each is its own CLI pr
 API and workspace, so they are independent), and every finished scenario prints one line at once,
 terminal or not. Results, snapshots and the report keep the catalog's order, so a parallel capture
 writes the same files as a serial one. ``--findings FILE`` then writes the findings report of
-these runs (harness/findings.py).
+these runs (harness/targets/claude_code/findings.py).
 
 Exit status: 0 when every scenario gave a verdict about the CLI (``fail`` is a finding); 1 when one
 ended in ``error`` (the capture itself broke there); 2 on a usage error.
 
 Where this module's concern ends: the verdicts are the runner's, the files are harness/snapshot.py's
-and harness/report/json.py's; the findings report is harness/findings.py's.
+and harness/report/json.py's; the findings report is harness/targets/claude_code/findings.py's.
 """
 
 from __future__ import annotations
@@ -94,15 +94,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness import catalog
     from harness.model import Verdict
 
-    parser = argparse.ArgumentParser(prog="python -m harness.targets.claude_code.capture", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.drivers.capture_claude_code", description=__doc__.split("\n")[0])
     parser.add_argument("--target", action="append", help="claude-code[:opt=val,...] (repeatable; default: "
                         + " and ".join(DEFAULT_TARGETS) + ")")
     parser.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="CLI sessions at once")
     parser.add_argument("--snapshots", type=Path, default=Path("snapshots"), help="snapshot root")
     parser.add_argument("--json-dir", type=Path, default=Path(".harness"),
-                        help="where <target slug>.json reports go (for harness/findings.py)")
+                        help="where <target slug>.json reports go (for harness/targets/claude_code/findings.py)")
     parser.add_argument("--findings", type=Path, default=None,
-                        help="write the Markdown findings report of these runs to FILE (harness/findings.py)")
+                        help="write the Markdown findings report of these runs to FILE (harness/targets/claude_code/findings.py)")
     parser.add_argument("-k", dest="keyword", default=None, help="only scenarios matching (pytest -k syntax)")
     args = parser.parse_args(argv)
     specs = args.target or list(DEFAULT_TARGETS)
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in broken:
         print(f"error verdict: {line}", file=sys.stderr)
     if args.findings is not None:
-        from harness import findings
+        from harness.targets.claude_code import findings
         findings.write(args.findings, [findings.load(path) for path in reports], snapshots=args.snapshots)
         print(f"findings: {args.findings}", flush=True)
     return 1 if broken else 0

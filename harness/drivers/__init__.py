@@ -1,0 +1,1 @@
+"""Whole-run tools above the runner: benchmarks, capture drivers, fuzzing, discovery."""
