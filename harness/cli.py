@@ -14,10 +14,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from rich.console import Console
 
+from harness.options import RunOptions
 from harness.targets.base import spec_slug
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -48,13 +49,6 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool-map", action="append", default=[], metavar="TOOL=NAME",
                         help="mcp: call the contract's TOOL as the server's NAME; TOOL.ARG=NAME renames an argument (repeatable)")
     parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="mcp: tool and argument renames from a YAML file")
-
-
-def target_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Returns the run-wide settings handed to ``make_target``."""
-    options = {"timeout": args.timeout, "run_as": args.run_as, "sandbox": args.sandbox}
-    options.update(tool_map=args.tool_map, tool_map_file=args.tool_map_file)  # mcp: renames
-    return options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,6 +102,12 @@ def _catalog(args: argparse.Namespace):
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Runs the selected scenarios and reports; returns the exit code."""
+    return run(RunOptions.from_namespace(args))
+
+
+def run(options: RunOptions) -> int:
+    """Runs ``harness run`` with these options; returns the exit code."""
+    from harness import catalog
     from harness.model import Result, Scenario, Verdict
     from harness.report import json as json_report
     from harness.report import terminal
@@ -116,16 +116,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.targets import make_target
 
     console = Console(stderr=False, highlight=False)
-    cat = _catalog(args)
+    cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     try:
-        target = make_target(args.target, **target_options(args))
+        target = make_target(options.target, **options.target_options())
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return EXIT_USAGE
-    if postrun.usage_error(args):
-        console.print(f"[red]error:[/red] {postrun.usage_error(args)}")
+    if options.usage_error():
+        console.print(f"[red]error:[/red] {options.usage_error()}")
         return EXIT_USAGE
-    scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
+    scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
     broken = [Result(Scenario(id=f"<invalid> {problem.file}", profile="?", title="invalid scenario file",
                               source=str(problem.file), steps=(), file=problem.file, line=problem.line),
                      Verdict.ERROR, str(problem)) for problem in cat.problems]
@@ -140,23 +140,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     # same behaviour (harness diff compares either).
     with Runner(target, record_states=True) as runner:
         info = runner.info
-        results = _run_with_progress(runner, scenarios, console, args.quiet)
+        results = _run_with_progress(runner, scenarios, console, options.quiet)
     seconds = time.perf_counter() - started
     results = broken + results
 
-    if not args.quiet:
+    if not options.quiet:
         terminal.print_failures(console, results)
     title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {seconds:.2f}s"
     console.print(terminal.summary_table(results, title))
     for line in terminal.skip_reasons(results):
         console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
-    if args.json:
-        json_report.write(args.json, results, info, args.target, seconds)
-    if args.junit:
+    if options.json:
+        json_report.write(options.json, results, info, target.spec, seconds)
+    if options.junit:
         from harness.report import junit
-        junit.write(args.junit, results, info, args.target)
-    _remember(results, info, args.target, seconds)
-    bad = postrun.finish(args, console, cat, results, target, info)  # snapshots, baseline, reports
+        junit.write(options.junit, results, info, target.spec)
+    _remember(results, info, target.spec, seconds)
+    bad = postrun.finish(options, console, cat, results, target.spec, target.slug, info)
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.model import Result, Verdict
+from harness.options import RunOptions
 
 ORPHANS_SHOWN = 20
 
@@ -43,46 +44,40 @@ def add_options(run: argparse.ArgumentParser) -> None:
     group.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
 
 
-def usage_error(args: argparse.Namespace) -> str | None:
-    """Returns what is wrong with the combination of options, or None."""
-    if args.snapshot_update and args.no_snapshots:
-        return "--snapshot-update and --no-snapshots contradict each other"
-    if args.baseline and not args.baseline.is_file():
-        return f"--baseline {args.baseline}: no such file"
-    return None
+def finish(options: RunOptions, console: Console, catalog: Any, results: list[Result],
+           spec: str, slug: str, info: Any) -> bool:
+    """Runs the after-run steps of target ``spec`` (snapshot folder ``slug``); returns True when the run failed.
 
-
-def finish(args: argparse.Namespace, console: Console, catalog: Any, results: list[Result],
-           target: Any, info: Any) -> bool:
-    """Runs the after-run steps; returns True when the run failed (see the module docstring)."""
+    See the module docstring for what fails a run.
+    """
     console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
                       force_terminal=console.is_terminal, no_color=console.no_color)
     real = [result for result in results if not result.id.startswith("<invalid>")]
-    failed = _judge_verdicts(args, console, real)
-    if not args.no_snapshots or args.snapshot_update:
-        failed = _snapshots(args, console, catalog, real, target) or failed
-    if args.write_baseline:
+    failed = _judge_verdicts(options, console, real)
+    if not options.no_snapshots or options.snapshot_update:
+        failed = _snapshots(options, console, catalog, real, slug) or failed
+    if options.write_baseline:
         from harness import baseline
-        count = baseline.write(args.write_baseline, real, header=f"target: {args.target}")
-        console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {args.write_baseline}",
+        count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
+        console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {options.write_baseline}",
                       highlight=False)
-    if args.markdown or args.html:
-        _reports(args, catalog, results, info)
+    if options.markdown or options.html:
+        _reports(options, catalog, results, spec, info)
     return failed
 
 
-def _judge_verdicts(args: argparse.Namespace, console: Console, results: list[Result]) -> bool:
+def _judge_verdicts(options: RunOptions, console: Console, results: list[Result]) -> bool:
     bad = any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for r in results)
-    if not args.baseline:
+    if not options.baseline:
         return bad
     from harness import baseline
     try:
-        known = baseline.load(args.baseline)
+        known = baseline.load(options.baseline)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return True
     outcome = baseline.apply(known, {r.id: r.verdict.value for r in results})
-    console.print(f"baseline {escape(str(args.baseline))}: {len(outcome.known)} known failure(s) tolerated, "
+    console.print(f"baseline {escape(str(options.baseline))}: {len(outcome.known)} known failure(s) tolerated, "
                   f"{len(outcome.new)} new, {len(outcome.stale)} stale", highlight=False)
     for scenario_id in outcome.new:
         console.print(f"  [red]new failure[/red] {escape(scenario_id)} (not in the baseline)")
@@ -91,21 +86,21 @@ def _judge_verdicts(args: argparse.Namespace, console: Console, results: list[Re
     return outcome.failed
 
 
-def _snapshots(args: argparse.Namespace, console: Console, catalog: Any, results: list[Result], target: Any) -> bool:
+def _snapshots(options: RunOptions, console: Console, catalog: Any, results: list[Result], slug: str) -> bool:
     from harness import snapshot as snap
     from harness.report.matrix import print_diff
-    root = args.snapshots or snap.default_root()
-    store = snap.SnapshotStore(root, target.slug)
+    root = options.snapshots or snap.default_root()
+    store = snap.SnapshotStore(root, slug)
     # Removing orphans needs the whole known catalog: no selection, no broken file, the built-in included.
-    unfiltered = not args.profile and not args.keyword and not catalog.problems and not args.no_builtin
+    unfiltered = not options.narrowed and not catalog.problems
     outcome = snap.check(store, (r.as_dict() for r in results), (s.id for s in catalog.scenarios),
-                         update=args.snapshot_update, prune=unfiltered)
+                         update=options.snapshot_update, prune=unfiltered)
     for scenario_id, diff in outcome.diverged.items():
         console.print(f"\n[bold yellow]SNAPSHOT[/bold yellow] [bold]{escape(scenario_id)}[/bold]: the observation "
                       f"differs from {escape(store.path(scenario_id).as_posix())}")
         print_diff(console, diff)
     where = store.folder.as_posix()
-    if args.snapshot_update:
+    if options.snapshot_update:
         console.print(f"snapshots {where}: {len(outcome.written)} written ({len(outcome.new)} new), "
                       f"{len(outcome.matched)} unchanged, {len(outcome.removed)} orphan(s) removed "
                       f"in {outcome.seconds:.2f}s", highlight=False)
@@ -116,25 +111,25 @@ def _snapshots(args: argparse.Namespace, console: Console, catalog: Any, results
         console.print(f"snapshots {where}: " + ", ".join(parts) + f" in {outcome.seconds:.2f}s", highlight=False)
     kept = [o for o in outcome.orphans if o not in outcome.removed]
     # Without the built-in catalog, the default folder's built-in snapshots would all look orphaned.
-    if kept and (not args.no_builtin or args.snapshots):
+    if kept and (options.builtin or options.snapshots):
         console.print(f"[yellow]{len(kept)} snapshot(s) no scenario matches[/yellow] (a --snapshot-update "
                       "of the whole catalog removes them):")
         for scenario_id in kept[:ORPHANS_SHOWN]:
             console.print(f"  {escape(store.path(scenario_id).as_posix())}", highlight=False)
         if len(kept) > ORPHANS_SHOWN:
             console.print(f"  ... and {len(kept) - ORPHANS_SHOWN} more", highlight=False)
-    return outcome.failed and not args.snapshot_update
+    return outcome.failed and not options.snapshot_update
 
 
-def _reports(args: argparse.Namespace, catalog: Any, results: list[Result], info: Any) -> None:
+def _reports(options: RunOptions, catalog: Any, results: list[Result], spec: str, info: Any) -> None:
     from harness import sources
     from harness.report import matrix as matrix_mod
-    source = sources.from_results(args.target, results, info, args.target)
+    source = sources.from_results(spec, results, info, spec)
     grid = matrix_mod.build([source], {s.id: s for s in catalog.scenarios})
-    title = f"File-tool conformance: {args.target}"
-    if args.markdown:
+    title = f"File-tool conformance: {spec}"
+    if options.markdown:
         from harness.report import markdown
-        markdown.write(args.markdown, grid, title=title)
-    if args.html:
+        markdown.write(options.markdown, grid, title=title)
+    if options.html:
         from harness.report import html
-        html.write(args.html, grid, title=title)
+        html.write(options.html, grid, title=title)

@@ -304,10 +304,11 @@ def test_a_bad_tool_map_entry_is_bad_usage(entry: str) -> None:
 
 
 def test_the_cli_hands_tool_maps_to_the_target(tmp_path: Path) -> None:
-    from harness.cli import build_parser, target_options
+    from harness.cli import build_parser
+    from harness.options import RunOptions
     args = build_parser().parse_args(["run", "--target", "mcp:x", "--tool-map", "a=b", "--tool-map", "a.c=d",
                                       "--tool-map-file", str(tmp_path / "m.yaml")])
-    options = target_options(args)
+    options = RunOptions.from_namespace(args).target_options()
     assert options["tool_map"] == ["a=b", "a.c=d"] and options["tool_map_file"] == tmp_path / "m.yaml"
 
 

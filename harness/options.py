@@ -1,0 +1,90 @@
+"""The options of one ``harness run``, as one typed, immutable object.
+
+The CLI parses its arguments once (:meth:`RunOptions.from_namespace`) and hands this object down:
+to the runner and its workers, to the targets (:meth:`RunOptions.target_options`), to the
+after-run steps (harness/postrun.py) and to the reports. Nothing below the CLI sees argparse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TARGET = "reference"
+DEFAULT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a ``harness run`` was asked to do (see ``harness run --help`` for each option)."""
+
+    # what runs, and against what
+    targets: tuple[str, ...] = (DEFAULT_TARGET,)
+    scenarios: tuple[Path, ...] = ()  # --scenarios DIR: folders beside the built-in catalog
+    builtin: bool = True  # False with --no-builtin
+    profiles: tuple[str, ...] = ()
+    keyword: str | None = None  # -k EXPR
+    # how targets are reached
+    timeout: float = DEFAULT_TIMEOUT
+    run_as: str | None = None
+    sandbox: bool = False
+    tool_map: tuple[str, ...] = ()
+    tool_map_file: Path | None = None
+    # what is written and shown afterwards
+    json: Path | None = None
+    junit: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+    quiet: bool = False
+    snapshot_update: bool = False
+    no_snapshots: bool = False
+    snapshots: Path | None = None
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+
+    @classmethod
+    def from_namespace(cls, args: Any) -> "RunOptions":
+        """Builds the options from parsed arguments (argparse's names; absent ones keep their default)."""
+        names = {"profile": "profiles", "target": "targets", "no_builtin": "builtin"}
+        values: dict[str, Any] = {}
+        for name, value in vars(args).items():
+            key = names.get(name, name)
+            if key not in _FIELDS or value is None:
+                continue
+            if key == "builtin":
+                value = not value
+            elif key == "targets":
+                value = (value,) if isinstance(value, str) else tuple(value)
+            elif isinstance(value, list):
+                value = tuple(value)
+            values[key] = value
+        if not values.get("targets"):
+            values.pop("targets", None)
+        return cls(**values)
+
+    @property
+    def target(self) -> str:
+        """Returns the first (for a one-target run, the only) target spec."""
+        return self.targets[0]
+
+    @property
+    def narrowed(self) -> bool:
+        """Returns True when the run covers less than the whole known catalog (a selection, no built-in)."""
+        return bool(self.profiles or self.keyword or not self.builtin)
+
+    def target_options(self) -> dict[str, Any]:
+        """Returns the run-wide settings handed to ``make_target`` (each target takes those it needs)."""
+        return {"timeout": self.timeout, "run_as": self.run_as, "sandbox": self.sandbox,
+                "tool_map": list(self.tool_map), "tool_map_file": self.tool_map_file}
+
+    def usage_error(self) -> str | None:
+        """Returns what is wrong with the combination of options, or None."""
+        if self.snapshot_update and self.no_snapshots:
+            return "--snapshot-update and --no-snapshots contradict each other"
+        if self.baseline and not self.baseline.is_file():
+            return f"--baseline {self.baseline}: no such file"
+        return None
+
+
+_FIELDS = frozenset(f.name for f in fields(RunOptions))
