@@ -22,7 +22,7 @@ import yaml
 from harness.content import check as check_content
 from harness.matchers import MATCHER_NAMES
 from harness.model import PROFILE_TOOLS, Action, Call, Scenario
-from harness.placeholders import placeholders_in, step_reference
+from harness.placeholders import parse_reference, placeholders_in, references_in, step_reference
 
 KNOWN_PLACEHOLDERS = frozenset({"workspace"})
 
@@ -185,6 +185,10 @@ def _semantic_problems(document: dict[str, Any]) -> _ErrorList:
                 problem = _placeholder_problem(name, index, document["steps"], allow_steps=key != "target")
                 if problem:
                     out.append((["steps", index, key], problem, False))
+        for text in references_in(step.get("expect")):
+            problem = _reference_problem(text, index, document["steps"])
+            if problem:
+                out.append((["steps", index, "expect"], problem, False))
         for field_path, spec in _arg_contents(step.get("args"), ["steps", index, "args"]):
             try:
                 check_content(spec)
@@ -223,6 +227,21 @@ def _placeholder_problem(name: str, index: int, steps: list[dict[str, Any]], all
         return f"${{{name}}} refers to step {number}, but only steps 1..{index} come before this one"
     if "tool" not in steps[number - 1]:
         return f"${{{name}}} refers to step {number}, which is an action, not a call"
+    return None
+
+
+def _reference_problem(text: str, index: int, steps: list[dict[str, Any]]) -> str | None:
+    """Returns what is wrong with a ``$same_as``/``$differs_from`` path in step ``index`` (0-based), or None."""
+    parsed = parse_reference(text)
+    if parsed is None:
+        return f"{text!r}: not a reference (steps[N].output.a.b, or output.a.b for this call)"
+    number = parsed[0]
+    if number is None:
+        return None
+    if not 1 <= number <= index + 1:
+        return f"{text!r} refers to step {number}, but only steps 1..{index + 1} are known by then"
+    if "tool" not in steps[number - 1]:
+        return f"{text!r} refers to step {number}, which is an action, not a call"
     return None
 
 
@@ -310,7 +329,7 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
         else:
             steps.append(Action(action=raw["action"], path=raw["path"], content=raw.get("content"),
                                 mode=raw.get("mode"), target=raw.get("target"), name=raw.get("name"),
-                                line=step_line))
+                                line=step_line, mtime=raw.get("mtime")))
     return Scenario(
         id=document["id"], profile=document["profile"], title=document["title"], source=document["source"],
         steps=tuple(steps), given=document.get("given", {}), then=document.get("then"),

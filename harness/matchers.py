@@ -3,6 +3,10 @@
 A plain value matches exactly; mappings and lists compare recursively and may hold matchers at any
 depth; a mapping with a single ``$``-key is a matcher (docs/scenario-format.md, "Matchers").
 The result is a list of :class:`Mismatch`, empty when everything matched.
+
+``$same_as`` and ``$differs_from`` compare with a value observed earlier in the scenario (or in
+another field of the same response); the runner resolves their path to a :class:`Reference` before
+matching (harness/placeholders.py, ``resolve_references``).
 """
 
 from __future__ import annotations
@@ -46,6 +50,14 @@ class Mismatch:
         """Returns a JSON-ready form."""
         observed = None if self.observed is MISSING else self.observed
         return {"path": self.path, "expected": self.expected, "observed": observed, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An earlier observation a ``$same_as``/``$differs_from`` points at: the path as written, its value."""
+
+    text: str
+    value: Any = MISSING  # MISSING when the path leads nowhere (a failed call, an absent field)
 
 
 def is_matcher(value: Any) -> bool:
@@ -170,6 +182,50 @@ def _absent(arg: Any, observed: Any, path: str) -> list[Mismatch]:
     return [] if observed is MISSING else [Mismatch(path, "no such key", observed, "present")]
 
 
+def _reference(arg: Any) -> Reference:
+    # An unresolved path (a matcher used outside a call's expectation) refers to nothing.
+    return arg if isinstance(arg, Reference) else Reference(str(arg))
+
+
+def _same_as(arg: Any, observed: Any, path: str) -> list[Mismatch]:
+    ref = _reference(arg)
+    if ref.value is MISSING:
+        return [Mismatch(path, f"the value of {ref.text}", observed, f"{ref.text} was not observed")]
+    if observed is not MISSING and _deep_equal(ref.value, observed):
+        return []
+    return [Mismatch(path, f"the value of {ref.text}: {_show(ref.value)}", observed, expected_value=ref.value)]
+
+
+def _differs_from(arg: Any, observed: Any, path: str) -> list[Mismatch]:
+    ref = _reference(arg)
+    if ref.value is MISSING:
+        return [Mismatch(path, f"a value other than {ref.text}", observed, f"{ref.text} was not observed")]
+    if observed is MISSING:
+        return [Mismatch(path, f"a value other than {ref.text}", observed, "missing")]
+    if not _deep_equal(ref.value, observed):
+        return []
+    return [Mismatch(path, f"a value other than {ref.text} ({_show(ref.value)})", observed, "the same value")]
+
+
+def _not(arg: Any, observed: Any, path: str) -> list[Mismatch]:
+    if observed is not MISSING and match(arg, observed, path):
+        return []
+    return [Mismatch(path, f"a value not matching {_show(arg)}", observed, "matches")]
+
+
+def _any_of(arg: list[Any], observed: Any, path: str) -> list[Mismatch]:
+    if any(not match(want, observed, path) for want in arg):
+        return []
+    return [Mismatch(path, f"a value matching one of {_show(arg)}", observed, "matches none")]
+
+
+def _all_of(arg: list[Any], observed: Any, path: str) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    for want in arg:
+        out += match(want, observed, path)
+    return out
+
+
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -216,6 +272,11 @@ _MATCHERS: dict[str, Callable[[Any, Any, str], list[Mismatch]]] = {
     "$type": _type,
     "$len": _len,
     "$json": _json,
+    "$same_as": _same_as,
+    "$differs_from": _differs_from,
+    "$not": _not,
+    "$any_of": _any_of,
+    "$all_of": _all_of,
 }
 
 MATCHER_NAMES = frozenset(_MATCHERS)
@@ -244,8 +305,12 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _plain(value: Any) -> Any:
+    return value.text if isinstance(value, Reference) else repr(value)
+
+
 def _show(value: Any, limit: int = 400) -> str:
     if value is MISSING:
         return "<missing>"
-    text = json.dumps(value, ensure_ascii=False, default=repr)
+    text = json.dumps(value, ensure_ascii=False, default=_plain)
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"

@@ -57,6 +57,7 @@ class Action:
     target: str | None = None
     name: str | None = None
     line: int = 0
+    mtime: str | None = None  # write/append/touch: "same", or an offset such as "-5s", "+500ms"
 
 
 Step = Call | Action

@@ -17,6 +17,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from harness.content import to_bytes
+from harness.matchers import MISSING, Reference
 
 _PLACEHOLDER = re.compile(r"\$(\$)?\{([a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_-]+|\[\d+\])*)\}")
 _STEP = re.compile(r"^step(\d+)\.(output|error|events)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)$")
@@ -107,3 +108,67 @@ def step_reference(name: str) -> int | None:
     """Returns the step number a ``stepN.…`` placeholder refers to, or None for other names."""
     match = _STEP.match(name)
     return int(match.group(1)) if match else None
+
+
+# --- references to earlier observations: $same_as / $differs_from --------------------------------
+
+REFERENCE_MATCHERS = ("$same_as", "$differs_from")
+_REFERENCE = re.compile(r"^(?:steps\[(\d+)\]\.)?(args|output|error|events)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)$")
+
+ReferenceLookup = Callable[[int | None, str], Any]  # (1-based step or None for this call, field) -> value
+
+
+def parse_reference(text: str) -> tuple[int | None, str, list[str | int]] | None:
+    """Splits ``steps[2].output.latest_file_state.sha256`` into (2, "output", [...]); None if malformed.
+
+    Without ``steps[N].`` the path names a field of the call whose expectation holds it. ``N`` is
+    1-based, as in ``${stepN...}`` and in reports.
+    """
+    found = _REFERENCE.match(text) if isinstance(text, str) else None
+    if found is None:
+        return None
+    parts: list[str | int] = [int(index) if index else key
+                              for key, index in re.findall(r"\.([A-Za-z0-9_-]+)|\[(\d+)\]", found.group(3))]
+    return (int(found.group(1)) if found.group(1) else None), found.group(2), parts
+
+
+def references_in(value: Any) -> list[str]:
+    """Returns every ``$same_as``/``$differs_from`` path in an expectation (for validation)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in REFERENCE_MATCHERS and len(value) == 1:
+                found.append(item)
+            else:
+                found += references_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += references_in(item)
+    return found
+
+
+def resolve_references(value: Any, lookup: ReferenceLookup) -> Any:
+    """Returns ``value`` with each ``$same_as``/``$differs_from`` path replaced by a resolved Reference.
+
+    ``lookup(step, field)`` returns a call's ``args``/``output``/``error``/``events`` (raising
+    LookupError when there is none, e.g. the output of a failed call); a path that leads nowhere
+    resolves to a Reference without value, which the matcher reports as a mismatch.
+    """
+    if isinstance(value, list):
+        return [resolve_references(item, lookup) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1 and next(iter(value)) in REFERENCE_MATCHERS:
+        (name, text), = value.items()
+        parsed = parse_reference(text)
+        resolved: Any = MISSING
+        if parsed is not None:
+            step, field, parts = parsed
+            try:
+                resolved = lookup(step, field)
+                for part in parts:
+                    resolved = resolved[part]
+            except (LookupError, TypeError):
+                resolved = MISSING
+        return {name: Reference(text, resolved)}
+    return {key: resolve_references(item, lookup) for key, item in value.items()}

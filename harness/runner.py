@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 from harness import faults
 from harness.matchers import MISSING, Mismatch, match
 from harness.model import Action, Result, Scenario, StepRecord, Verdict
-from harness.placeholders import UnknownPlaceholder, substitute
+from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Remover, Workspace
 
@@ -154,8 +154,8 @@ class Runner:
                 try:
                     session.before_action()
                     workspace.act(step.action, step.path, content=step.content, mode=step.mode,
-                                  target=step.target, names=names)
-                except OSError as exc:
+                                  target=step.target, names=names, mtime=step.mtime)
+                except (OSError, ValueError) as exc:
                     return f"step {index + 1} ({step.action} {step.path}) failed: {exc}"
                 except TargetError as exc:
                     return f"step {index + 1}: the target broke before the action: {exc}"
@@ -179,6 +179,7 @@ class Runner:
                 record.output, record.error = observed.output, observed.error
                 record.events, record.extra = observed.events, observed.extra
                 if expect:
+                    expect = resolve_references(expect, _reference_lookup(result, record))
                     record.failures += check_call(expect, observed)
                 if step.then:
                     record.failures += workspace.check(substitute(step.then, names), names)
@@ -236,9 +237,25 @@ def _step_lookup(result: Result):
     return lookup
 
 
+def _reference_lookup(result: Result, current: StepRecord):
+    """Returns how ``$same_as: steps[N].output...`` (or ``output...`` of this call) finds its value."""
+    def lookup(number: int | None, field: str) -> Any:
+        record = current if number is None else result.steps[number - 1]
+        if record.kind != "call":
+            raise LookupError(f"step {number} is an action")
+        if field == "output" and record.error is not None:
+            raise LookupError("the call failed")
+        if field == "error" and record.error is None:
+            raise LookupError("the call succeeded")
+        if field == "events" and record.events is None:
+            raise LookupError("no events")
+        return {"args": record.args, "output": record.output, "error": record.error, "events": record.events}[field]
+    return lookup
+
+
 def _action_args(step: Action) -> dict[str, Any]:
     args: dict[str, Any] = {"path": step.path}
-    for key in ("mode", "target"):
+    for key in ("mode", "target", "mtime"):
         if getattr(step, key) is not None:
             args[key] = getattr(step, key)
     if step.content is not None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import re
 import shutil
 import stat
 import tempfile
 import threading
 import time
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -86,17 +88,26 @@ class Workspace:
     # -- actions -----------------------------------------------------------------------------
 
     def act(self, action: str, rel: str, *, content: Any = None, mode: str | None = None,
-            target: str | None = None, names: dict[str, str] | None = None) -> None:
-        """Performs one action as an outside process would; write/append/touch always move the mtime."""
+            target: str | None = None, names: dict[str, str] | None = None, mtime: str | None = None) -> None:
+        """Performs one action as an outside process would.
+
+        write/append/touch move the mtime at least one second forward, unless ``mtime`` says
+        otherwise: ``same`` keeps the mtime the file had before, ``-5s`` / ``+500ms`` / ``+1ns``
+        set it that far from there (from the time of the action for a file that did not exist).
+        """
         path = self.path(rel)
         if action in ("write", "append", "touch"):
             before = _mtime_ns(path)
+            wanted = None if mtime is None else mtime_after(mtime, before)
             if action == "touch":
                 path.touch()
             else:
                 with open(path, "ab" if action == "append" else "wb") as handle:
                     handle.write(to_bytes(content))
-            _advance_mtime(path, before)
+            if wanted is None:
+                _advance_mtime(path, before)
+            else:
+                os.utime(path, ns=(os.stat(path).st_atime_ns, wanted))
         elif action == "chmod":
             os.chmod(path, int(mode, 8))  # type: ignore[arg-type]
         elif action == "delete":
@@ -288,6 +299,27 @@ def _mtime_ns(path: Path) -> int | None:
         return os.stat(path).st_mtime_ns
     except OSError:
         return None
+
+
+_MTIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def mtime_after(spec: str, before: int | None) -> int:
+    """Returns the mtime (ns) an action's ``mtime: same | [+-]N(s|ms|us|ns)`` asks for.
+
+    ``before`` is the file's mtime before the action (None for a file that did not exist).
+    """
+    if spec == "same":
+        if before is None:
+            raise ValueError("mtime: same needs a file that exists before the action")
+        return before
+    found = re.fullmatch(r"([+-])(\d+(?:\.\d+)?)(s|ms|us|ns)", spec)
+    if found is None:
+        raise ValueError(f"invalid mtime {spec!r} (same, or e.g. -5s, +500ms, +1ns)")
+    sign, amount, unit = found.groups()
+    step = int(Decimal(amount) * _MTIME_UNITS[unit])
+    base = before if before is not None else time.time_ns()
+    return base + step if sign == "+" else base - step
 
 
 def _advance_mtime(path: Path, before: int | None) -> None:

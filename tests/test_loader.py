@@ -170,3 +170,29 @@ def test_an_invalid_content_spec_in_args_is_rejected(tmp_path):
     bad = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: {$content: {pattern: "x"}}')
     (problem,) = problems_of(write(tmp_path, bad))
     assert "$content" in problem.message and problem.field == "steps[0].args.file_path"
+
+
+def test_a_same_as_reference_must_name_an_earlier_or_this_call(tmp_path):
+    later = GOOD.replace('output: {$contains: "x"}', 'output: {$same_as: "steps[3].output"}')
+    (problem,) = problems_of(write(tmp_path, later))
+    assert "refers to step 3, but only steps 1..1" in problem.message
+    assert problem.field == "steps[0].expect"
+    action = GOOD.replace("then:", "  - tool: Read\n    args: {file_path: a}\n"
+                                   "    expect: {output: {$differs_from: 'steps[2].output'}}\nthen:")
+    (problem,) = problems_of(write(tmp_path, action, "b.yaml"))
+    assert "step 2, which is an action" in problem.message
+    malformed = GOOD.replace('output: {$contains: "x"}', 'output: {$same_as: "step1.output"}')
+    (problem,) = problems_of(write(tmp_path, malformed, "c.yaml"))
+    assert problem.field.startswith("steps[0].expect")
+    own = GOOD.replace('output: {$contains: "x"}', 'output: {$same_as: "steps[1].output"}')
+    assert load_file(write(tmp_path, own, "d.yaml"))
+
+
+def test_an_action_mtime_is_checked_and_kept(tmp_path):
+    good = GOOD.replace('    content: "y\\n"\n', '    content: "y\\n"\n    mtime: -1.5s\n')
+    (scenario,) = load_file(write(tmp_path, good))
+    assert scenario.steps[1].mtime == "-1.5s"
+    (problem,) = problems_of(write(tmp_path, good.replace("-1.5s", "5s"), "b.yaml"))
+    assert problem.field == "steps[1].mtime"
+    on_chmod = good.replace("action: write", "action: chmod\n    mode: '0644'")
+    assert problems_of(write(tmp_path, on_chmod, "c.yaml"))

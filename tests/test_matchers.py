@@ -117,3 +117,40 @@ def test_a_multiline_text_mismatch_renders_as_a_unified_diff():
 def test_a_missing_final_newline_is_made_visible():
     (mismatch,) = match("a\nb\n", "a\nb", "output")
     assert "no newline" in mismatch.render()
+
+
+def test_same_as_and_differs_from_compare_with_the_resolved_reference():
+    from harness.matchers import Reference
+    assert match({"$same_as": Reference("steps[1].output.v", 3)}, 3) == []
+    assert match({"$same_as": Reference("steps[1].output.v", 3)}, 4)
+    assert match({"$differs_from": Reference("steps[1].output.v", 3)}, 4) == []
+    (same,) = match({"$differs_from": Reference("steps[1].output.v", [1])}, [1])
+    assert same.why == "the same value"
+    (nowhere,) = match({"$same_as": Reference("steps[1].output.v")}, 3)
+    assert "was not observed" in nowhere.why
+    assert match({"$differs_from": Reference("output.x")}, 3)  # nothing to differ from: not a pass
+
+
+def test_not_any_of_all_of_combine_matchers():
+    assert match({"$not": {"$contains": "%PDF"}}, [{"type": "document"}]) == []
+    assert match({"$not": {"$contains": "%PDF"}}, "%PDF-1.4")
+    assert match({"a": {"$not": 1}}, {}) != []  # a missing key matches nothing, not even $not
+    assert match({"$any_of": [1, {"$type": "string"}]}, "x") == []
+    assert match({"$any_of": [1, 2]}, 3)
+    assert match({"$all_of": [{"$type": "string"}, {"$regex": "^a"}]}, "ab") == []
+    assert len(match({"$all_of": [{"$type": "integer"}, {"$regex": "^a"}]}, "b")) == 2
+
+
+def test_references_resolve_against_earlier_calls_and_the_same_response():
+    from harness.placeholders import resolve_references
+    steps = {1: {"output": {"sha256": "abc"}}, None: {"output": {"hash": "h"}, "events": [{"Hash": "h"}]}}
+
+    def lookup(step, field):
+        return steps[step][field]
+
+    resolved = resolve_references({"x": {"$same_as": "steps[1].output.sha256"},
+                                   "y": [{"$same_as": "events[0].Hash"}],
+                                   "z": {"$same_as": "steps[1].output.missing"}}, lookup)
+    assert resolved["x"]["$same_as"].value == "abc"
+    assert resolved["y"][0]["$same_as"].value == "h"
+    assert match(resolved["z"], "abc")  # a path that leads nowhere never matches

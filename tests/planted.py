@@ -1,0 +1,212 @@
+"""Plausible wrong implementations, planted to show that the catalog (and ``harness fuzz``) catch them.
+
+Each candidate is the reference with one small, realistic bug: a session class of one profile
+replaced by a subclass. ``PlantedTarget({"claude-code": RawPdfRead})`` runs the reference
+everywhere else. The bugs are the kinds real implementations have: a JavaScript-style replace that
+expands ``$&``, an mtime check at one-second resolution, a content hash cached by size and mtime,
+a write through a temporary file that replaces a symlink, and so on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import reference_impl
+from reference_impl import claude_code, gemini_safe_patch, mcp_write_text_file
+from harness.targets.base import Session, TargetInfo
+from harness.targets.reference import ReferenceSession, ReferenceTarget
+
+
+class PlantedTarget(ReferenceTarget):
+    """The in-process reference with some profiles' sessions replaced by buggy subclasses."""
+
+    def __init__(self, sessions: dict[str, type]) -> None:
+        super().__init__("planted")
+        self.sessions = sessions
+
+    def start(self) -> TargetInfo:
+        """Names the target after its bugs."""
+        names = ",".join(cls.__name__ for cls in self.sessions.values())
+        return TargetInfo(f"planted[{names}]", reference_impl.__version__, tuple(reference_impl.PROFILES))
+
+    def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
+        """Opens the planted session of ``profile``, or the reference's."""
+        if profile in self.sessions:
+            return ReferenceSession(self.sessions[profile](str(workspace), dict(options)))
+        return super().open(profile, workspace, options)
+
+
+# --- claude-code ----------------------------------------------------------------------------------
+
+
+class RawPdfRead(claude_code.Session):
+    """Read shows a PDF's raw bytes as numbered text lines instead of processing its pages."""
+
+    def read(self, file_path: str, offset: Any = None, limit: Any = None) -> Any:
+        if file_path.endswith(".pdf"):
+            with open(file_path, "rb") as handle:
+                text = handle.read().decode("latin-1")
+            self.read_files.add(file_path)
+            self.file_mtimes[file_path] = os.stat(file_path).st_mtime_ns
+            return claude_code.format_with_line_numbers(text, offset, limit)
+        return super().read(file_path, offset, limit)
+
+
+class RawNotebookRead(claude_code.Session):
+    """Read shows a notebook's JSON, line-numbered, instead of its cells."""
+
+    def read(self, file_path: str, offset: Any = None, limit: Any = None) -> Any:
+        if file_path.endswith(".ipynb"):
+            with open(file_path, encoding="utf-8") as handle:
+                text = handle.read()
+            self.read_files.add(file_path)
+            self.file_mtimes[file_path] = os.stat(file_path).st_mtime_ns
+            return claude_code.format_with_line_numbers(text, offset, limit)
+        return super().read(file_path, offset, limit)
+
+
+class _MtimeRewrite(claude_code.Session):
+    """Base: the mtime check is done by ``_changed`` (the reference compares for inequality)."""
+
+    def _changed(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+        path = os.path.normpath(file_path)
+        if path in self.file_mtimes and os.path.exists(path) and not self._changed(path):
+            self.file_mtimes[path] = os.stat(path).st_mtime_ns  # the reference's own check then passes
+        return super().edit(file_path, old_string, new_string, replace_all)
+
+    def write(self, file_path: str, content: str) -> str:
+        path = os.path.normpath(file_path)
+        if path in self.file_mtimes and os.path.exists(path) and not self._changed(path):
+            self.file_mtimes[path] = os.stat(path).st_mtime_ns
+        return super().write(file_path, content)
+
+
+class NewerThanMtimeCheck(_MtimeRewrite):
+    """Counts a file as modified only when its mtime is later than at the read."""
+
+    def _changed(self, path: str) -> bool:
+        return os.stat(path).st_mtime_ns > self.file_mtimes[path]
+
+
+class SecondsMtimeCheck(_MtimeRewrite):
+    """Compares mtimes in whole seconds."""
+
+    def _changed(self, path: str) -> bool:
+        return os.stat(path).st_mtime_ns // 10**9 != self.file_mtimes[path] // 10**9
+
+
+def _js_replace(text: str, old: str, new: str, count: int) -> str:
+    """JavaScript's String.prototype.replace with a string pattern: expands $$, $&, $`, $'."""
+    out, start, done = [], 0, 0
+    while count < 0 or done < count:
+        index = text.find(old, start)
+        if index < 0:
+            break
+        expanded = re.sub(r"\$([$&`'])", lambda m: {"$": "$", "&": old, "`": text[:index],
+                                                     "'": text[index + len(old):]}[m.group(1)], new)
+        out += [text[start:index], expanded]
+        start, done = index + len(old), done + 1
+    return "".join(out) + text[start:]
+
+
+class DollarExpandingEdit(claude_code.Session):
+    """Edit replaces like JavaScript's String.replace, so $& and $$ in new_string are patterns."""
+
+    def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+        path = os.path.normpath(file_path)
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        result = super().edit(file_path, old_string, new_string, replace_all)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(_js_replace(text, old_string, new_string, -1 if replace_all else 1))
+        self.file_mtimes[path] = os.stat(path).st_mtime_ns
+        return result
+
+
+class LastOccurrenceEdit(claude_code.Session):
+    """Edit without replace_all replaces the last occurrence, even when there are several."""
+
+    def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+        path = os.path.normpath(file_path)
+        if replace_all or not old_string or old_string == new_string or path not in self.read_files:
+            return super().edit(file_path, old_string, new_string, replace_all)
+        with open(path, encoding="utf-8", newline="") as handle:
+            text = handle.read()
+        if text.count(old_string) < 2 or os.stat(path).st_mtime_ns != self.file_mtimes.get(path):
+            return super().edit(file_path, old_string, new_string, replace_all)
+        index = text.rfind(old_string)
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text[:index] + new_string + text[index + len(old_string):])
+        self.file_mtimes[path] = os.stat(path).st_mtime_ns
+        return claude_code.EDIT_DONE.format(path=path)
+
+
+# --- gemini-safe-patch ------------------------------------------------------------------------------
+
+
+class StatCachedHash(gemini_safe_patch.Session):
+    """read_file caches the content by (size, mtime): a same-size change with the mtime kept is missed."""
+
+    def __init__(self, workspace: str, options: dict | None = None) -> None:
+        super().__init__(workspace, options)
+        self._cache: dict[tuple[str, int, int], bytes] = {}
+
+    def read_file(self, args: dict[str, Any]) -> dict[str, Any]:
+        path = self._path(args.get("file_path") or "")
+        try:
+            info = os.stat(path)
+        except OSError:
+            return super().read_file(args)
+        key = (path, info.st_size, info.st_mtime_ns)
+        if key in self._cache:
+            return self._file_state(path, self._cache[key])
+        state = super().read_file(args)
+        self._cache[key] = state["content"].encode("utf-8")
+        return state
+
+
+class SkipVersionAfterError(gemini_safe_patch.Session):
+    """The version counter takes an extra step after every failed safe_patch."""
+
+    def safe_patch(self, args: dict[str, Any]) -> dict[str, Any]:
+        result = super().safe_patch(args)
+        if not result["success"]:
+            self.state.next_version()
+        return result
+
+
+class FirstOccurrenceHunks(gemini_safe_patch.Session):
+    """Fix the Diff puts every hunk at the first place its lines occur after the previous hunk."""
+
+    def safe_patch(self, args: dict[str, Any]) -> dict[str, Any]:
+        original = gemini_safe_patch._locate
+        gemini_safe_patch._locate = lambda lines, hunk, expected, floor: original(lines, hunk, floor, floor)
+        try:
+            return super().safe_patch(args)
+        finally:
+            gemini_safe_patch._locate = original
+
+
+# --- mcp-write-text-file ----------------------------------------------------------------------------
+
+
+class RenameOverSymlink(mcp_write_text_file.Session):
+    """Writes through a temporary file renamed over the path: a symlink is replaced, not followed."""
+
+    def call(self, tool: str, args: dict) -> dict:
+        path = args.get("path") if isinstance(args, dict) else None
+        if isinstance(path, str) and os.path.islink(path):
+            os.unlink(path)
+        return super().call(tool, args)
+
+
+def sha256(data: bytes) -> str:
+    """Lower-case hex SHA-256 (for tests that build expectations)."""
+    return hashlib.sha256(data).hexdigest()
