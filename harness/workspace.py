@@ -93,7 +93,8 @@ class Workspace:
 
         write/append/touch move the mtime at least one second forward, unless ``mtime`` says
         otherwise: ``same`` keeps the mtime the file had before, ``-5s`` / ``+500ms`` / ``+1ns``
-        set it that far from there (from the time of the action for a file that did not exist).
+        set it that far from there (from the time of the action for a file that did not exist),
+        ``@1700000000.25`` sets it to that many seconds since the epoch.
         """
         path = self.path(rel)
         if action in ("write", "append", "touch"):
@@ -305,7 +306,7 @@ _MTIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
 def mtime_after(spec: str, before: int | None) -> int:
-    """Returns the mtime (ns) an action's ``mtime: same | [+-]N(s|ms|us|ns)`` asks for.
+    """Returns the mtime (ns) an action's ``mtime: same | [+-]N(s|ms|us|ns) | @<epoch seconds>`` asks for.
 
     ``before`` is the file's mtime before the action (None for a file that did not exist).
     """
@@ -313,6 +314,8 @@ def mtime_after(spec: str, before: int | None) -> int:
         if before is None:
             raise ValueError("mtime: same needs a file that exists before the action")
         return before
+    if spec.startswith("@"):  # absolute: seconds since the epoch, e.g. @1700000000.25
+        return int(Decimal(spec[1:]) * _MTIME_UNITS["s"])
     found = re.fullmatch(r"([+-])(\d+(?:\.\d+)?)(s|ms|us|ns)", spec)
     if found is None:
         raise ValueError(f"invalid mtime {spec!r} (same, or e.g. -5s, +500ms, +1ns)")

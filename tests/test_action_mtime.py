@@ -51,3 +51,7 @@ def test_without_mtime_a_write_still_moves_it_a_second_forward(workspace):
     start = os.stat(workspace.path("a.txt")).st_mtime_ns
     workspace.act("write", "a.txt", content="y")
     assert os.stat(workspace.path("a.txt")).st_mtime_ns >= start + 10**9
+
+
+def test_an_absolute_mtime_is_seconds_since_the_epoch():
+    assert mtime_after("@1700000000.25", None) == 1_700_000_000_250_000_000
