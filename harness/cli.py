@@ -9,6 +9,7 @@ what a failure is (harness/postrun.py). ``diff`` and ``report`` live in harness/
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ from typing import Sequence
 
 from rich.console import Console
 
-from harness.options import RunOptions
+from harness.options import RunOptions, default_jobs
 from harness.targets.base import spec_slug
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -41,7 +42,8 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
 def add_target_options(parser: argparse.ArgumentParser) -> None:
     """Adds --target and the run-wide target settings."""
     from harness.targets import TARGET_HELP
-    parser.add_argument("--target", default="reference", help=f"the target: {TARGET_HELP} (default: reference)")
+    parser.add_argument("--target", action="append", default=None,
+                        help=f"the target: {TARGET_HELP} (default: reference); repeatable: each target runs the same scenarios")
     parser.add_argument("--timeout", type=float, default=10.0, help="per-call timeout in seconds (default 10)")
     parser.add_argument("--run-as", metavar="USER", help="run the candidate as USER (realises permission scenarios)")
     parser.add_argument("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
@@ -62,8 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run scenarios against a target and report")
     add_selection(run)
     add_target_options(run)
-    run.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report to FILE")
-    run.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report to FILE")
+    run.add_argument("--jobs", "-j", type=int, default=default_jobs(), metavar="N",
+                     help=f"worker processes (default: the number of cores, here {default_jobs()}; 1: all in this process)")
+    run.add_argument("--tmp", type=Path, metavar="DIR",
+                     help="the folder that holds the workspaces (default: /dev/shm where present, else $TMPDIR)")
+    run.add_argument("--json", type=Path, metavar="FILE",
+                     help="write the JSON report to FILE; with several targets FILE holds them all, "
+                          "or an existing folder gets one <target>.json each")
+    run.add_argument("--junit", type=Path, metavar="FILE",
+                     help="write a JUnit XML report to FILE (an existing folder: one <target>.xml per target)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress, no failure details")
     postrun.add_options(run)  # snapshots, baseline, --markdown/--html
     run.set_defaults(handler=cmd_run)
@@ -107,18 +116,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
-    from harness import catalog
+    from harness import catalog, postrun
     from harness.model import Result, Scenario, Verdict
-    from harness.report import json as json_report
-    from harness.report import terminal
-    from harness import postrun
-    from harness.runner import Runner
     from harness.targets import make_target
 
     console = Console(stderr=False, highlight=False)
     cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     try:
-        target = make_target(options.target, **options.target_options())
+        targets = [make_target(spec, **options.target_options()) for spec in options.targets]
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return EXIT_USAGE
@@ -135,41 +140,72 @@ def run(options: RunOptions) -> int:
         console.print("[yellow]no scenario selected[/yellow]")
         return EXIT_USAGE
 
-    started = time.perf_counter()
-    # Every run keeps the workspace after each step, so its JSON report and its snapshots record the
-    # same behaviour (harness diff compares either).
-    with Runner(target, record_states=True) as runner:
-        info = runner.info
-        results = _run_with_progress(runner, scenarios, console, options.quiet)
-    seconds = time.perf_counter() - started
-    results = broken + results
-
-    if not options.quiet:
-        terminal.print_failures(console, results)
-    title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {seconds:.2f}s"
-    console.print(terminal.summary_table(results, title))
-    for line in terminal.skip_reasons(results):
-        console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
-    if options.json:
-        json_report.write(options.json, results, info, target.spec, seconds)
-    if options.junit:
-        from harness.report import junit
-        junit.write(options.junit, results, info, target.spec)
-    _remember(results, info, target.spec, seconds)
-    bad = postrun.finish(options, console, cat, results, target.spec, target.slug, info)
+    runs = _run_with_progress(options, targets, scenarios, console)
+    bad = False
+    for target_run in runs:
+        target_run.results = broken + target_run.results
+        bad = _report_target(options, console, cat, target_run, several=len(runs) > 1) or bad
+    _write_reports(options, cat, runs)
+    postrun.reports(options, cat, runs)
+    if len(runs) > 1:
+        from harness.report import terminal
+        console.print(terminal.targets_table(runs))
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK
 
 
-def _run_with_progress(runner, scenarios, console: Console, quiet: bool):
-    if quiet or not console.is_terminal:
-        return runner.run_all(scenarios)
+def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Console) -> list:
+    from harness import workers
+    run = functools.partial(workers.run, targets, scenarios, jobs=options.jobs, tmp=options.workspace_parent(),
+                            record_states=options.records_states)
+    if options.quiet or not console.is_terminal:
+        return run()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("[dim]{task.fields[current]}"), console=console, transient=True) as progress:
-        task = progress.add_task(f"running on {runner.target.spec}", total=len(scenarios), current="")
-        return runner.run_all(scenarios, on_result=lambda r: progress.update(task, advance=1, current=r.id))
+        what = targets[0].spec if len(targets) == 1 else f"{len(targets)} targets"
+        task = progress.add_task(f"running on {what}", total=len(scenarios) * len(targets), current="")
+        return run(on_result=lambda index, r: progress.update(task, advance=1, current=r.id))
+
+
+def _report_target(options: RunOptions, console: Console, cat, target_run, *, several: bool) -> bool:
+    """Prints and writes what concerns one target; returns True when it failed."""
+    from harness import postrun
+    from harness.report import terminal
+    results, info, spec = target_run.results, target_run.info, target_run.spec
+    if several:
+        console.rule(f"[bold]{spec}[/bold]", align="left")
+    if not options.quiet:
+        terminal.print_failures(console, results)
+    title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {target_run.seconds:.2f}s"
+    if not several:
+        console.print(terminal.summary_table(results, title))
+    for line in terminal.skip_reasons(results):
+        console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
+    _remember(results, info, spec, target_run.seconds)
+    return postrun.finish(options, console, cat, results, spec, target_run.slug, info)
+
+
+def _write_reports(options: RunOptions, cat, runs: list) -> None:
+    """Writes the JSON and JUnit reports: one file, or with several targets one per target or combined."""
+    from harness.report import json as json_report
+    if options.json:
+        if len(runs) == 1 and not options.json.is_dir():
+            run = runs[0]
+            json_report.write(options.json, run.results, run.info, run.spec, run.seconds)
+        elif options.json.is_dir():
+            for run in runs:
+                json_report.write(options.json / f"{run.slug}.json", run.results, run.info, run.spec, run.seconds)
+        else:
+            json_report.write_combined(options.json, runs)
+    if options.junit:
+        from harness.report import junit
+        if options.junit.is_dir():
+            for run in runs:
+                junit.write(options.junit / f"{run.slug}.xml", run.results, run.info, run.spec)
+        else:
+            junit.write_runs(options.junit, runs)
 
 
 def _remember(results, info, spec: str, seconds: float) -> None:

@@ -49,7 +49,8 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report.set_defaults(handler=cmd_report)
 
 
-def _load(args: argparse.Namespace, names: list[str], console: Console) -> tuple[list[Any], dict[str, Any]] | None:
+def _load(args: argparse.Namespace, names: list[str], console: Console,
+          several: bool = False) -> tuple[list[Any], dict[str, Any]] | None:
     from harness import catalog as catalog_mod
     from harness import sources
     cat = catalog_mod.load_with(args.scenarios, builtin=not args.no_builtin)
@@ -59,14 +60,16 @@ def _load(args: argparse.Namespace, names: list[str], console: Console) -> tuple
     loaded = []
     for name in names:
         try:
-            source = sources.resolve(name, scenarios, timeout=args.timeout)
+            found = (sources.resolve_all(name, scenarios, timeout=args.timeout) if several
+                     else [sources.resolve(name, scenarios, timeout=args.timeout)])
         except ValueError as exc:
             console.print(f"[red]error:[/red] {escape(str(exc))}")
             return None
-        if args.profile or args.keyword:  # a selection narrows reports and folders too
-            source.observations = {k: v for k, v in source.observations.items()
-                                   if k in wanted or (k not in known and _selected(args, v))}
-        loaded.append(source)
+        for source in found:
+            if args.profile or args.keyword:  # a selection narrows reports and folders too
+                source.observations = {k: v for k, v in source.observations.items()
+                                       if k in wanted or (k not in known and _selected(args, v))}
+            loaded.append(source)
     sources.unique_labels(loaded)
     return loaded, {s.id: s for s in cat.scenarios}
 
@@ -115,7 +118,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Builds the matrix over the sources; prints it and writes the asked formats."""
     from harness.report import matrix as matrix_mod
     console = Console(highlight=False, soft_wrap=True)
-    loaded = _load(args, list(args.sources), console)
+    loaded = _load(args, list(args.sources), console, several=True)
     if loaded is None:
         return EXIT_USAGE
     sources, scenarios = loaded

@@ -24,6 +24,9 @@ class _Missing:
     def __repr__(self) -> str:
         return "<missing>"
 
+    def __reduce__(self) -> str:
+        return "MISSING"  # unpickled (from a worker process) as the same sentinel
+
 
 MISSING: Any = _Missing()
 

@@ -7,12 +7,21 @@ after-run steps (harness/postrun.py) and to the reports. Nothing below the CLI s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 DEFAULT_TARGET = "reference"
 DEFAULT_TIMEOUT = 10.0
+
+
+def default_jobs() -> int:
+    """Returns how many worker processes a run uses by default: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,9 @@ class RunOptions:
     sandbox: bool = False
     tool_map: tuple[str, ...] = ()
     tool_map_file: Path | None = None
+    # how the run is carried out
+    jobs: int = 1  # worker processes (the CLI's default: the cores this process may use)
+    tmp: Path | None = None  # the folder that holds the workspaces (--tmp; default: see workspace_parent)
     # what is written and shown afterwards
     json: Path | None = None
     junit: Path | None = None
@@ -76,10 +88,45 @@ class RunOptions:
     def target_options(self) -> dict[str, Any]:
         """Returns the run-wide settings handed to ``make_target`` (each target takes those it needs)."""
         return {"timeout": self.timeout, "run_as": self.run_as, "sandbox": self.sandbox,
-                "tool_map": list(self.tool_map), "tool_map_file": self.tool_map_file}
+                "tool_map": list(self.tool_map), "tool_map_file": self.tool_map_file,
+                "workspace_parent": self.workspace_parent()}
+
+    @property
+    def records_states(self) -> bool:
+        """Returns True when something reads the workspace state after each step.
+
+        The JSON, Markdown and HTML reports and the snapshots show it; without any of them the
+        runner leaves it out (the terminal report never shows it).
+        """
+        return bool(self.json or self.markdown or self.html or self.snapshot_update or not self.no_snapshots)
+
+    def workspace_parent(self) -> str | None:
+        """Returns the folder for the workspaces: ``--tmp``, else a memory file system where present.
+
+        ``/dev/shm`` when it is a folder everyone may write to (workspaces there cost no disk
+        I/O), else None: the system's temporary folder ($TMPDIR).
+        """
+        if self.tmp is not None:
+            return str(self.tmp)
+        if "TMPDIR" in os.environ:  # the user chose where temporary files go
+            return None
+        shm = Path("/dev/shm")
+        try:
+            info = shm.stat()
+        except OSError:
+            return None
+        if shm.is_dir() and info.st_mode & 0o1777 == 0o1777 and os.access(shm, os.W_OK | os.X_OK):
+            return str(shm)
+        return None
 
     def usage_error(self) -> str | None:
         """Returns what is wrong with the combination of options, or None."""
+        if self.jobs < 1:
+            return f"--jobs {self.jobs}: at least 1"
+        if self.tmp is not None and not self.tmp.is_dir():
+            return f"--tmp {self.tmp}: no such folder"
+        if len(self.targets) > 1 and self.write_baseline:
+            return "--write-baseline takes one --target"
         if self.snapshot_update and self.no_snapshots:
             return "--snapshot-update and --no-snapshots contradict each other"
         if self.baseline and not self.baseline.is_file():

@@ -7,7 +7,8 @@
   included, no ``--profile`` or ``-k``, no invalid file).
 - A baseline of known failures (harness/baseline.py): ``--baseline FILE`` judges the verdicts,
   ``--write-baseline FILE`` writes one.
-- The Markdown and HTML reports of this run (harness/report/markdown.py, html.py).
+- The Markdown and HTML reports of this run, the matrix of every target (harness/report/markdown.py,
+  html.py).
 
 Exit codes stay those of ``run``: 1 when something failed -- a ``fail`` or ``error`` verdict (or,
 with a baseline, an unlisted failure or a stale entry), or an observation that diverges from its
@@ -61,8 +62,6 @@ def finish(options: RunOptions, console: Console, catalog: Any, results: list[Re
         count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
         console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {options.write_baseline}",
                       highlight=False)
-    if options.markdown or options.html:
-        _reports(options, catalog, results, spec, info)
     return failed
 
 
@@ -121,12 +120,16 @@ def _snapshots(options: RunOptions, console: Console, catalog: Any, results: lis
     return outcome.failed and not options.snapshot_update
 
 
-def _reports(options: RunOptions, catalog: Any, results: list[Result], spec: str, info: Any) -> None:
+def reports(options: RunOptions, catalog: Any, runs: list[Any]) -> None:
+    """Writes the Markdown and HTML reports: the matrix of every target's results (TargetRun)."""
+    if not (options.markdown or options.html):
+        return
     from harness import sources
     from harness.report import matrix as matrix_mod
-    source = sources.from_results(spec, results, info, spec)
-    grid = matrix_mod.build([source], {s.id: s for s in catalog.scenarios})
-    title = f"File-tool conformance: {spec}"
+    columns = [sources.from_results(run.spec, run.results, run.info, run.spec) for run in runs]
+    sources.unique_labels(columns)
+    grid = matrix_mod.build(columns, {s.id: s for s in catalog.scenarios})
+    title = f"File-tool conformance: {', '.join(run.spec for run in runs)}"
     if options.markdown:
         from harness.report import markdown
         markdown.write(options.markdown, grid, title=title)

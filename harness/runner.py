@@ -24,9 +24,10 @@ from harness.workspace import Remover, Workspace
 class Runner:
     """Runs scenarios on one target; start it once, run many, stop it."""
 
-    def __init__(self, target: Target, *, record_states: bool = False) -> None:
+    def __init__(self, target: Target, *, record_states: bool = False, tmp: str | None = None) -> None:
         self.target = target
         self.record_states = record_states  # keep the workspace state after every step (snapshots)
+        self.tmp = tmp  # the folder that holds the workspaces (None: the system's temporary folder)
         self.info: TargetInfo | None = None
         self._start_error: str | None = None
         self._remover = Remover()
@@ -89,7 +90,7 @@ class Runner:
         with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
             # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
             # on a background thread while the next scenario runs.
-            workspace = Workspace()
+            workspace = Workspace(parent=None if fs is not None else self.tmp)
             try:
                 try:
                     workspace.populate(scenario.given, self._names(workspace))

@@ -3,7 +3,8 @@
 A *source* is one of:
 
 - a JSON report written by ``harness run --json FILE`` (an existing file): its results, with
-  verdicts, reasons and unmet expectations;
+  verdicts, reasons and unmet expectations (a report of several targets in one file is one source
+  per target);
 - a snapshot folder, ``snapshots/<target slug>`` (an existing directory): observations only, no
   verdicts (the folder says what a target did, not whether that was right);
 - a target spec (``reference``, ``cmd:...``, ...; anything that is not an existing path): the
@@ -98,11 +99,25 @@ def _where(index: int, step: dict[str, Any]) -> str:
 
 
 def from_report(path: Path) -> Source:
-    """Reads a JSON report (``harness run --json``)."""
+    """Reads a JSON report of one target (``harness run --json``)."""
+    sources = from_reports(path)
+    if len(sources) != 1:
+        raise ValueError(f"{path}: holds the reports of {len(sources)} targets; one is needed here")
+    return sources[0]
+
+
+def from_reports(path: Path) -> list[Source]:
+    """Reads a JSON report: one target's, or several targets' in one file (``{"runs": [...]}``)."""
     try:
         data = json.loads(Path(path).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable JSON report: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("runs"), list):
+        return [_from_document(run, path) for run in data["runs"]]
+    return [_from_document(data, path)]
+
+
+def _from_document(data: Any, path: Path) -> Source:
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise ValueError(f"{path}: not a harness JSON report (no results list)")
     target = data.get("target") or {}
@@ -156,6 +171,13 @@ def resolve(name: str, scenarios: list[Any] | None = None, **options: Any) -> So
     if path.is_dir():
         return from_folder(path)
     return run_target(name, scenarios or [], **options)
+
+
+def resolve_all(name: str, scenarios: list[Any] | None = None, **options: Any) -> list[Source]:
+    """Returns the sources ``name`` stands for: like :func:`resolve`, every target of a combined report."""
+    if Path(name).is_file():
+        return from_reports(Path(name))
+    return [resolve(name, scenarios, **options)]
 
 
 def unique_labels(sources: list[Source]) -> None:

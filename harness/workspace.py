@@ -32,8 +32,8 @@ TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 class Workspace:
     """A fresh workspace with canaries around it; ``remove`` (or a Remover) deletes it afterwards."""
 
-    def __init__(self, prefix: str = "harness-") -> None:
-        self.base = Path(tempfile.mkdtemp(prefix=prefix))
+    def __init__(self, prefix: str = "harness-", parent: str | None = None) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         self.root = self.base / "ws"
         self.root.mkdir()
         (self.base / "canary.txt").write_bytes(CANARY)

@@ -38,3 +38,14 @@ def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seco
     """Writes the report to ``path``."""
     text = json.dumps(document(results, target, spec, seconds), indent=1, ensure_ascii=False, default=str)
     Path(path).write_text(text + "\n", "utf-8")
+
+
+def write_combined(path: Path, runs: list[Any]) -> None:
+    """Writes several targets' reports into one file: ``{"format", "harness", "runs": [report, ...]}``.
+
+    Each item of ``runs`` is the report :func:`write` would have written for that target alone;
+    ``harness report`` and ``harness diff`` read every run of such a file.
+    """
+    data = {"format": FORMAT_VERSION, "harness": {"version": harness.__version__},
+            "runs": [document(run.results, run.info, run.spec, run.seconds) for run in runs]}
+    Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", "utf-8")

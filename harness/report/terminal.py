@@ -64,3 +64,19 @@ def skip_reasons(results: Iterable[Result]) -> list[str]:
     """Returns one line per distinct skip reason, most frequent first: ``34 skipped: <reason>``."""
     reasons = Counter(result.reason for result in results if result.verdict is Verdict.SKIP)
     return [f"{count} skipped: {reason}" for reason, count in reasons.most_common()]
+
+
+def targets_table(runs: list, title: str = "targets") -> Table:
+    """Returns the matrix of a run on several targets: one row per target, its verdict counts and time."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("target")
+    table.add_column("implementation")
+    for verdict in Verdict:
+        table.add_column(verdict.value, justify="right", style=STYLES[verdict])
+    table.add_column("total", justify="right")
+    table.add_column("seconds", justify="right")
+    for run in runs:
+        counts = Counter(result.verdict for result in run.results)
+        table.add_row(Text(run.spec), Text(f"{run.info.name} {run.info.version}".strip()),
+                      *(str(counts.get(v, 0)) for v in Verdict), str(len(run.results)), f"{run.seconds:.2f}")
+    return table

@@ -7,8 +7,8 @@ workspace reaches the server decides how often it is started:
   command line (the official filesystem server's allowed directories), so it is started afresh for
   every scenario with that scenario's workspace;
 - ``${parent}`` (or ``{parent}``): the server is started once per run with the directory that holds
-  every scenario's workspace (the system temporary directory), each scenario working in its own
-  subfolder of it;
+  every scenario's workspace (``harness run --tmp``, else ``/dev/shm`` or the system temporary
+  directory, as the runner chose), each scenario working in its own subfolder of it;
 - neither: the server is started once per run as it is.
 
 ``mcp+http://host:port/path`` (or ``mcp+https://``) connects to a running Streamable HTTP server
@@ -77,9 +77,9 @@ def _substitute(argv: list[str], placeholders: tuple[str, ...], value: str) -> l
     return out
 
 
-def workspace_parent() -> str:
-    """Returns the directory that holds every scenario's workspace (see harness/workspace.py)."""
-    return os.path.realpath(tempfile.gettempdir())
+def workspace_parent(chosen: str | None = None) -> str:
+    """Returns the directory that holds every scenario's workspace: the run's choice, else the system's temporary folder."""
+    return os.path.realpath(chosen or tempfile.gettempdir())
 
 
 class McpSession(Session):
@@ -155,9 +155,10 @@ class McpTarget(Target):
 
     def __init__(self, spec: str, *, timeout: float | None = None, tool_map: Any = (),
                  tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
-                 cwd: str | None = None, **options: Any) -> None:
+                 cwd: str | None = None, workspace_parent: str | None = None, **options: Any) -> None:
         super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
         self.argv = parse_spec(spec)
+        self.workspace_parent = workspace_parent  # where the runner makes workspaces (None: $TMPDIR)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.tool_map = ToolMap.parse([tool_map] if isinstance(tool_map, str) else tool_map or (), tool_map_file)
@@ -251,7 +252,7 @@ class McpTarget(Target):
     def _connect(self, workspace: Path | None) -> Any:
         from harness.targets.mcp_connection import Connection, ConnectionBroken, LoopThread
         self._loop = self._loop or LoopThread()  # also after stop(): a stopped target may be used again
-        argv = _substitute(self.argv, _PARENT, workspace_parent())
+        argv = _substitute(self.argv, _PARENT, workspace_parent(self.workspace_parent))
         if workspace is not None:
             argv = _substitute(argv, _WORKSPACE, str(workspace))
         connection = Connection(self._loop, argv, url=self.url, env=self.env, cwd=self.cwd)

@@ -1,0 +1,202 @@
+"""Runs scenarios on one or several targets, in this process or across worker processes.
+
+With ``jobs`` 1 every target runs here, one after the other, as the runner always did. With more,
+``jobs`` worker processes are forked once for the whole invocation; each asks for a chunk of
+scenarios at a time (target after target, so a worker holds one started target at most: one
+candidate process per worker for ``cmd:`` and ``mcp:``), runs it with its own :class:`Runner` and
+sends every result back as soon as it is ready. The results are put back in catalog order, so
+verdicts, reports and snapshots are those of a serial run; only the timings differ.
+
+A worker that dies (killed, out of memory) turns the scenarios it had taken and not finished into
+``error`` verdicts naming that; the others carry on. Forking needs ``os.fork`` (Linux, macOS):
+elsewhere a run stays serial.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from harness.model import Result, Scenario, Verdict
+from harness.runner import Runner
+from harness.targets.base import Target, TargetInfo
+
+#: Chunks per worker and target: enough for the fast workers to take over from a slow one.
+CHUNKS_PER_WORKER = 4
+MAX_CHUNK = 16
+#: How long a finished worker gets to stop its candidate and exit before it is killed.
+EXIT_GRACE = 15.0
+
+
+@dataclass
+class TargetRun:
+    """One target's part of a run: what it said about itself, its snapshot folder name, its results."""
+
+    target: Target
+    info: TargetInfo
+    slug: str
+    results: list[Result] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def spec(self) -> str:
+        """Returns the target's spec as given on the command line."""
+        return self.target.spec
+
+
+def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int = 1, record_states: bool = True,
+        tmp: str | None = None, on_result: Callable[[int, Result], None] | None = None) -> list[TargetRun]:
+    """Runs every scenario on every target; returns one TargetRun per target, results in catalog order.
+
+    ``on_result(target_index, result)`` is called as each result arrives (in completion order).
+    """
+    jobs = max(1, min(jobs, len(scenarios) * len(targets) or 1))
+    if jobs == 1 or not hasattr(os, "fork"):
+        return [_run_here(index, target, scenarios, record_states, tmp, on_result)
+                for index, target in enumerate(targets)]
+    return _Pool(targets, scenarios, jobs, record_states, tmp, on_result).run()
+
+
+def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_states: bool, tmp: str | None,
+              on_result: Callable[[int, Result], None] | None) -> TargetRun:
+    started = time.perf_counter()
+    with Runner(target, record_states=record_states, tmp=tmp) as runner:
+        info = runner.info
+        results = runner.run_all(scenarios, on_result=(lambda r: on_result(index, r)) if on_result else None)
+    return TargetRun(target, info, target.slug, results, time.perf_counter() - started)  # type: ignore[arg-type]
+
+
+def chunks(count: int, jobs: int) -> list[range]:
+    """Returns the scenario index ranges handed out one at a time (for one target)."""
+    size = max(1, min(MAX_CHUNK, count // (jobs * CHUNKS_PER_WORKER)))
+    return [range(start, min(count, start + size)) for start in range(0, count, size)]
+
+
+# -- the worker side ----------------------------------------------------------------------------
+
+
+def _payload(result: Result) -> tuple[Any, ...]:
+    """Returns a result without its scenario (the parent has it): what crosses the pipe."""
+    return (result.verdict, result.reason, result.steps, result.then_failures, result.workspace, result.seconds)
+
+
+def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
+            tmp: str | None) -> None:
+    """A worker's life: ask for a chunk, run it, send each result; stop the target when moving on."""
+    current: tuple[int, Runner] | None = None
+    try:
+        while True:
+            conn.send(("ready",))
+            task = conn.recv()
+            if task is None:
+                break
+            index, span = task
+            if current is None or current[0] != index:
+                if current is not None:
+                    current[1].stop()
+                runner = Runner(targets[index], record_states=record_states, tmp=tmp)
+                current = (index, runner)
+                info = runner.start()
+                conn.send(("info", index, info, targets[index].slug))
+            for position in span:
+                result = current[1].run(scenarios[position])
+                conn.send(("result", index, position, _payload(result)))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass  # the parent went away or the run was interrupted: stop the candidate below
+    finally:
+        if current is not None:
+            current[1].stop()
+        conn.close()
+
+
+# -- the parent side ----------------------------------------------------------------------------
+
+
+class _Pool:
+    """The parent's side: hands out chunks, collects results, notices dead workers."""
+
+    def __init__(self, targets: Sequence[Target], scenarios: Sequence[Scenario], jobs: int, record_states: bool,
+                 tmp: str | None, on_result: Callable[[int, Result], None] | None) -> None:
+        self.targets, self.scenarios, self.jobs = targets, scenarios, jobs
+        self.record_states, self.tmp, self.on_result = record_states, tmp, on_result
+        self.tasks = [(index, span) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)]
+        self.results: list[list[Result | None]] = [[None] * len(scenarios) for _ in targets]
+        self.infos: list[tuple[TargetInfo, str] | None] = [None] * len(targets)
+        self.first: list[float | None] = [None] * len(targets)
+        self.last: list[float] = [0.0] * len(targets)
+        self.missing = len(targets) * len(scenarios)
+
+    def run(self) -> list[TargetRun]:
+        import multiprocessing
+        from multiprocessing.connection import wait
+        context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
+        workers: dict[Any, tuple[Any, Any]] = {}  # connection -> (process, the task it is running)
+        for _ in range(self.jobs):
+            parent, child = context.Pipe()
+            process = context.Process(target=_worker, name="harness-worker", daemon=True,
+                                      args=(child, self.targets, self.scenarios, self.record_states, self.tmp))
+            process.start()
+            child.close()
+            workers[parent] = (process, None)
+        queue = list(reversed(self.tasks))
+        try:
+            while workers:
+                for conn in wait(list(workers)):
+                    process, task = workers[conn]
+                    try:
+                        message = conn.recv()
+                    except (EOFError, OSError):
+                        process.join(EXIT_GRACE)
+                        self._lost(task, process.exitcode)
+                        del workers[conn]
+                        continue
+                    if message[0] == "ready":
+                        task = queue.pop() if queue else None
+                        conn.send(task)
+                        workers[conn] = (process, task)
+                        if task is not None and self.first[task[0]] is None:
+                            self.first[task[0]] = time.perf_counter()
+                    elif message[0] == "info":
+                        _, index, info, slug = message
+                        self.infos[index] = self.infos[index] or (info, slug)
+                    else:
+                        _, index, position, payload = message
+                        self._store(index, position, Result(self.scenarios[position], *payload))
+        finally:
+            for conn, (process, _) in workers.items():
+                conn.close()
+            for conn, (process, _) in workers.items():
+                process.join(EXIT_GRACE)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+        return [self._target_run(index) for index in range(len(self.targets))]
+
+    def _store(self, index: int, position: int, result: Result) -> None:
+        if self.results[index][position] is None:
+            self.missing -= 1
+        self.results[index][position] = result
+        self.last[index] = time.perf_counter()
+        if self.on_result:
+            self.on_result(index, result)
+
+    def _lost(self, task: tuple[int, range] | None, exitcode: int | None) -> None:
+        """A worker died: what it had taken and not finished becomes an error verdict."""
+        if task is None:
+            return
+        index, span = task
+        for position in span:
+            if self.results[index][position] is None:
+                reason = f"the worker process running it died (exit code {exitcode})"
+                self._store(index, position, Result(self.scenarios[position], Verdict.ERROR, reason))
+
+    def _target_run(self, index: int) -> TargetRun:
+        target = self.targets[index]
+        info, slug = self.infos[index] or (TargetInfo(target.spec), target.slug)
+        results = [r if r is not None else Result(s, Verdict.ERROR, "not run: every worker process died")
+                   for r, s in zip(self.results[index], self.scenarios)]
+        first = self.first[index]
+        seconds = self.last[index] - first if first is not None else 0.0
+        return TargetRun(target, info, slug, results, seconds)

@@ -1,0 +1,133 @@
+"""Worker processes (--jobs) and several targets in one run: the serial run's results, in its order."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import catalog, workers
+from harness.cli import main
+from harness.model import Verdict
+from harness.targets.base import CallResult
+from tests.fakes import ScriptedTarget
+
+REFERENCE_CMD = f"cmd:{sys.executable} -m reference_impl.serve"
+CRASHING_CMD = f"cmd:{sys.executable} tests/adapters/misbehaving.py --mode crash"
+# Pyfakefs scenarios, open questions and plain ones, through a profile every target serves.
+PROFILE = "mcp-write-text-file"
+
+
+def _without_timings(value: Any) -> Any:
+    """The report without what differs between any two runs: timings and the workspaces' temporary names."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    if isinstance(value, str):
+        return re.sub(r"/[^\s'\"]*?harness-[A-Za-z0-9_]+/", "<base>/", value)
+    return value
+
+
+def _run(tmp: Path, name: str, *extra: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    report, snapshots = tmp / f"{name}.json", tmp / f"{name}-snapshots"
+    code = main(["run", "-q", "--profile", PROFILE, "--json", str(report), "--snapshot-update",
+                 "--snapshots", str(snapshots), *extra])
+    files = {str(p.relative_to(snapshots)): p.read_text("utf-8") for p in sorted(snapshots.rglob("*")) if p.is_file()}
+    return code, json.loads(report.read_text("utf-8")), files
+
+
+def test_jobs_2_gives_the_verdicts_order_reports_and_snapshots_of_a_serial_run(tmp_path: Path) -> None:
+    serial = _run(tmp_path, "serial", "--jobs", "1")
+    parallel = _run(tmp_path, "parallel", "--jobs", "2")
+    assert serial[0] == parallel[0] == 0
+    assert [r["id"] for r in parallel[1]["results"]] == [r["id"] for r in serial[1]["results"]]
+    assert _without_timings(parallel[1]) == _without_timings(serial[1])
+    assert parallel[2] == serial[2] and len(serial[2]) > 30
+
+
+def test_a_cmd_target_runs_one_candidate_per_worker(tmp_path: Path) -> None:
+    serial = _run(tmp_path, "serial", "--jobs", "1", "--target", REFERENCE_CMD)
+    parallel = _run(tmp_path, "parallel", "--jobs", "2", "--target", REFERENCE_CMD)
+    assert _without_timings(parallel[1]) == _without_timings(serial[1])
+    assert parallel[2] == serial[2]
+
+
+def _dies_on_marker(workspace: Path, args: dict[str, Any]) -> CallResult:
+    if "DIE" in json.dumps(args):
+        os._exit(9)  # the worker process itself goes, as if killed
+    return CallResult(output={"ok": True})
+
+
+def test_a_worker_that_dies_turns_what_it_had_taken_into_errors_and_the_run_goes_on() -> None:
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    scenarios = [s for s in cat.scenarios if not s.requires][:8]
+    dying = scenarios[3]
+    args = {"path": "DIE", "content": ""}
+    scenarios[3] = type(dying)(**{**dying.__dict__, "steps": (type(dying.calls[0])(tool="write_text_file", args=args),)})
+    target = ScriptedTarget({"write_text_file": _dies_on_marker}, profiles=(PROFILE,))
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert run.results[3].verdict is Verdict.ERROR and "worker process" in run.results[3].reason
+    assert "exit code 9" in run.results[3].reason
+    others = [r for i, r in enumerate(run.results) if i != 3]
+    assert all("worker process" not in r.reason for r in others)
+
+
+def test_chunks_cover_every_scenario_once() -> None:
+    for count, jobs in ((0, 2), (1, 4), (7, 2), (319, 2), (319, 8)):
+        spans = workers.chunks(count, jobs)
+        assert [i for span in spans for i in span] == list(range(count))
+
+
+def test_several_targets_run_in_one_invocation_and_one_failing_fails_the_run(tmp_path: Path, capsys) -> None:
+    scenario = tmp_path / "scenarios" / "s.yaml"
+    scenario.parent.mkdir()
+    scenario.write_text(
+        "id: claude-code/write/several-targets\nprofile: claude-code\ntitle: a plain write\n"
+        "source: 001-claude-code-read-write-edit.md §Write\n"
+        "steps:\n  - tool: Write\n    args: {file_path: '${workspace}/MISBEHAVE.txt', content: 'x'}\n"
+        "then:\n  files: {MISBEHAVE.txt: 'x'}\n", "utf-8")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    combined = tmp_path / "all.json"
+    base = ["run", "--no-builtin", "--scenarios", str(scenario.parent), "--no-snapshots",
+            "--target", "reference", "--target", CRASHING_CMD]
+    assert main([*base, "--json", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "targets" in out and "misbehaving" in out
+    assert sorted(p.name for p in folder.iterdir()) == ["cmd-misbehaving.json", "reference.json"]
+    assert json.loads((folder / "reference.json").read_text())["summary"]["pass"] == 1
+    assert json.loads((folder / "cmd-misbehaving.json").read_text())["summary"]["error"] == 1
+
+    assert main([*base, "--json", str(combined), "--jobs", "2"]) == 1
+    runs = json.loads(combined.read_text())["runs"]
+    assert [r["target"]["spec"] for r in runs] == ["reference", CRASHING_CMD]
+    assert [r["summary"]["pass"] for r in runs] == [1, 0]
+    assert main(["report", "-q", str(combined), "--no-builtin", "--scenarios", str(scenario.parent)]) == 0
+    lines = capsys.readouterr().out
+    assert "reference: 1 pass" in lines and "1 error" in lines
+
+
+@pytest.mark.parametrize("options, message", [(["--jobs", "0"], "--jobs 0"), (["--tmp", "/no/such/dir"], "--tmp")])
+def test_bad_run_options_are_bad_usage(options: list[str], message: str, capsys) -> None:
+    assert main(["run", "--profile", PROFILE, *options]) == 2
+    assert message in capsys.readouterr().out
+
+
+def test_tmp_holds_the_workspaces(tmp_path: Path) -> None:
+    seen: list[Path] = []
+
+    def record(workspace: Path, args: dict[str, Any]) -> CallResult:
+        seen.append(workspace)
+        return CallResult(output={"ok": True})
+
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    target = ScriptedTarget({"write_text_file": record}, profiles=(PROFILE,))
+    workers.run([target], [s for s in cat.scenarios if not s.requires][:2], jobs=1, tmp=str(tmp_path))
+    assert seen and all(tmp_path in p.parents for p in seen)
