@@ -91,6 +91,34 @@ def apply(baseline: Baseline, verdicts: dict[str, str]) -> Outcome:
     return out
 
 
+def annotate(baseline: Baseline, results: Iterable[Any]) -> Outcome:
+    """Judges ``Result`` objects against the baseline and marks them: ``known`` on a listed failure,
+    ``stale`` on a listed scenario that passes now (each carries the baseline's reason)."""
+    results = list(results)
+    outcome = apply(baseline, {r.id: r.verdict.value for r in results})
+    known, stale = set(outcome.known), set(outcome.stale)
+    for result in results:
+        if result.id in known:
+            result.known = baseline.entries[result.id]
+        elif result.id in stale:
+            result.stale = baseline.entries[result.id]
+    return outcome
+
+
+def report_section(path: Path, outcome: Outcome) -> dict[str, Any]:
+    """Returns the JSON report's ``baseline`` member: the file and what it made of the run."""
+    return {"file": str(path), "known": len(outcome.known), "new": list(outcome.new),
+            "stale": list(outcome.stale), "not_run": list(outcome.not_run), "failed": outcome.failed}
+
+
+def entry_reason(verdict: str, reason: str) -> str:
+    """Returns a new entry's reason: the verdict and the first line of the result's reason, with the
+    run's temporary paths masked (``${workspace}``), so regenerating a baseline does not change it."""
+    from harness.snapshot import mask_text
+    first = (mask_text(reason).strip().splitlines() or [verdict])[0][:200]
+    return f"{verdict}: {first}"
+
+
 def render(failures: Iterable[tuple[str, str]], header: str = "") -> str:
     """Returns baseline text for (scenario id, reason) pairs, sorted by id."""
     lines = ["# harness baseline: known failures; a listed failure does not fail the run,",
@@ -119,8 +147,7 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
     for result in results:
         scenario_id, verdict, reason = _fields(result)
         if verdict in FAILING:
-            first = (reason.strip().splitlines() or [verdict])[0][:200]
-            failures.append((scenario_id, previous.entries.get(scenario_id, f"{verdict}: {first}")))
+            failures.append((scenario_id, previous.entries.get(scenario_id) or entry_reason(verdict, reason)))
     Path(path).write_text(render(failures, header), "utf-8")
     return len(failures)
 

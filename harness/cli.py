@@ -176,15 +176,18 @@ def _report_target(options: RunOptions, console: Console, cat, target_run, *, se
     results, info, spec = target_run.results, target_run.info, target_run.spec
     if several:
         console.rule(f"[bold]{spec}[/bold]", align="left")
+    if target_run.start_error:  # said once, in full; each scenario's error then says only that it could not run
+        terminal.print_start_error(console, target_run.start_error)
+    bad, target_run.baseline = postrun.judge(options, console, results)  # marks known failures for every report
     if not options.quiet:
-        terminal.print_failures(console, results)
+        terminal.print_failures(console, results, brief=target_run.start_reason)
     title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {target_run.seconds:.2f}s"
     if not several:
         console.print(terminal.summary_table(results, title))
     for line in terminal.skip_reasons(results):
         console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
     _remember(results, info, spec, target_run.seconds)
-    return postrun.finish(options, console, cat, results, spec, target_run.slug, info)
+    return postrun.finish(options, console, cat, results, spec, target_run.slug, info) or bad
 
 
 def _write_reports(options: RunOptions, cat, runs: list) -> None:
@@ -193,17 +196,19 @@ def _write_reports(options: RunOptions, cat, runs: list) -> None:
     if options.json:
         if len(runs) == 1 and not options.json.is_dir():
             run = runs[0]
-            json_report.write(options.json, run.results, run.info, run.spec, run.seconds)
+            json_report.write(options.json, run.results, run.info, run.spec, run.seconds, **json_report.run_extra(run))
         elif options.json.is_dir():
             for run in runs:
-                json_report.write(options.json / f"{run.slug}.json", run.results, run.info, run.spec, run.seconds)
+                json_report.write(options.json / f"{run.slug}.json", run.results, run.info, run.spec, run.seconds,
+                                  **json_report.run_extra(run))
         else:
             json_report.write_combined(options.json, runs)
     if options.junit:
         from harness.report import junit
         if options.junit.is_dir():
             for run in runs:
-                junit.write(options.junit / f"{run.slug}.xml", run.results, run.info, run.spec)
+                junit.write(options.junit / f"{run.slug}.xml", run.results, run.info, run.spec,
+                            start_error=run.start_error)
         else:
             junit.write_runs(options.junit, runs)
 

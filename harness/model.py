@@ -20,6 +20,10 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: How the error of every scenario begins when the target did not start (the full reason is given once).
+TARGET_NOT_STARTED = "the target did not start"
+
+
 class Verdict(str, enum.Enum):
     """The outcome of one scenario on one target."""
 
@@ -140,6 +144,13 @@ class Result:
     then_failures: list[Mismatch] = field(default_factory=list)
     workspace: dict[str, Any] | None = None  # the final workspace state, relative paths
     seconds: float = 0.0
+    known: str | None = None  # a listed fail or error under --baseline: the baseline's reason
+    stale: str | None = None  # a listed scenario that passes now: the baseline's reason
+
+    @property
+    def counted_as(self) -> str:
+        """Returns the summary column of this result: its verdict, or ``known`` for a baseline's known failure."""
+        return "known" if self.known is not None else self.verdict.value
 
     @property
     def id(self) -> str:
@@ -179,6 +190,10 @@ class Result:
             data["open_question"] = self.scenario.open_question
         if self.workspace is not None:
             data["workspace"] = self.workspace
+        if self.known is not None:
+            data["known"] = self.known
+        if self.stale is not None:
+            data["stale"] = self.stale
         return data
 
 

@@ -45,44 +45,52 @@ def add_options(run: argparse.ArgumentParser) -> None:
     group.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
 
 
-def finish(options: RunOptions, console: Console, catalog: Any, results: list[Result],
-           spec: str, slug: str, info: Any) -> bool:
-    """Runs the after-run steps of target ``spec`` (snapshot folder ``slug``); returns True when the run failed.
+def judge(options: RunOptions, console: Console, results: list[Result]) -> tuple[bool, dict[str, Any] | None]:
+    """Judges the verdicts, under ``--baseline`` when given; returns (failed, the JSON report's
+    ``baseline`` member or None).
 
-    See the module docstring for what fails a run.
+    Runs before any report is written: it marks each known failure (``Result.known``) and each stale
+    entry (``Result.stale``), so that every report shows what the exit code says.
     """
-    console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
-                      force_terminal=console.is_terminal, no_color=console.no_color)
     real = [result for result in results if not result.id.startswith("<invalid>")]
-    failed = _judge_verdicts(options, console, real)
-    if not options.no_snapshots or options.snapshot_update:
-        failed = _snapshots(options, console, catalog, real, slug) or failed
-    if options.write_baseline:
-        from harness import baseline
-        count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
-        console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {options.write_baseline}",
-                      highlight=False)
-    return failed
-
-
-def _judge_verdicts(options: RunOptions, console: Console, results: list[Result]) -> bool:
-    bad = any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for r in results)
+    bad = any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for r in real)
     if not options.baseline:
-        return bad
+        return bad, None
     from harness import baseline
     try:
         known = baseline.load(options.baseline)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
-        return True
-    outcome = baseline.apply(known, {r.id: r.verdict.value for r in results})
+        return True, None
+    outcome = baseline.annotate(known, real)
     console.print(f"baseline {escape(str(options.baseline))}: {len(outcome.known)} known failure(s) tolerated, "
                   f"{len(outcome.new)} new, {len(outcome.stale)} stale", highlight=False)
     for scenario_id in outcome.new:
         console.print(f"  [red]new failure[/red] {escape(scenario_id)} (not in the baseline)")
     for scenario_id in outcome.stale:
         console.print(f"  [red]stale entry[/red] {escape(scenario_id)} passes now: remove it from the baseline")
-    return outcome.failed
+    return outcome.failed, baseline.report_section(options.baseline, outcome)
+
+
+def finish(options: RunOptions, console: Console, catalog: Any, results: list[Result],
+           spec: str, slug: str, info: Any) -> bool:
+    """Runs the after-run steps of target ``spec`` (snapshot folder ``slug``): snapshots and a baseline
+    to write; returns True when a snapshot diverged. The verdicts are judged before, by ``judge``.
+
+    See the module docstring for what fails a run.
+    """
+    console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
+                      force_terminal=console.is_terminal, no_color=console.no_color)
+    real = [result for result in results if not result.id.startswith("<invalid>")]
+    failed = False
+    if not options.no_snapshots or options.snapshot_update:
+        failed = _snapshots(options, console, catalog, real, slug)
+    if options.write_baseline:
+        from harness import baseline
+        count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
+        console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {options.write_baseline}",
+                      highlight=False)
+    return failed
 
 
 def _snapshots(options: RunOptions, console: Console, catalog: Any, results: list[Result], slug: str) -> bool:
@@ -127,6 +135,9 @@ def reports(options: RunOptions, catalog: Any, runs: list[Any]) -> None:
     from harness import sources
     from harness.report import matrix as matrix_mod
     columns = [sources.from_results(run.spec, run.results, run.info, run.spec) for run in runs]
+    for column, run in zip(columns, runs):
+        if getattr(run, "start_error", None):  # said once per target, not in every cell
+            column.target["start_error"] = run.start_error
     sources.unique_labels(columns)
     grid = matrix_mod.build(columns, {s.id: s for s in catalog.scenarios})
     title = f"File-tool conformance: {', '.join(run.spec for run in runs)}"

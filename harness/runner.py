@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 
 from harness import faults
 from harness.matchers import MISSING, Mismatch, match
-from harness.model import Action, Result, Scenario, StepRecord, Verdict
+from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Remover, Workspace
@@ -29,16 +29,22 @@ class Runner:
         self.record_states = record_states  # keep the workspace state after every step (snapshots)
         self.tmp = tmp  # the folder that holds the workspaces (None: the system's temporary folder)
         self.info: TargetInfo | None = None
-        self._start_error: str | None = None
+        #: Why the target did not start, in full (with its stderr tail); reports show it once.
+        self.start_error: str | None = None
+        #: What each scenario's ``error`` says when the target did not start: one short line.
+        self.start_reason: str | None = None
         self._remover = Remover()
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
-        if self.info is None and self._start_error is None:
+        if self.info is None and self.start_error is None:
             try:
                 self.info = self.target.start()
             except (TargetError, Unsupported, OSError) as exc:
-                self._start_error = f"target {self.target.spec} did not start: {exc}"
+                text = str(exc)
+                self.start_error = text if text.startswith(self.target.spec) else f"target {self.target.spec} did not start: {text}"
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                self.start_reason = f"{TARGET_NOT_STARTED}: {first[:200]}"
                 self.info = TargetInfo(self.target.spec)
         return self.info  # type: ignore[return-value]
 
@@ -79,8 +85,8 @@ class Runner:
         return result
 
     def _run(self, scenario: Scenario) -> Result:
-        if self._start_error:
-            return Result(scenario, Verdict.ERROR, self._start_error)
+        if self.start_reason:
+            return Result(scenario, Verdict.ERROR, self.start_reason)
         reason = self._skip_reason(scenario)
         if reason:
             return Result(scenario, Verdict.SKIP, reason)

@@ -42,6 +42,8 @@ class Observation:
     failures: list[dict[str, Any]] = field(default_factory=list)  # (where, mismatch) as mappings
     doc: dict[str, Any] | None = None  # the snapshot document; None when nothing stable was observed
     raw: str | None = None  # the snapshot text as stored, for a snapshot folder
+    known: str | None = None  # a baseline's known failure: the baseline's reason
+    stale: str | None = None  # listed in the baseline but passes now: the baseline's reason
 
     @property
     def recorded(self) -> bool:
@@ -91,6 +93,7 @@ def observation(result: dict[str, Any]) -> Observation:
         id=result["id"], profile=result.get("profile", ""), title=result.get("title", ""),
         source=result.get("source", ""), open_question=result.get("open_question"),
         verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
+        known=result.get("known"), stale=result.get("stale"),
         doc=snap.document(result) if snap.is_recordable(result) else None)
 
 

@@ -39,6 +39,9 @@ class TargetRun:
     slug: str
     results: list[Result] = field(default_factory=list)
     seconds: float = 0.0
+    start_error: str | None = None  # why the target did not start, in full (Runner.start_error)
+    start_reason: str | None = None  # each scenario's short error then (Runner.start_reason)
+    baseline: dict[str, Any] | None = None  # what --baseline made of this run (the JSON report's member)
 
     @property
     def spec(self) -> str:
@@ -65,7 +68,8 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
     with Runner(target, record_states=record_states, tmp=tmp) as runner:
         info = runner.info
         results = runner.run_all(scenarios, on_result=(lambda r: on_result(index, r)) if on_result else None)
-    return TargetRun(target, info, target.slug, results, time.perf_counter() - started)  # type: ignore[arg-type]
+    return TargetRun(target, info, target.slug, results, time.perf_counter() - started,  # type: ignore[arg-type]
+                     runner.start_error, runner.start_reason)
 
 
 def chunks(count: int, jobs: int) -> list[range]:
@@ -99,7 +103,7 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                 runner = Runner(targets[index], record_states=record_states, tmp=tmp)
                 current = (index, runner)
                 info = runner.start()
-                conn.send(("info", index, info, targets[index].slug))
+                conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))
             for position in span:
                 result = current[1].run(scenarios[position])
                 conn.send(("result", index, position, _payload(result)))
@@ -123,7 +127,7 @@ class _Pool:
         self.record_states, self.tmp, self.on_result = record_states, tmp, on_result
         self.tasks = [(index, span) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)]
         self.results: list[list[Result | None]] = [[None] * len(scenarios) for _ in targets]
-        self.infos: list[tuple[TargetInfo, str] | None] = [None] * len(targets)
+        self.infos: list[tuple[TargetInfo, str, str | None, str | None] | None] = [None] * len(targets)
         self.first: list[float | None] = [None] * len(targets)
         self.last: list[float] = [0.0] * len(targets)
         self.missing = len(targets) * len(scenarios)
@@ -159,8 +163,8 @@ class _Pool:
                         if task is not None and self.first[task[0]] is None:
                             self.first[task[0]] = time.perf_counter()
                     elif message[0] == "info":
-                        _, index, info, slug = message
-                        self.infos[index] = self.infos[index] or (info, slug)
+                        _, index, info, slug, start_error, start_reason = message
+                        self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
                     else:
                         _, index, position, payload = message
                         self._store(index, position, Result(self.scenarios[position], *payload))
@@ -194,9 +198,9 @@ class _Pool:
 
     def _target_run(self, index: int) -> TargetRun:
         target = self.targets[index]
-        info, slug = self.infos[index] or (TargetInfo(target.spec), target.slug)
+        info, slug, start_error, start_reason = self.infos[index] or (TargetInfo(target.spec), target.slug, None, None)
         results = [r if r is not None else Result(s, Verdict.ERROR, "not run: every worker process died")
                    for r, s in zip(self.results[index], self.scenarios)]
         first = self.first[index]
         seconds = self.last[index] - first if first is not None else 0.0
-        return TargetRun(target, info, slug, results, seconds)
+        return TargetRun(target, info, slug, results, seconds, start_error, start_reason)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+import xml.etree.ElementTree as ET
+
 import pytest
 import yaml
 
@@ -75,3 +79,58 @@ def test_cli_write_baseline_lists_the_failures_and_keeps_given_reasons(folder, t
     run(folder, "--write-baseline", str(path))
     assert yaml.safe_load(path.read_text("utf-8")) == {"claude-code/read/cli-wrong": "https://example.invalid/issue/7"}
     assert run(folder, "--baseline", str(path)) == 0
+
+
+def test_known_failures_show_as_known_in_every_report_and_agree_with_the_exit_code(folder, tmp_path, capsys):
+    put(folder, "good.yaml", GOOD)
+    put(folder, "wrong.yaml", WRONG)
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("claude-code/read/cli-wrong: upper case is issue 12\n", "utf-8")
+    out = {ext: tmp_path / f"report.{ext}" for ext in ("json", "xml", "md", "html")}
+    code = main(["run", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--baseline", str(listed),
+                 "--json", str(out["json"]), "--junit", str(out["xml"]), "--markdown", str(out["md"]),
+                 "--html", str(out["html"])])
+    terminal = capsys.readouterr().out
+    assert code == 0
+    assert "KNOWN fail claude-code/read/cli-wrong  baseline: upper case is issue 12" in terminal
+    assert re.search(r"┃ profile .*┃ known ┃", terminal) and "FAIL claude-code/read/cli-wrong" not in terminal
+    report = json.loads(out["json"].read_text("utf-8"))
+    assert report["summary"]["fail"] == 0 and report["summary"]["known"] == 1 and report["summary"]["pass"] == 1
+    wrong = next(r for r in report["results"] if r["id"] == "claude-code/read/cli-wrong")
+    assert wrong["verdict"] == "fail" and wrong["known"] == "upper case is issue 12"
+    assert report["baseline"]["failed"] is False and report["baseline"]["known"] == 1
+    suite = ET.parse(out["xml"]).getroot().find("testsuite")
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("0", "0", "1")
+    skipped = suite.find("testcase[@name='claude-code/read/cli-wrong']/skipped")
+    assert skipped is not None and "upper case is issue 12" in skipped.get("message")
+    markdown = out["md"].read_text("utf-8")
+    assert "| known |" in markdown and "🔕 known" in markdown and "baseline: upper case is issue 12" in markdown
+    assert "❌ fail" not in markdown
+    html = out["html"].read_text("utf-8")
+    assert 'class="v v-known"' in html and "baseline: upper case is issue 12" in html
+    assert 'class="v v-fail"' not in html.split("<h2>Matrix</h2>")[1]
+
+
+def test_a_stale_entry_fails_the_run_and_every_report_says_so(folder, tmp_path, capsys):
+    put(folder, "good.yaml", GOOD)
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("claude-code/read/cli-good: was broken\n", "utf-8")
+    xml, md = tmp_path / "r.xml", tmp_path / "r.md"
+    assert run(folder, "--baseline", str(listed), "--junit", str(xml), "--markdown", str(md)) == 1
+    suite = ET.parse(xml).getroot().find("testsuite")
+    assert suite.get("failures") == "1"
+    assert "stale baseline entry" in suite.find("testcase/failure").get("message")
+    assert "1 stale baseline entry" in md.read_text("utf-8")
+
+
+def test_a_written_baseline_holds_no_temporary_path_and_regenerates_identically(folder, tmp_path):
+    put(folder, "path.yaml", GOOD.replace("cli-good", "cli-path").replace(
+        '{$contains: "     1→first line"}', '{$contains: "${workspace}/a.txt is not here"}'))
+    first, second = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    run(folder, "--write-baseline", str(first))
+    run(folder, "--write-baseline", str(second))
+    text = first.read_text("utf-8")
+    reason = yaml.safe_load(text)["claude-code/read/cli-path"]
+    assert "${workspace}/a.txt is not here" in reason
+    assert "/tmp" not in text and "harness-" not in text
+    assert text == second.read_text("utf-8")

@@ -78,7 +78,7 @@ def test_the_json_report_matches_its_documented_schema(folder, tmp_path):
     schema = json.loads((Path(__file__).parents[1] / "harness/schema/report.schema.json").read_text())
     jsonschema.validate(document, schema)
     assert document["target"]["name"] == "reference"
-    assert document["summary"] == {"pass": 1, "fail": 1, "recorded": 0, "skip": 0, "error": 0}
+    assert document["summary"] == {"pass": 1, "fail": 1, "recorded": 0, "skip": 0, "error": 0, "known": 0}
     wrong = next(r for r in document["results"] if r["id"] == "claude-code/read/cli-wrong")
     assert wrong["steps"][0]["tool"] == "Read" and wrong["steps"][0]["failures"][0]["path"] == "output"
 

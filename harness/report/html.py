@@ -28,7 +28,7 @@ tr.group td{background:var(--bg);font-weight:600}
 td.id{font-family:ui-monospace,monospace;font-size:12.5px}
 .v{font-weight:600;white-space:nowrap}
 .v-pass{color:var(--pass)}.v-fail{color:var(--fail)}.v-recorded{color:var(--recorded)}.v-skip{color:var(--skip)}
-.v-error{color:var(--error)}.v-observed{color:var(--observed)}.v-absent{color:var(--absent);font-weight:400}
+.v-error{color:var(--error)}.v-known{color:var(--skip);font-style:italic}.v-observed{color:var(--observed)}.v-absent{color:var(--absent);font-weight:400}
 .differs{color:#bc4c00}
 a.v{text-decoration:none}a.v:hover{text-decoration:underline}
 #filters{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.5rem .7rem;background:var(--bg);
@@ -120,6 +120,16 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                      + "".join(f'<td class="v v-{v}">{counts[v]}</td>' for v in VERDICTS)
                      + (f"<td>{counts['differs']}</td>" if len(labels) > 1 else "") + "</tr>")
     parts.append("</tbody></table>")
+    for source in matrix.sources:
+        start_error = source.target.get("start_error")
+        if start_error:
+            parts.append(f'<div class="start-error"><p><b>{escape(source.label)} did not start</b>: every scenario '
+                         f"is an error.</p><pre>{escape(str(start_error))}</pre></div>")
+        stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
+        if stale:
+            parts.append(f'<p class="stale"><b>{len(stale)} stale baseline entr{"y" if len(stale) == 1 else "ies"}</b> '
+                         f"on {escape(source.label)} (listed as known failures, pass now: they fail the run until "
+                         "removed): " + ", ".join(f"<code>{escape(k)}</code>" for k in stale) + "</p>")
 
     parts.append('<h2>Matrix</h2><div id="filters"><label>profile <select id="profile"><option value="">all</option>'
                  + "".join(f'<option value="{escape(p)}">{escape(p)}</option>' for p in profiles) + "</select></label>"
@@ -143,7 +153,8 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                 if cell.notable:
                     anchor = f"d-{len(details)}"
                     cells.append(f'<td><a class="v v-{cell.verdict}" href="#{anchor}">{cell.verdict}</a>{mark}</td>')
-                    reason = cell.observation.reason if cell.observation and cell.verdict in ("fail", "error") else ""
+                    reason = (f"baseline: {cell.known}" if cell.known is not None else
+                              cell.observation.reason if cell.observation and cell.verdict in ("fail", "error") else "")
                     details.append(
                         f'<details class="item" id="{anchor}" data-profile="{escape(profile)}" '
                         f'data-verdicts="{cell.verdict}{" differs" if cell.differs else ""}"><summary>'

@@ -15,12 +15,19 @@ FORMAT_VERSION = 1
 
 
 def summary(results: Iterable[Result]) -> dict[str, int]:
-    """Returns the count of each verdict, every verdict present (zero when none)."""
-    counts = Counter(result.verdict for result in results)
-    return {verdict.value: counts.get(verdict, 0) for verdict in Verdict}
+    """Returns the count of each verdict, every verdict present (zero when none), and ``known``.
+
+    Under a baseline, a listed ``fail`` or ``error`` counts as ``known``, not under its verdict: the
+    counts add up to the number of results, and ``fail`` and ``error`` are what fails the run.
+    """
+    counts = Counter(result.counted_as for result in results)
+    out = {verdict.value: counts.get(verdict.value, 0) for verdict in Verdict}
+    out["known"] = counts.get("known", 0)
+    return out
 
 
-def document(results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None) -> dict[str, Any]:
+def document(results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None, *,
+             start_error: str | None = None, baseline: dict[str, Any] | None = None) -> dict[str, Any]:
     """Returns the report as a JSON-ready mapping."""
     data: dict[str, Any] = {
         "format": FORMAT_VERSION,
@@ -29,15 +36,25 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
         "results": [result.as_dict() for result in results],
         "summary": summary(results),
     }
+    if start_error:
+        data["target"]["start_error"] = start_error
+    if baseline is not None:
+        data["baseline"] = baseline
     if seconds is not None:
         data["seconds"] = round(seconds, 3)
     return data
 
 
-def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None) -> None:
-    """Writes the report to ``path``."""
-    text = json.dumps(document(results, target, spec, seconds), indent=1, ensure_ascii=False, default=str)
+def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None,
+          **extra: Any) -> None:
+    """Writes the report to ``path`` (``extra``: ``start_error``, ``baseline``; see ``document``)."""
+    text = json.dumps(document(results, target, spec, seconds, **extra), indent=1, ensure_ascii=False, default=str)
     Path(path).write_text(text + "\n", "utf-8")
+
+
+def run_extra(run: Any) -> dict[str, Any]:
+    """Returns what a target's run adds to its report: why it did not start, what the baseline made of it."""
+    return {"start_error": getattr(run, "start_error", None), "baseline": getattr(run, "baseline", None)}
 
 
 def write_combined(path: Path, runs: list[Any]) -> None:
@@ -47,5 +64,5 @@ def write_combined(path: Path, runs: list[Any]) -> None:
     ``harness report`` and ``harness diff`` read every run of such a file.
     """
     data = {"format": FORMAT_VERSION, "harness": {"version": harness.__version__},
-            "runs": [document(run.results, run.info, run.spec, run.seconds) for run in runs]}
+            "runs": [document(run.results, run.info, run.spec, run.seconds, **run_extra(run)) for run in runs]}
     Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", "utf-8")

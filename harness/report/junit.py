@@ -7,16 +7,21 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.model import Result, Verdict
+from harness.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
 from harness.report.terminal import explain
 from harness.targets.base import TargetInfo
 
 
-def write(path: Path, results: list[Result], target: TargetInfo, spec: str) -> None:
-    """Writes one testsuite per profile; fail -> failure, error -> error, skip -> skipped."""
+def write(path: Path, results: list[Result], target: TargetInfo, spec: str, *, start_error: str | None = None) -> None:
+    """Writes one testsuite per profile; fail -> failure, error -> error, skip -> skipped.
+
+    Under a baseline, a known failure is ``skipped`` with the baseline's reason (the run does not fail
+    on it), and a stale entry (listed, passes now) is a ``failure`` (the run does). When the target did
+    not start, each suite's ``system-err`` holds why, once, and each testcase only a short error.
+    """
     suites = ET.Element("testsuites", name=f"harness on {spec}")
-    _add_suites(suites, results, target)
+    _add_suites(suites, results, target, start_error=start_error)
     ET.indent(suites)
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
@@ -25,25 +30,35 @@ def write_runs(path: Path, runs: list[Any]) -> None:
     """Writes several targets' results into one file: one testsuite per target and profile."""
     suites = ET.Element("testsuites", name=f"harness on {len(runs)} targets")
     for run in runs:
-        _add_suites(suites, run.results, run.info, prefix=f"{run.spec} ")
+        _add_suites(suites, run.results, run.info, prefix=f"{run.spec} ", start_error=getattr(run, "start_error", None))
     ET.indent(suites)
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _add_suites(suites: ET.Element, results: list[Result], target: TargetInfo, prefix: str = "") -> None:
+def _add_suites(suites: ET.Element, results: list[Result], target: TargetInfo, prefix: str = "",
+                start_error: str | None = None) -> None:
     by_profile: dict[str, list[Result]] = defaultdict(list)
     for result in results:
         by_profile[result.scenario.profile].append(result)
     for profile, group in sorted(by_profile.items()):
         counts = summary(group)
+        stale = sum(result.stale is not None for result in group)
         suite = ET.SubElement(suites, "testsuite", name=prefix + profile, tests=str(len(group)),
-                              failures=str(counts["fail"]), errors=str(counts["error"]),
-                              skipped=str(counts["skip"]),
+                              failures=str(counts["fail"] + stale), errors=str(counts["error"]),
+                              skipped=str(counts["skip"] + counts["known"]),
                               time=f"{sum(r.seconds for r in group):.3f}")
         for result in group:
             case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
                                  time=f"{result.seconds:.4f}")
-            if result.verdict is Verdict.FAIL:
+            if result.known is not None:
+                ET.SubElement(case, "skipped", message=f"known {result.verdict.value} (baseline): {result.known}"[:500])
+                ET.SubElement(case, "system-out").text = explain(result)
+            elif result.stale is not None:
+                ET.SubElement(case, "failure", message="stale baseline entry: passes now, remove it from the baseline"
+                              ).text = f"baseline: {result.stale}"
+            elif start_error and result.verdict is Verdict.ERROR and result.reason.startswith(TARGET_NOT_STARTED):
+                ET.SubElement(case, "error", message=result.reason[:500])
+            elif result.verdict is Verdict.FAIL:
                 ET.SubElement(case, "failure", message=result.reason[:500]).text = explain(result)
             elif result.verdict is Verdict.ERROR:
                 ET.SubElement(case, "error", message=result.reason[:500]).text = explain(result)
@@ -51,3 +66,5 @@ def _add_suites(suites: ET.Element, results: list[Result], target: TargetInfo, p
                 ET.SubElement(case, "skipped", message=result.reason[:500])
             elif result.verdict is Verdict.RECORDED:
                 ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
+        if start_error:
+            ET.SubElement(suite, "system-err").text = start_error

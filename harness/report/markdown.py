@@ -13,7 +13,7 @@ import harness
 from harness.report.matrix import VERDICTS, Matrix, explain_cell, notable
 
 ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "skip": "⏭️ skip", "error": "💥 error",
-         "observed": "👁️ observed", "absent": "—"}
+         "known": "🔕 known", "observed": "👁️ observed", "absent": "—"}
 
 
 def _cell(text: str) -> str:
@@ -26,6 +26,22 @@ def _code(text: str) -> str:
     while fence in text:
         fence += "`"
     return f"{fence}diff\n{text.rstrip()}\n{fence}"
+
+
+def _run_notes(matrix: Matrix) -> list[str]:
+    """Returns what a source says once for all its scenarios: a target that did not start, stale baseline entries."""
+    out: list[str] = []
+    for source in matrix.sources:
+        start_error = source.target.get("start_error")
+        if start_error:
+            out += [f"**{_cell(source.label)} did not start**: every scenario is an error.", "",
+                    _code(str(start_error)).replace("```diff", "```text", 1), ""]
+        stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
+        if stale:
+            out += [f"**{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}** on {_cell(source.label)} "
+                    "(listed as known failures, pass now: they fail the run until removed): "
+                    + ", ".join(f"`{_cell(key)}`" for key in stale), ""]
+    return out
 
 
 def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
@@ -41,6 +57,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
         extra = f" | {counts['differs']}" if len(labels) > 1 else ""
         out.append(f"| {_cell(label)} | " + " | ".join(str(counts[v]) for v in shown) + extra + " |")
     out.append("")
+    out += _run_notes(matrix)
 
     problems = list(notable(matrix))
     out.append(f"### Failures and differences ({len(problems)})")
@@ -48,8 +65,10 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
     if not problems:
         out.append("None.")
     for row, label, cell in problems:
-        what = cell.verdict + (", differs" if cell.differs else "")
-        reason = cell.observation.reason if cell.observation and cell.verdict in ("fail", "error") else ""
+        what = (f"known {cell.observation.verdict}" if cell.known is not None and cell.observation else cell.verdict) \
+            + (", differs" if cell.differs else "")
+        reason = (f"baseline: {cell.known}" if cell.known is not None else
+                  cell.observation.reason if cell.observation and cell.verdict in ("fail", "error") else "")
         out += [f"<details><summary><code>{_cell(row.id)}</code> on <b>{_cell(label)}</b>: {what}"
                 + (f" — {_cell(reason[:200])}" if reason else "") + "</summary>", "",
                 _code(explain_cell(cell)), "", "</details>"]

@@ -26,12 +26,16 @@ from rich.text import Text
 
 import harness
 from harness import snapshot as snap
-from harness.model import PROFILE_TOOLS
+from harness.model import PROFILE_TOOLS, TARGET_NOT_STARTED
 from harness.sources import Observation, Source
 
-VERDICTS = ("pass", "fail", "recorded", "skip", "error", "observed", "absent")
+#: What a cell shows: a verdict; ``known`` for a fail or error the run's baseline lists (it did not
+#: fail the run); ``observed`` for a snapshot folder (no verdicts); ``absent`` when a source lacks it.
+VERDICTS = ("pass", "fail", "recorded", "skip", "error", "known", "observed", "absent")
 STYLES = {"pass": "green", "fail": "bold red", "recorded": "cyan", "skip": "yellow", "error": "bold magenta",
-          "observed": "blue", "absent": "dim"}
+          "known": "dim yellow", "observed": "blue", "absent": "dim"}
+#: How an error begins when the target did not start: said once per source, not per cell.
+NOT_STARTED = TARGET_NOT_STARTED
 ANSWER_WIDTH = 160
 
 
@@ -55,9 +59,19 @@ class Cell:
         return bool(self.diff)
 
     @property
+    def known(self) -> str | None:
+        """Returns the baseline's reason when this cell is a known failure, else None."""
+        return self.observation.known if self.observation is not None else None
+
+    @property
+    def not_started(self) -> bool:
+        """Returns True for an error that only says the target did not start (the source says why, once)."""
+        return self.verdict == "error" and bool(self.observation) and self.observation.reason.startswith(NOT_STARTED)
+
+    @property
     def notable(self) -> bool:
         """Returns True when the cell has something to show on demand (failures, a reason, a diff)."""
-        return self.verdict in ("fail", "error") or self.differs
+        return (self.verdict in ("fail", "error", "known") and not self.not_started) or self.differs
 
 
 @dataclass
@@ -135,7 +149,7 @@ def build(sources: list[Source], scenarios: dict[str, Any] | None = None) -> Mat
             if obs is None:
                 row.cells[source.label] = Cell("absent")
                 continue
-            cell = Cell(obs.verdict or "observed", obs)
+            cell = Cell("known" if obs.known is not None else obs.verdict or "observed", obs)
             if source.label != base and base_obs is not None and base_obs.recorded and obs.recorded \
                     and not base_obs.same_behaviour(obs):
                 cell.diff = snap.unified_diff(base_obs.text or "", obs.text or "", f"{base}/{key}",
@@ -239,7 +253,9 @@ def explain_cell(cell: Cell) -> str:
     """Returns what a notable cell has to say: the reason, each unmet expectation, the diff."""
     obs = cell.observation
     lines: list[str] = []
-    if obs is not None and obs.reason and cell.verdict in ("fail", "error"):
+    if obs is not None and obs.known is not None:
+        lines.append(f"known {obs.verdict} (baseline): {obs.known}")
+    if obs is not None and obs.reason and cell.verdict in ("fail", "error", "known"):
         lines.append(f"reason: {obs.reason}")
     for failure in (obs.failures if obs else []):
         lines.append(f"{failure.get('where')}: {failure.get('path')}"
@@ -261,9 +277,10 @@ def as_json(matrix: Matrix) -> dict[str, Any]:
         "scenarios": [{
             "id": row.id, "profile": row.profile, "tool": row.tool, "title": row.title, "source": row.source,
             **({"open_question": row.open_question} if row.open_question else {}),
-            "results": {label: {"verdict": cell.verdict,
+            "results": {label: {"verdict": cell.observation.verdict if cell.known is not None else cell.verdict,
                                 "reason": cell.observation.reason if cell.observation else "",
                                 "differs": cell.differs,
+                                **({"known": cell.known} if cell.known is not None else {}),
                                 **({"answer": cell.answer} if cell.answer is not None else {})}
                         for label, cell in row.cells.items()},
         } for row in matrix.rows],

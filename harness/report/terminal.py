@@ -18,6 +18,7 @@ STYLES = {
     Verdict.SKIP: "yellow",
     Verdict.ERROR: "bold magenta",
 }
+KNOWN_STYLE = "dim yellow"
 
 
 def explain(result: Result) -> str:
@@ -32,31 +33,62 @@ def explain(result: Result) -> str:
     return "\n".join(lines)
 
 
-def print_failures(console: Console, results: Iterable[Result]) -> None:
-    """Prints every fail and error with its explanation."""
+def print_start_error(console: Console, start_error: str) -> None:
+    """Prints, once, why the target did not start: the reason and the tail of its stderr."""
+    lines = start_error.rstrip().splitlines()
+    console.print(Text("TARGET DID NOT START", style="bold magenta"), highlight=False)
+    console.print(Text("\n".join("  " + line for line in lines)), highlight=False, soft_wrap=True)
+    console.print(Text("  every selected scenario is an error; fix the target and run again", style="dim"))
+    console.print()
+
+
+def print_failures(console: Console, results: Iterable[Result], *, brief: str | None = None) -> None:
+    """Prints every fail and error with its explanation; then the baseline's known failures, one line each.
+
+    An error whose reason is ``brief`` (the target did not start, said once above) gets one short line.
+    """
+    known = []
     for result in results:
-        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+        if result.verdict not in (Verdict.FAIL, Verdict.ERROR):
+            continue
+        if result.known is not None:
+            known.append(result)
+        elif brief is not None and result.reason == brief:
+            console.print(Text.assemble((f"{result.verdict.value.upper()} ", STYLES[result.verdict]), result.id,
+                                        (" (did not run: the target did not start)", "dim")),
+                          highlight=False, soft_wrap=True)
+        else:
             console.print(Text(explain(result)), highlight=False, soft_wrap=True)
             console.print()
+    if known:
+        console.print(Text(f"{len(known)} known failure(s) listed in the baseline (they do not fail the run):",
+                           style=KNOWN_STYLE))
+        for result in known:
+            console.print(Text.assemble((f"KNOWN {result.verdict.value} ", KNOWN_STYLE), result.id,
+                                        (f"  baseline: {result.known}", "dim")), highlight=False, soft_wrap=True)
+        console.print()
 
 
 def summary_table(results: list[Result], title: str) -> Table:
     """Returns a table of verdict counts per profile, and the total."""
-    per_profile: dict[str, Counter[Verdict]] = defaultdict(Counter)
+    per_profile: dict[str, Counter[str]] = defaultdict(Counter)
     for result in results:
-        per_profile[result.scenario.profile][result.verdict] += 1
+        per_profile[result.scenario.profile][result.counted_as] += 1
+    # A known failure (listed in the baseline) counts under "known", not under fail or error.
+    columns = [v.value for v in Verdict] + (["known"] if any(r.known is not None for r in results) else [])
+    styles = {**{v.value: s for v, s in STYLES.items()}, "known": KNOWN_STYLE}
     table = Table(title=title, title_justify="left")
     table.add_column("profile")
-    for verdict in Verdict:
-        table.add_column(verdict.value, justify="right", style=STYLES[verdict])
+    for column in columns:
+        table.add_column(column, justify="right", style=styles[column])
     table.add_column("total", justify="right")
-    total: Counter[Verdict] = Counter()
+    total: Counter[str] = Counter()
     for profile in sorted(per_profile):
         counts = per_profile[profile]
         total.update(counts)
-        table.add_row(profile, *(str(counts.get(v, 0)) for v in Verdict), str(sum(counts.values())))
+        table.add_row(profile, *(str(counts.get(c, 0)) for c in columns), str(sum(counts.values())))
     table.add_section()
-    table.add_row("all", *(str(total.get(v, 0)) for v in Verdict), str(sum(total.values())), style="bold")
+    table.add_row("all", *(str(total.get(c, 0)) for c in columns), str(sum(total.values())), style="bold")
     return table
 
 
