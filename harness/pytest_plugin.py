@@ -91,6 +91,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     """Lists stored snapshots of the target that no scenario of the configured folders matches."""
     runner = config.stash.get(_RUNNER, None)
     dirs = config.stash.get(_DIRS, [])
+    if runner is not None and runner.start_error:  # each item said only that; here is why, once
+        terminalreporter.write_sep("=", "the target did not start", red=True)
+        terminalreporter.write_line(runner.start_error)
     if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
         return
     from harness import catalog

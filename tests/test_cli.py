@@ -127,3 +127,27 @@ def test_skip_reasons_are_listed_under_the_summary(folder, capsys):
         "source:", "requires: [disk-full]\nsource:").replace("given:", "given:\n  disk_free: 0"))
     assert main(["run", "--no-builtin", "--scenarios", str(folder), "--target", "cmd:python -m reference_impl.serve"]) == 0
     assert re.search(r"^1 skipped: .*cannot realise disk-full", capsys.readouterr().out, re.M)
+
+
+def test_a_target_that_cannot_start_says_why_once_then_one_short_line_per_scenario(folder, tmp_path, capsys):
+    for number in range(5):
+        put(folder, f"s{number}.yaml", GOOD.replace("cli-good", f"cli-{number}"))
+    typo = f"cmd:{sys.executable} {tmp_path / 'no-such-adapter.py'}"
+    files = {ext: tmp_path / f"r.{ext}" for ext in ("json", "xml", "md", "html")}
+    code = main(["run", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--target", typo,
+                 "--json", str(files["json"]), "--junit", str(files["xml"]), "--markdown", str(files["md"]),
+                 "--html", str(files["html"])])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.count("No such file or directory") == 1 and out.count("TARGET DID NOT START") == 1
+    lines = [line for line in out.splitlines() if line.startswith("ERROR ")]
+    assert len(lines) == 5 and all(line.endswith("(did not run: the target did not start)") for line in lines)
+    for path in files.values():  # the stderr tail once per report (JUnit: once per suite), never per scenario
+        assert path.read_text("utf-8").count("No such file or directory") == 1, path
+    report = json.loads(files["json"].read_text("utf-8"))
+    assert "No such file or directory" in report["target"]["start_error"]
+    assert all(r["reason"].startswith("the target did not start: ") and "\n" not in r["reason"]
+               for r in report["results"])
+    assert main(["run", "-q", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--target", typo]) == 1
+    quiet = capsys.readouterr().out
+    assert "TARGET DID NOT START" in quiet and quiet.count("No such file or directory") == 1
