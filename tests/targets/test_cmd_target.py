@@ -178,10 +178,12 @@ def test_an_exit_before_hello_names_the_exit_code_and_the_stderr_tail(tmp_path: 
         target.start()
     assert "exited with code 3" in str(caught.value)
     assert "cannot load configuration file adapter.toml" in caught.value.detail
-    results = run(misbehaving("exit-before-hello"), tmp_path, "a", "b")
+    with Runner(misbehaving("exit-before-hello")) as runner:
+        results = [runner.run(write(name, tmp_path)) for name in ("a", "b")]
     assert [r.verdict for r in results] == [Verdict.ERROR, Verdict.ERROR]
-    assert "exited with code 3" in results[1].reason
-    assert "cannot load configuration file adapter.toml" in results[1].reason
+    assert "exited with code 3" in results[1].reason  # each scenario: one short line
+    assert "\n" not in results[1].reason and "adapter.toml" not in results[1].reason
+    assert "cannot load configuration file adapter.toml" in runner.start_error  # the stderr tail, once
 
 
 def test_a_command_that_does_not_exist_is_an_error_not_a_crash(tmp_path: Path) -> None:

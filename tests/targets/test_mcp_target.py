@@ -216,11 +216,12 @@ def test_a_crash_mid_call_is_an_error_with_the_stderr_tail_and_the_run_goes_on(t
 
 
 def test_an_exit_before_initialise_is_an_error_for_every_scenario_with_the_stderr_tail(tmp_path: Path) -> None:
-    first, second = run(misbehaving("exit-early"), tmp_path, "a", "b")
+    with Runner(misbehaving("exit-early")) as runner:
+        first, second = [runner.run(scenario(write(name), tmp_path)) for name in ("a", "b")]
     for result in (first, second):
         assert result.verdict is Verdict.ERROR
         assert "did not start" in result.reason and "initialize" in result.reason
-        assert "no configuration found" in result.reason
+    assert "no configuration found" in runner.start_error  # the stderr tail, once for the run
 
 
 def test_an_initialise_that_never_answers_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
