@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from harness import difference
 from harness.content import to_bytes
 
 
@@ -40,19 +41,24 @@ class Mismatch:
     observed: Any
     why: str = ""
     expected_value: Any = MISSING  # the plain expected value, when there is one (for a diff)
+    detail: str = ""  # how far a pattern or a piece got in the observed text (harness/difference.py)
 
     def render(self) -> str:
-        """Returns the mismatch as readable lines; two texts of several lines as a unified diff."""
+        """Returns the mismatch as readable lines, showing where it differs (harness/difference.py):
+        two texts as a window around their first difference, or a unified diff when they have several
+        lines; a long observed text by its head and its tail; how far a pattern got."""
         head = f"{self.path}: {self.why}" if self.why else f"{self.path}:"
-        if isinstance(self.expected_value, str) and isinstance(self.observed, str) and (
-                "\n" in self.expected_value or "\n" in self.observed):
-            return head + "\n" + text_diff(self.expected_value, self.observed)
-        return f"{head}\n  expected: {self.expected}\n  observed: {_show(self.observed)}"
+        if isinstance(self.expected_value, str) and isinstance(self.observed, str):
+            return head + "\n" + _indent(difference.texts(self.expected_value, self.observed))
+        observed = difference.long_text(self.observed) if isinstance(self.observed, str) else _show(self.observed)
+        out = f"{head}\n  expected: {self.expected}\n  observed: {observed}"
+        return out + (f"\n  {self.detail}" if self.detail else "")
 
     def as_dict(self) -> dict[str, Any]:
-        """Returns a JSON-ready form."""
+        """Returns a JSON-ready form; ``explanation`` is ``render()``, for the reports to show as is."""
         observed = None if self.observed is MISSING else self.observed
-        return {"path": self.path, "expected": self.expected, "observed": observed, "why": self.why}
+        return {"path": self.path, "expected": self.expected, "observed": observed, "why": self.why,
+                "explanation": self.render()}
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def _scalar_equal(expected: Any, observed: Any) -> bool:
 def _eq(arg: Any, observed: Any, path: str) -> list[Mismatch]:
     if observed is not MISSING and _deep_equal(arg, observed):
         return []
-    return [Mismatch(path, _show(arg), observed)]
+    return [Mismatch(path, _show(arg), observed, expected_value=arg)]
 
 
 def _deep_equal(a: Any, b: Any) -> bool:
@@ -149,19 +155,22 @@ def _deep_equal(a: Any, b: Any) -> bool:
 def _regex(arg: str, observed: Any, path: str) -> list[Mismatch]:
     if isinstance(observed, str) and re.search(arg, observed):
         return []
-    return [Mismatch(path, f"text matching /{arg}/", observed)]
+    detail = difference.regex_progress(arg, observed) if isinstance(observed, str) else ""
+    return [Mismatch(path, f"text matching /{arg}/", observed, detail=detail)]
 
 
 def _contains(arg: str, observed: Any, path: str) -> list[Mismatch]:
     if isinstance(observed, str) and arg in observed:
         return []
-    return [Mismatch(path, f"text containing {arg!r}", observed)]
+    detail = difference.contains_progress(arg, observed) if isinstance(observed, str) else ""
+    return [Mismatch(path, f"text containing {arg!r}", observed, detail=detail)]
 
 
 def _not_contains(arg: str, observed: Any, path: str) -> list[Mismatch]:
     if isinstance(observed, str) and arg not in observed:
         return []
-    return [Mismatch(path, f"text not containing {arg!r}", observed)]
+    detail = f"found at {difference.where(observed, observed.index(arg))}" if isinstance(observed, str) else ""
+    return [Mismatch(path, f"text not containing {arg!r}", observed, detail=detail)]
 
 
 def _subset(arg: Any, observed: Any, path: str) -> list[Mismatch]:
@@ -286,17 +295,12 @@ MATCHER_NAMES = frozenset(_MATCHERS)
 
 
 def text_diff(expected: str, observed: str) -> str:
-    """Returns a unified diff from expected to observed, line ends made visible."""
-    import difflib
-    lines = difflib.unified_diff(
-        [line.replace("\r", "\\r") for line in expected.splitlines(keepends=True)],
-        [line.replace("\r", "\\r") for line in observed.splitlines(keepends=True)],
-        "expected", "observed", lineterm="", n=2)
-    out = []
-    for line in lines:
-        body = line.rstrip("\n")
-        out.append(body if line.endswith("\n") or line.startswith(("---", "+++", "@@")) else body + "  ⟵ no newline")
-    return "\n".join("  " + line for line in out)
+    """Returns a unified diff from expected to observed, line ends made visible, indented by two."""
+    return _indent(difference.unified(expected, observed))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
 
 
 def _type_name(value: Any) -> str:

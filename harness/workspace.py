@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.content import describe, to_bytes
+from harness import difference
 from harness.matchers import Mismatch, match
 from harness.placeholders import substitute
 
 CANARY = b"canary: nothing may write here\n"
 TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
+DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content diff or a hex window
 
 
 class Workspace:
@@ -40,6 +42,8 @@ class Workspace:
         (self.base / "sibling").mkdir()
         (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
         self.initial: dict[str, dict[str, Any]] = {}
+        # The bytes `given` laid out (small files only): a changed file is then shown as a diff.
+        self._given_bytes: dict[str, bytes] = {}
         # A file's recorded state by its stat signature: recording after every step re-reads only what changed.
         self._states: dict[tuple[Any, ...], dict[str, Any]] = {}
 
@@ -70,7 +74,10 @@ class Workspace:
             content, mode = (spec["content"], spec.get("mode")) if _has_mode(spec) else (spec, None)
             path = self.path(rel)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(to_bytes(content))
+            data = to_bytes(content)
+            path.write_bytes(data)
+            if len(data) <= DIFF_LIMIT:
+                self._given_bytes[rel] = data
             if mode:
                 modes.append((path, int(mode, 8)))
         for rel, target in given.get("symlinks", {}).items():
@@ -172,9 +179,24 @@ class Workspace:
                     continue
                 before, after = self.initial.get(rel), now.get(rel)
                 if before != after:
-                    out.append(Mismatch(f"then.others_unchanged[{rel}]", _brief(before), _brief(after),
-                                        "created" if before is None else "removed" if after is None else "changed"))
+                    out.append(self._changed(rel, before, after))
         return out
+
+    def _changed(self, rel: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> Mismatch:
+        """Returns the mismatch of an entry that should not have changed; a changed file's content as a
+        diff (text) or a hex window (binary) when `given` laid it out, not only its hashes."""
+        where = f"then.others_unchanged[{rel}]"
+        why = "created" if before is None else "removed" if after is None else "changed"
+        if why == "changed" and rel in self._given_bytes and before and after \
+                and before.get("type") == after.get("type") == "file" and before.get("sha256") != after.get("sha256"):
+            path = self.path(rel)
+            try:
+                info = os.lstat(path)  # a regular file only: never open a FIFO or follow a link
+                if stat.S_ISREG(info.st_mode) and info.st_size <= DIFF_LIMIT:
+                    return _content_mismatch(where, self._given_bytes[rel], path.read_bytes(), why="content changed")
+            except OSError:
+                pass  # unreadable now: the hashes below still say that it changed
+        return Mismatch(where, _brief(before), _brief(after), why)
 
     def _check_file(self, rel: str, want: Any, names: dict[str, str]) -> list[Mismatch]:
         where = f"then.files[{rel}]"
@@ -357,13 +379,14 @@ def _brief(entry: dict[str, Any] | None) -> str:
     return f"dir mode {entry['mode']}"
 
 
-def _content_mismatch(where: str, expected: bytes, observed: bytes) -> Mismatch:
-    why = _first_difference(expected, observed)
+def _content_mismatch(where: str, expected: bytes, observed: bytes, why: str = "") -> Mismatch:
+    why = why or _first_difference(expected, observed)
     try:
         return Mismatch(where, describe(expected), observed.decode("utf-8"), why,
                         expected_value=expected.decode("utf-8"))
-    except UnicodeDecodeError:
-        return Mismatch(where, describe(expected), describe(observed), why)
+    except UnicodeDecodeError:  # binary: the bytes around the first difference, in hex
+        return Mismatch(where, describe(expected), describe(observed), why,
+                        detail=difference.hex_window(expected, observed).replace("\n", "\n  "))
 
 
 def _first_difference(expected: bytes, observed: bytes) -> str:

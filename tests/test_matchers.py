@@ -154,3 +154,46 @@ def test_references_resolve_against_earlier_calls_and_the_same_response():
     assert resolved["x"]["$same_as"].value == "abc"
     assert resolved["y"][0]["$same_as"].value == "h"
     assert match(resolved["z"], "abc")  # a path that leads nowhere never matches
+
+
+def test_a_long_text_shows_a_window_around_its_first_difference_on_both_sides():
+    expected, observed = "x" * 9000 + "tail 2", "x" * 9000 + "tail 3"
+    (mismatch,) = match(expected, observed, "output")
+    text = mismatch.render()
+    assert "first difference at char 9005" in text
+    assert 'xxtail 2" (9006 chars)' in text and 'xxtail 3" (9006 chars)' in text
+    assert len(text) < 400
+
+
+def test_a_long_multiline_text_shows_the_hunk_of_its_difference_at_the_end():
+    expected = "".join(f"line {i}\n" for i in range(1, 2002))
+    observed = expected.replace("line 2001\n", "line 2001 changed\n")
+    (mismatch,) = match({"$eq": expected}, observed, "output")
+    text = mismatch.render()
+    assert "line 2001, column 10" in text and "-line 2001" in text and "+line 2001 changed" in text
+    assert "line 10\n" not in text
+
+
+def test_a_failed_regex_shows_the_pattern_and_how_far_it_matched():
+    (mismatch,) = match({"$regex": r"File has been (unexpectedly )?modified\. Read it again"},
+                        "Error: File has been unexpectedly modified. Please read it first", "error.message")
+    text = mismatch.render()
+    assert "modified\\. Read it again/" in text
+    assert r"/File has been (unexpectedly )?modified\. / matches" in text and "then /Read it again/ does not" in text
+
+
+def test_a_missing_piece_shows_how_much_of_it_was_found_and_where():
+    (mismatch,) = match({"$contains": "File has been unexpectedly modified"},
+                        "Error: File has been modified since read", "error.message")
+    assert "its first 14 of 35 chars occur at char 7" in mismatch.render()
+
+
+def test_a_long_observed_text_shows_its_head_and_its_tail():
+    (mismatch,) = match({"$contains": "needle"}, "a" * 5000 + "THE END", "output")
+    assert 'THE END" (5007 chars)' in mismatch.render()
+
+
+def test_control_characters_are_shown_escaped_never_raw():
+    (mismatch,) = match("plain\nline\n", "pl\x1b[31main\nline\n", "output")
+    text = mismatch.render()
+    assert "\x1b" not in text and "\\u001b[31m" in text

@@ -324,3 +324,20 @@ def test_the_recorded_state_sees_a_same_size_rewrite_of_a_file():
         assert before["text"] == "aaaa" and after["text"] == "bbbb" and before["sha256"] != after["sha256"]
     finally:
         workspace.remove()
+
+
+def test_a_changed_file_that_should_not_have_changed_shows_a_content_diff(tmp_path):
+    from harness.workspace import Workspace
+    workspace = Workspace()
+    try:
+        workspace.populate({"files": {"notes.txt": "one\ntwo\nthree\n", "blob.bin": {"hex": "00010203040506070809"}}}, {})
+        (workspace.root / "notes.txt").write_text("one\n2\nthree\n")
+        (workspace.root / "blob.bin").write_bytes(bytes.fromhex("000102030405ff070809"))
+        failures = {f.path: f.render() for f in workspace.check({"others_unchanged": True}, {})}
+    finally:
+        workspace.remove()
+    text = failures["then.others_unchanged[notes.txt]"]
+    assert "content changed" in text and "-two" in text and "+2" in text
+    binary = failures["then.others_unchanged[blob.bin]"]
+    assert "first difference at byte 6" in binary
+    assert "00 01 02 03 04 05 06 07 08 09" in binary and "00 01 02 03 04 05 ff 07 08 09" in binary

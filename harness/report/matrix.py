@@ -258,6 +258,9 @@ def explain_cell(cell: Cell) -> str:
     if obs is not None and obs.reason and cell.verdict in ("fail", "error", "known"):
         lines.append(f"reason: {obs.reason}")
     for failure in (obs.failures if obs else []):
+        if failure.get("explanation"):  # where it differs, as the terminal shows it (harness/difference.py)
+            lines.append(f"{failure.get('where')}: " + "\n  ".join(str(failure["explanation"]).splitlines()))
+            continue
         lines.append(f"{failure.get('where')}: {failure.get('path')}"
                      + (f" ({failure['why']})" if failure.get("why") else ""))
         lines.append(f"  expected: {failure.get('expected')}")
