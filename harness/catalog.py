@@ -10,28 +10,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from harness import profiles
 from harness.loader import Problem, ScenarioError, load_file
 from harness.model import Scenario
 
 
 def builtin_dir() -> Path:
     """Returns the folder of the built-in catalog (the checkout's scenarios/, else the packaged copy)."""
-    package = Path(__file__).resolve().parent
-    checkout = package.parent / "scenarios"
-    if checkout.is_dir() and (package.parent / "pyproject.toml").is_file():
-        return checkout
-    return package / "builtin_scenarios"
+    return profiles.builtin_dir()
 
 
 def scenario_files(directories: Iterable[Path]) -> list[Path]:
-    """Returns every ``*.yaml``/``*.yml`` file under the directories (or the files themselves), sorted."""
+    """Returns every ``*.yaml``/``*.yml`` file under the directories (or the files themselves),
+    sorted; a profile's ``profile.yaml`` is not a scenario file."""
     found: list[Path] = []
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
             found.append(directory)
             continue
-        found += [path for path in directory.rglob("*") if path.suffix in (".yaml", ".yml") and path.is_file()]
+        found += [path for path in directory.rglob("*")
+                  if path.suffix in (".yaml", ".yml") and path.name != profiles.FILE_NAME and path.is_file()]
     return sorted(set(found))
 
 
@@ -42,6 +41,8 @@ class Catalog:
     scenarios: list[Scenario] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     broken: list[Path] = field(default_factory=list)
+    profiles: list[profiles.Profile] = field(default_factory=list)
+    broken_profiles: list[Path] = field(default_factory=list)
 
     def by_id(self, scenario_id: str) -> Scenario | None:
         """Returns the scenario with that id, or None."""
@@ -62,7 +63,21 @@ class Catalog:
 def load(directories: Iterable[Path] | None = None) -> Catalog:
     """Loads every scenario file; invalid files are collected as problems, never raised."""
     catalog = Catalog()
-    for path in scenario_files(directories if directories is not None else [builtin_dir()]):
+    directories = list(directories) if directories is not None else [builtin_dir()]
+    for profile_file in profiles.profile_files(directories):
+        try:
+            catalog.profiles.append(profiles.load_cached(profile_file))
+        except profiles.ProfileError as exc:
+            catalog.problems += exc.problems
+            catalog.broken.append(profile_file)
+            catalog.broken_profiles.append(profile_file)
+    names: dict[str, profiles.Profile] = {}
+    for profile in catalog.profiles:
+        first = names.setdefault(profile.name, profile)
+        if first is not profile and profile.file:
+            catalog.problems.append(Problem(profile.file, 1, "name", f"duplicate profile {profile.name!r} "
+                                                                    f"(first in {first.file})"))
+    for path in scenario_files(directories):
         try:
             catalog.scenarios += load_file(path)
         except ScenarioError as exc:

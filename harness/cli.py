@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
 from harness.options import RunOptions, default_jobs
 from harness.targets.base import spec_slug
@@ -81,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_selection(lst)
     lst.set_defaults(handler=cmd_list)
 
-    lint = sub.add_parser("lint", help="validate every scenario file (exit 1 on any problem)")
+    lint = sub.add_parser("lint", help="validate every scenario and profile file (exit 1 on a scenario problem, 2 on a profile problem)")
     lint.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR")
     lint.add_argument("--no-builtin", action="store_true")
     lint.set_defaults(handler=cmd_lint)
@@ -135,7 +136,7 @@ def run(options: RunOptions) -> int:
                               source=str(problem.file), steps=(), file=problem.file, line=problem.line),
                      Verdict.ERROR, str(problem)) for problem in cat.problems]
     for problem in cat.problems:
-        console.print(f"[red]invalid scenario:[/red] {problem}", highlight=False, soft_wrap=True)
+        console.print(f"[red]invalid {_file_kind(problem)}:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
     if not scenarios and not broken:
         console.print("[yellow]no scenario selected[/yellow]")
         return EXIT_USAGE
@@ -153,6 +154,12 @@ def run(options: RunOptions) -> int:
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _file_kind(problem) -> str:
+    """Returns what kind of file a problem is in: a profile (profile.yaml) or a scenario file."""
+    from harness.profiles import FILE_NAME
+    return "profile" if Path(problem.file).name == FILE_NAME else "scenario"
 
 
 def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Console) -> list:
@@ -239,7 +246,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    """Validates every scenario file; prints each problem as file:line: [field] message."""
+    """Validates every scenario and profile file; prints each problem as file:line: [field] message."""
     cat = _catalog(args)
     for problem in cat.problems:
         print(problem)
@@ -247,7 +254,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if cat.problems:
         print(f"{len(cat.problems)} problem(s) in {len(set(p.file for p in cat.problems))} file(s); "
               f"{count} valid scenario(s)", file=sys.stderr)
-        return EXIT_FAILED
+        # A broken profile file is bad input to the harness itself, like a broken binding: exit 2.
+        return EXIT_USAGE if cat.broken_profiles else EXIT_FAILED
     print(f"{count} scenarios, no problems")
     return EXIT_OK
 

@@ -1,93 +1,43 @@
 """Loads scenario files: parses YAML, validates against the JSON Schema, and builds Scenario objects.
 
-Every problem is reported with the file, the line and the field it concerns. Parsing uses libyaml
-when available (once for values, once for the node tree that gives lines). Our YAML loader is a
-private subclass: nothing here changes PyYAML for anyone else.
+Every problem is reported with the file, the line and the field it concerns (the YAML and schema
+machinery is harness/problems.py, shared with the profile loader). A scenario's tools, arguments
+and options are checked against its profile (harness/profiles.py).
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import re
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-import jsonschema
-import jsonschema_rs
 import yaml
 
+from harness import profiles
 from harness.content import check as check_content
 from harness.matchers import MATCHER_NAMES
-from harness.model import PROFILE_TOOLS, Action, Call, Scenario
+from harness.model import Action, Call, Scenario
 from harness.placeholders import parse_reference, placeholders_in, references_in, step_reference
+from harness.problems import ErrorList as _ErrorList
+from harness.problems import FileProblems, Problem, SchemaChecker, dotted, line_of, packaged_schema, parse_documents
+
+__all__ = ["Problem", "ScenarioError", "load_file", "load_text", "schema"]
 
 KNOWN_PLACEHOLDERS = frozenset({"workspace"})
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader that refuses duplicate keys (a repeated key must not silently drop a check)."""
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in mapping:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark)
-        mapping[key] = loader.construct_object(value_node, deep=deep)
-    return mapping
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a scenario file, located."""
-
-    file: Path
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f" [{self.field}]" if self.field else ""
-        return f"{self.file}:{self.line}:{where} {self.message}"
-
-
-class ScenarioError(Exception):
+class ScenarioError(FileProblems):
     """A scenario file is invalid; ``problems`` lists every problem found."""
 
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("\n".join(str(problem) for problem in problems))
-        self.problems = problems
 
-
-@functools.cache
 def schema() -> dict[str, Any]:
     """Returns the scenario JSON Schema shipped in the package."""
-    text = resources.files("harness").joinpath("schema/scenario.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return packaged_schema("scenario.schema.json")
 
 
 @functools.cache
-def _validator() -> jsonschema.protocols.Validator:
-    """The explaining validator: slow, but its errors carry the context that locates a problem."""
-    cls = jsonschema.validators.validator_for(schema())
-    return cls(schema(), format_checker=cls.FORMAT_CHECKER)
-
-
-@functools.cache
-def _fast_validator() -> Any:
-    """The deciding validator: jsonschema-rs, hundreds of times faster, used to clear valid files."""
-    return jsonschema_rs.validator_for(schema(), validate_formats=True)
+def _checker() -> SchemaChecker:
+    return SchemaChecker(schema())
 
 
 def load_file(path: Path | str) -> list[Scenario]:
@@ -103,23 +53,17 @@ def load_file(path: Path | str) -> list[Scenario]:
 def load_text(text: str, path: Path) -> list[Scenario]:
     """Returns the scenarios in ``text`` (the content of ``path``)."""
     try:
-        documents = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError([Problem(path, line, "", f"invalid YAML: {problem}")]) from None
-    if not documents:
-        raise ScenarioError([Problem(path, 1, "", "no scenario in file")])
+        documents, nodes = parse_documents(text, path, "scenario")
+    except FileProblems as exc:
+        raise ScenarioError(exc.problems) from None
     problems: list[Problem] = []
-    nodes = [node for node in yaml.compose_all(text, Loader=_BaseLoader) if node is not None]
     scenarios = []
     for index, document in enumerate(documents):
-        errors = _schema_problems(document) or _semantic_problems(document)
+        errors = _checker().problems(document) or _semantic_problems(document, path)
         if errors:
             for field_path, message, at_key in errors:
-                line = _line_of(nodes[index], field_path, at_key)
-                problems.append(Problem(path, line, _dotted(field_path), message))
+                line = line_of(nodes[index], field_path, at_key)
+                problems.append(Problem(path, line, dotted(field_path), message))
             continue
         scenarios.append(_build(document, path, nodes[index].start_mark.line + 1, nodes[index]))
     if problems:
@@ -127,59 +71,11 @@ def load_text(text: str, path: Path) -> list[Scenario]:
     return scenarios
 
 
-_ErrorList = list[tuple[list[Any], str, bool]]
-
-
-def _schema_problems(document: Any) -> _ErrorList:
-    if _fast_validator().is_valid(document):
-        return []
-    out: _ErrorList = []
-    for error in _validator().iter_errors(document):
-        error = _most_relevant(error)
-        field_path = list(error.absolute_path)
-        message = error.message
-        at_key = False
-        if error.validator == "additionalProperties":
-            unexpected = re.findall(r"'([^']+)' (?:was|were) unexpected", message)
-            names = re.findall(r"'([^']+)'", message.split("(")[-1]) if not unexpected else unexpected
-            if names:
-                field_path = field_path + [names[0]]
-                at_key = True
-                allowed = sorted(error.schema.get("properties", {}))
-                message = f"unknown key {names[0]!r}" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
-        elif error.validator == "required":
-            message = error.message.replace("is a required property", "is required")
-        out.append((field_path, message, at_key))
-    out.sort(key=lambda item: [str(part) for part in item[0]])
-    return out
-
-
-def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For oneOf/anyOf failures, descends into the branch the author most likely meant.
-
-    That is the branch with the fewest errors, not counting branches of the wrong type at all;
-    within it, the deepest error (an unknown key first).
-    """
-    while error.context:
-        branches: dict[Any, list[jsonschema.ValidationError]] = {}
-        for sub in error.context:
-            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-        chosen = min(branches.values(), key=lambda errs: (
-            all(e.validator == "type" and len(e.relative_schema_path) <= 2 for e in errs), len(errs),
-            not any(e.validator == "additionalProperties" for e in errs)))
-        error = max(chosen, key=lambda e: (len(e.absolute_path), e.validator == "additionalProperties"))
-    return error
-
-
-def _semantic_problems(document: dict[str, Any]) -> _ErrorList:
-    """Checks what the schema cannot: tools of the profile, placeholders, content specs, matchers."""
-    out: _ErrorList = []
-    tools = PROFILE_TOOLS.get(document["profile"], ())
+def _semantic_problems(document: dict[str, Any], path: Path | None = None) -> _ErrorList:
+    """Checks what the schema cannot: the profile, its tools, arguments and options, placeholders,
+    content specs, matchers."""
+    out: _ErrorList = _profile_problems(document, path)
     for index, step in enumerate(document["steps"]):
-        if "tool" in step and step["tool"] not in tools:
-            out.append((["steps", index, "tool"],
-                        f"unknown tool {step['tool']!r} for profile {document['profile']} "
-                        f"(tools: {', '.join(tools)})", False))
         for key in ("args", "expect", "target"):
             for name in sorted(placeholders_in(step.get(key)) - KNOWN_PLACEHOLDERS):
                 problem = _placeholder_problem(name, index, document["steps"], allow_steps=key != "target")
@@ -213,6 +109,44 @@ def _semantic_problems(document: dict[str, Any]) -> _ErrorList:
         for key, need in (("read_only", "read-only-fs"), ("disk_free", "disk-full")):
             if key in document.get("given", {}):
                 out.append((["given", key], f"given.{key} needs `requires: [{need}]`", True))
+    return out
+
+
+def _profile_problems(document: dict[str, Any], path: Path | None) -> _ErrorList:
+    """Checks the scenario against its profile: the profile exists, every call names one of its
+    tools with arguments its schema accepts (or says ``invalid_args: true`` and breaks it), and the
+    session options are the profile's."""
+    name = document["profile"]
+    try:
+        profile = profiles.for_scenario(name, path)
+    except profiles.ProfileError as exc:
+        where = exc.problems[0].file if exc.problems else "its profile.yaml"
+        return [(["profile"], f"profile {name!r} is defined by {where}, which is invalid", False)]
+    if profile is None:
+        known = ", ".join(profiles.builtin())
+        return [(["profile"], f"unknown profile {name!r} (built-in: {known}; a custom profile is a "
+                              f"folder with a {profiles.FILE_NAME} above the scenario file)", False)]
+    out: _ErrorList = []
+    for field_path, message in profile.option_problems(document.get("options", {})):
+        out.append((["options", *field_path], message, bool(field_path)))
+    for index, step in enumerate(document["steps"]):
+        if "tool" not in step:
+            continue
+        tool = profile.tools.get(step["tool"])
+        if tool is None:
+            out.append((["steps", index, "tool"], f"unknown tool {step['tool']!r} for profile {name} "
+                                                  f"(tools: {', '.join(profile.tools)})", False))
+            continue
+        problems = tool.argument_problems(step.get("args", {}))
+        if step.get("invalid_args"):
+            if not problems:
+                out.append((["steps", index, "invalid_args"], f"`invalid_args: true`, but the args follow "
+                            f"{tool.name}'s argument schema", True))
+            continue
+        for field_path, message in problems:
+            at_key = bool(field_path) and field_path[-1] in step.get("args", {}) and "has no argument" in message
+            out.append((["steps", index, "args", *field_path],
+                        message + " (a step that breaks it on purpose says `invalid_args: true`)", at_key))
     return out
 
 
@@ -288,33 +222,6 @@ def _misplaced_absent(value: Any, path: list[Any] | None = None, parent_is_mappi
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _misplaced_absent(item, path + [index], False)
-
-
-def _line_of(node: yaml.Node, field_path: list[Any], at_key: bool) -> int:
-    """Returns the 1-based line of the node at ``field_path`` (of its key when ``at_key``)."""
-    current, key_node = node, None
-    for part in field_path:
-        if isinstance(current, yaml.MappingNode):
-            for k, v in current.value:
-                if k.value == str(part):
-                    current, key_node = v, k
-                    break
-            else:
-                break
-        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int) and part < len(current.value):
-            current, key_node = current.value[part], None
-        else:
-            break
-    if at_key and key_node is not None:
-        return key_node.start_mark.line + 1
-    return current.start_mark.line + 1
-
-
-def _dotted(field_path: list[Any]) -> str:
-    out = ""
-    for part in field_path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | None) -> Scenario:

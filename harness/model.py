@@ -9,17 +9,6 @@ from typing import Any
 
 from harness.matchers import Mismatch
 
-#: The tools of each profile, in the order of the seeds.
-PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
-    "claude-code": ("Read", "Write", "Edit"),
-    # The real CLI's behaviour as captured from it, where seed 001 is silent or says otherwise.
-    "claude-code-captured": ("Read", "Write", "Edit"),
-    "aptix-tul-004": ("workspace_create_file",),
-    "mcp-write-text-file": ("write_text_file",),
-    "gemini-safe-patch": ("read_file", "read_many_files", "write_file", "safe_patch"),
-}
-
-
 #: How the error of every scenario begins when the target did not start (the full reason is given once).
 TARGET_NOT_STARTED = "the target did not start"
 

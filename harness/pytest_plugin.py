@@ -69,6 +69,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     dirs = parent.config.stash.get(_DIRS, [])
     resolved = file_path.resolve()
     if any(resolved.is_relative_to(directory) for directory in dirs):
+        if file_path.name == "profile.yaml":  # a profile (harness/profiles.py), not scenarios
+            return ProfileFile.from_parent(parent, path=file_path)
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -144,6 +146,18 @@ class ScenarioFile(pytest.File):
             yield item
 
 
+class ProfileFile(pytest.File):
+    """A profile.yaml: no item when it is valid, else one that fails with every problem, file:line:field."""
+
+    def collect(self):
+        """Yields a failing item when the profile file is invalid."""
+        from harness.profiles import ProfileError, load_file
+        try:
+            load_file(self.path)
+        except ProfileError as exc:
+            yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc), kind="profile")
+
+
 class ScenarioFailed(Exception):
     """A scenario's verdict was fail or error."""
 
@@ -209,9 +223,10 @@ class ScenarioItem(pytest.Item):
 class InvalidScenarioItem(pytest.Item):
     """Stands for a scenario file that does not validate: it fails with every problem, file:line:field."""
 
-    def __init__(self, *, problems: str, **kwargs: Any) -> None:
+    def __init__(self, *, problems: str, kind: str = "scenario", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.problems = problems
+        self.kind = kind
 
     def runtest(self) -> None:
         """Always fails."""
@@ -219,11 +234,11 @@ class InvalidScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """Shows the problems."""
-        return f"invalid scenario file:\n{self.problems}"
+        return f"invalid {self.kind} file:\n{self.problems}"
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Points at the file."""
-        return self.path, 0, f"invalid scenario file {self.path.name}"
+        return self.path, 0, f"invalid {self.kind} file {self.path.name}"
 
 
 class ScenarioInvalid(Exception):

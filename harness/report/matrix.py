@@ -26,7 +26,8 @@ from rich.text import Text
 
 import harness
 from harness import snapshot as snap
-from harness.model import PROFILE_TOOLS, TARGET_NOT_STARTED
+from harness import profiles
+from harness.model import TARGET_NOT_STARTED
 from harness.sources import Observation, Source
 
 #: What a cell shows: a verdict; ``known`` for a fail or error the run's baseline lists (it did not
@@ -158,8 +159,7 @@ def build(sources: list[Source], scenarios: dict[str, Any] | None = None) -> Mat
                 cell.answer = answer(obs, scenario)
             row.cells[source.label] = cell
         rows.append(row)
-    order = {profile: index for index, profile in enumerate(PROFILE_TOOLS)}
-    tool_order = {(p, t): i for p, tools in PROFILE_TOOLS.items() for i, t in enumerate(tools)}
+    order, tool_order = profiles.display_order()
     rows.sort(key=lambda r: (order.get(r.profile, len(order)), r.profile,
                              tool_order.get((r.profile, r.tool), 99), r.tool, r.id))
     return Matrix(sources, rows)

@@ -1,0 +1,184 @@
+"""Located problems in YAML files checked against a JSON Schema: the shared machinery of the scenario
+and profile loaders.
+
+Every problem names the file, the line and the field. Parsing uses libyaml when available (once for
+values, once for the node tree that gives lines). Our YAML loader is a private subclass: nothing
+here changes PyYAML for anyone else.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+import yaml
+
+BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Loader(BaseLoader):  # type: ignore[misc,valid-type]
+    """SafeLoader that refuses duplicate keys (a repeated key must not silently drop a check)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark)
+        mapping[key] = loader.construct_object(value_node, deep=deep)
+    return mapping
+
+
+Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a file, located."""
+
+    file: Path
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f" [{self.field}]" if self.field else ""
+        return f"{self.file}:{self.line}:{where} {self.message}"
+
+
+class FileProblems(Exception):
+    """A file is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(problem) for problem in problems))
+        self.problems = problems
+
+
+#: (field path, message, whether the line is the key's rather than the value's)
+ErrorList = list[tuple[list[Any], str, bool]]
+
+
+@functools.cache
+def packaged_schema(name: str) -> dict[str, Any]:
+    """Returns a JSON Schema shipped in the package's ``schema/`` folder."""
+    text = resources.files("harness").joinpath(f"schema/{name}").read_text("utf-8")
+    return json.loads(text)
+
+
+class SchemaChecker:
+    """Checks documents against one JSON Schema: a fast validator clears valid documents, the
+    explaining one (slow, but its errors carry the context that locates a problem) runs only on
+    invalid ones."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        cls = jsonschema.validators.validator_for(schema)
+        self._explaining = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        self._fast = jsonschema_rs.validator_for(schema, validate_formats=True)
+
+    def is_valid(self, document: Any) -> bool:
+        """Returns whether ``document`` follows the schema."""
+        return self._fast.is_valid(document)
+
+    def problems(self, document: Any) -> ErrorList:
+        """Returns every schema violation of ``document`` as (field path, message, at_key), sorted."""
+        if self.is_valid(document):
+            return []
+        out: ErrorList = []
+        for error in self._explaining.iter_errors(document):
+            error = _most_relevant(error)
+            field_path = list(error.absolute_path)
+            message = error.message
+            at_key = False
+            if error.validator == "additionalProperties":
+                unexpected = re.findall(r"'([^']+)' (?:was|were) unexpected", message)
+                names = re.findall(r"'([^']+)'", message.split("(")[-1]) if not unexpected else unexpected
+                if names:
+                    field_path = field_path + [names[0]]
+                    at_key = True
+                    allowed = sorted(error.schema.get("properties", {}))
+                    message = f"unknown key {names[0]!r}" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+            elif error.validator == "required":
+                message = error.message.replace("is a required property", "is required")
+            out.append((field_path, message, at_key))
+        out.sort(key=lambda item: [str(part) for part in item[0]])
+        return out
+
+
+def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For oneOf/anyOf failures, descends into the branch the author most likely meant.
+
+    That is the branch with the fewest errors, not counting branches of the wrong type at all;
+    within it, the deepest error (an unknown key first).
+    """
+    while error.context:
+        branches: dict[Any, list[jsonschema.ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        chosen = min(branches.values(), key=lambda errs: (
+            all(e.validator == "type" and len(e.relative_schema_path) <= 2 for e in errs), len(errs),
+            not any(e.validator == "additionalProperties" for e in errs)))
+        error = max(chosen, key=lambda e: (len(e.absolute_path), e.validator == "additionalProperties"))
+    return error
+
+
+def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[yaml.Node]]:
+    """Returns the non-empty YAML documents of ``text`` and their node trees (for lines).
+
+    Raises FileProblems for invalid YAML, or when there is no document (``what`` names the kind).
+    """
+    try:
+        documents = [doc for doc in yaml.load_all(text, Loader=Loader) if doc is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark else 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise FileProblems([Problem(path, line, "", f"invalid YAML: {problem}")]) from None
+    if not documents:
+        raise FileProblems([Problem(path, 1, "", f"no {what} in file")])
+    nodes = [node for node in yaml.compose_all(text, Loader=BaseLoader) if node is not None]
+    return documents, nodes
+
+
+def located(path: Path, node: yaml.Node, errors: ErrorList) -> list[Problem]:
+    """Returns ``errors`` (field paths inside ``node``'s document) as located problems."""
+    return [Problem(path, line_of(node, field_path, at_key), dotted(field_path), message)
+            for field_path, message, at_key in errors]
+
+
+def line_of(node: yaml.Node, field_path: list[Any], at_key: bool) -> int:
+    """Returns the 1-based line of the node at ``field_path`` (of its key when ``at_key``)."""
+    current, key_node = node, None
+    for part in field_path:
+        if isinstance(current, yaml.MappingNode):
+            for k, v in current.value:
+                if k.value == str(part):
+                    current, key_node = v, k
+                    break
+            else:
+                break
+        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int) and part < len(current.value):
+            current, key_node = current.value[part], None
+        else:
+            break
+    if at_key and key_node is not None:
+        return key_node.start_mark.line + 1
+    return current.start_mark.line + 1
+
+
+def dotted(field_path: list[Any]) -> str:
+    """Returns a field path as shown in problems: ``steps[2].args.path``."""
+    out = ""
+    for part in field_path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

@@ -1,0 +1,351 @@
+"""Profiles as data: each profile is a folder with a ``profile.yaml`` and its scenarios.
+
+``profile.yaml`` names the contract a set of scenarios tests (and where a reader finds it), the
+contract's tools with JSON Schemas of their arguments and, where the contract gives one, of their
+output, the session options a target is opened with, the shape of its events and its error kinds
+(harness/schema/profile.schema.json; docs/scenario-format.md#profiles). The built-in profiles are
+the folders of the built-in catalog; ``--scenarios DIR`` adds the profiles found under DIR.
+
+A scenario file belongs to the nearest ``profile.yaml`` above it whose name is the scenario's
+``profile``, else to the built-in profile of that name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import jsonschema
+
+from harness.problems import FileProblems, Problem, SchemaChecker, located, packaged_schema, parse_documents
+
+FILE_NAME = "profile.yaml"
+#: How far above a scenario file a profile.yaml is looked for (a bound, not a policy).
+_MAX_ANCESTORS = 16
+
+
+class ProfileError(FileProblems):
+    """A profile file is invalid; ``problems`` lists every problem, file:line:field."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool of a profile."""
+
+    name: str
+    arguments: dict[str, Any]
+    output: dict[str, Any] | bool | None = None
+    summary: str = ""
+    source: str = ""
+    failure: str = "error"
+    outcome: tuple[str, ...] = ()
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        """Returns the arguments the contract documents, in the schema's order."""
+        return tuple(self.arguments.get("properties", {}))
+
+    def argument_problems(self, args: dict[str, Any]) -> list[tuple[list[Any], str]]:
+        """Returns what in ``args`` breaks the argument schema, or names no documented argument.
+
+        Each problem is (path inside args, message). A ``{"$content": ...}`` value stands for a
+        string and ``${...}`` placeholders are taken as written.
+        """
+        concrete = _concrete(args)
+        out: list[tuple[list[Any], str]] = []
+        known = self.argument_names
+        for name in concrete:
+            if name not in known:
+                close = difflib.get_close_matches(str(name), known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                out.append(([name], f"{self.name} has no argument {name!r} ({hint}arguments: {', '.join(known) or 'none'})"))
+        for error in _checker(self.arguments).iter_errors(concrete):
+            path = list(error.absolute_path)
+            if error.validator == "additionalProperties":
+                continue  # reported above, by name
+            message = error.message.replace("is a required property", "is required")
+            out.append((path, f"{self.name}: {message}"))
+        return out
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One profile, loaded from its ``profile.yaml``."""
+
+    name: str
+    title: str
+    contract: dict[str, Any]
+    tools: dict[str, Tool]
+    options: dict[str, Any] | bool = True
+    events: dict[str, Any] | None = None
+    errors: tuple[dict[str, Any], ...] = ()
+    sections: tuple[dict[str, Any], ...] = ()
+    summary: str = ""
+    paths: str = "unspecified"
+    file: Path | None = None
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def directory(self) -> Path | None:
+        """Returns the profile's folder (its scenarios are below it)."""
+        return self.file.parent if self.file else None
+
+    @property
+    def document(self) -> str:
+        """Returns the contract document scenarios cite (a seed file name, or ``captured``)."""
+        return self.contract["document"]
+
+    def option_problems(self, options: dict[str, Any]) -> list[tuple[list[Any], str]]:
+        """Returns what in a scenario's ``options`` the profile's options schema refuses."""
+        out = []
+        for error in _checker(self.options).iter_errors(options):
+            message = error.message
+            if error.validator == "additionalProperties":
+                allowed = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
+                message = f"{message} (options of {self.name}: {allowed})"
+            out.append((list(error.absolute_path), message))
+        return out
+
+
+def _checker(schema: dict[str, Any] | bool) -> jsonschema.protocols.Validator:
+    return _cached_checker(_freeze(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_checker(frozen: Any) -> jsonschema.protocols.Validator:
+    schema = _thaw(frozen)
+    cls = jsonschema.validators.validator_for(schema) if isinstance(schema, dict) else jsonschema.Draft202012Validator
+    return cls(schema)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ("d", tuple((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("l", tuple(_freeze(v) for v in value))
+    return ("v", value)
+
+
+def _thaw(frozen: Any) -> Any:
+    kind, value = frozen
+    if kind == "d":
+        return {k: _thaw(v) for k, v in value}
+    if kind == "l":
+        return [_thaw(v) for v in value]
+    return value
+
+
+def _concrete(value: Any) -> Any:
+    """Returns args with each ``{"$content": spec}`` replaced by a string (what the call receives)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and "$content" in value:
+            return "<content>"
+        return {key: _concrete(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_concrete(item) for item in value]
+    return value
+
+
+@functools.cache
+def _profile_checker() -> SchemaChecker:
+    return SchemaChecker(packaged_schema("profile.schema.json"))
+
+
+def load_file(path: Path | str) -> Profile:
+    """Returns the profile in ``path``; raises ProfileError naming file, line and field."""
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError([Problem(path, 1, "", f"cannot read: {exc}")]) from None
+    try:
+        documents, nodes = parse_documents(text, path, "profile")
+    except FileProblems as exc:
+        raise ProfileError(exc.problems) from None
+    if len(documents) > 1:
+        raise ProfileError([Problem(path, nodes[1].start_mark.line + 1, "", "a profile file holds one document")])
+    document, node = documents[0], nodes[0]
+    errors = _profile_checker().problems(document) or _semantic_problems(document)
+    if errors:
+        raise ProfileError(located(path, node, errors))
+    return _build(document, path)
+
+
+def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, bool]]:
+    """Checks what the schema cannot: every embedded JSON Schema is one, outcome fields exist."""
+    out: list[tuple[list[Any], str, bool]] = []
+    schemas: list[tuple[list[Any], Any]] = [(["options"], document.get("options", True))]
+    if "events" in document and "schema" in document["events"]:
+        schemas.append((["events", "schema"], document["events"]["schema"]))
+    for name, tool in document["tools"].items():
+        schemas.append((["tools", name, "arguments"], tool["arguments"]))
+        if "output" in tool:
+            schemas.append((["tools", name, "output"], tool["output"]))
+        if tool.get("outcome") and tool.get("failure", "error") == "error" and "output" not in tool:
+            out.append((["tools", name, "outcome"], "outcome fields need an `output` schema naming them", False))
+    for field_path, schema in schemas:
+        try:
+            jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            inner = list(exc.absolute_path)
+            out.append((field_path + inner, f"not a valid JSON Schema: {exc.message}", False))
+    options = document.get("options")
+    if isinstance(options, dict) and options.get("type", "object") != "object":
+        out.append((["options", "type"], "session options are an object", False))
+    for name, tool in document["tools"].items():
+        props = (tool.get("output") or {}).get("properties", {}) if isinstance(tool.get("output"), dict) else {}
+        for index, field_name in enumerate(tool.get("outcome", ())):
+            if props and field_name not in props:
+                out.append((["tools", name, "outcome", index],
+                            f"outcome field {field_name!r} is not a property of the output schema", False))
+    known_tools = set(document["tools"])
+    for index, error in enumerate(document.get("errors", ())):
+        for position, tool_name in enumerate(error.get("tools", ())):
+            if tool_name not in known_tools:
+                out.append((["errors", index, "tools", position], f"no tool {tool_name!r} in this profile", False))
+    return out
+
+
+def _build(document: dict[str, Any], path: Path) -> Profile:
+    tools = {
+        name: Tool(name=name, arguments=raw["arguments"], output=raw.get("output"), summary=raw.get("summary", ""),
+                   source=raw.get("source", ""), failure=raw.get("failure", "error"),
+                   outcome=tuple(raw.get("outcome", ())))
+        for name, raw in document["tools"].items()
+    }
+    return Profile(
+        name=document["name"], title=document["title"], contract=document["contract"], tools=tools,
+        options=document.get("options", True), events=document.get("events"),
+        errors=tuple(document.get("errors", ())), sections=tuple(document.get("sections", ())),
+        summary=document.get("summary", ""), paths=document.get("paths", "unspecified"), file=path, raw=document,
+    )
+
+
+# --- finding profiles ---------------------------------------------------------------------------
+
+
+def builtin_dir() -> Path:
+    """Returns the folder of the built-in catalog (the checkout's scenarios/, else the packaged copy)."""
+    package = Path(__file__).resolve().parent
+    checkout = package.parent / "scenarios"
+    if checkout.is_dir() and (package.parent / "pyproject.toml").is_file():
+        return checkout
+    return package / "builtin_scenarios"
+
+
+def profile_files(directories: Iterable[Path]) -> list[Path]:
+    """Returns every ``profile.yaml`` under the directories (and above a scenario file given itself)."""
+    found: set[Path] = set()
+    for directory in directories:
+        directory = Path(directory)
+        if directory.is_file():
+            nearest = _nearest_profile_file(directory.parent)
+            if nearest:
+                found.add(nearest)
+            continue
+        found.update(path for path in directory.rglob(FILE_NAME) if path.is_file())
+        nearest = _nearest_profile_file(directory)
+        if nearest:
+            found.add(nearest)
+    return sorted(found)
+
+
+def _nearest_profile_file(directory: Path) -> Path | None:
+    for ancestor in [directory, *directory.parents][:_MAX_ANCESTORS]:
+        candidate = ancestor / FILE_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _load_cached(path: Path, stamp: tuple[int, int]) -> Profile | ProfileError:
+    try:
+        return load_file(path)
+    except ProfileError as exc:
+        return exc
+
+
+def load_cached(path: Path) -> Profile:
+    """Returns the profile in ``path``, parsed once per content (keyed on mtime and size)."""
+    path = path.resolve()
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise ProfileError([Problem(path, 1, "", f"cannot read: {exc}")]) from None
+    loaded = _load_cached(path, (stat.st_mtime_ns, stat.st_size))
+    if isinstance(loaded, ProfileError):
+        raise loaded
+    return loaded
+
+
+def builtin() -> dict[str, Profile]:
+    """Returns the built-in profiles by name, in the catalog's order (the order of the contracts).
+
+    A broken built-in profile raises ProfileError: the package itself is broken.
+    """
+    found = [load_cached(path) for path in sorted(builtin_dir().glob(f"*/{FILE_NAME}"))]
+    return {profile.name: profile for profile in sorted(found, key=_order)}
+
+
+def _order(profile: Profile) -> tuple[str, str]:
+    # Contracts are numbered (001-..., 002-...): their order is the seeds' order; captured ones follow.
+    return (profile.document, profile.name)
+
+
+def for_scenario(name: str, scenario_file: Path | None) -> Profile | None:
+    """Returns the profile a scenario names: the nearest profile.yaml above its file with that
+    name, else the built-in one. Raises ProfileError when the profile file that would decide is
+    invalid."""
+    if scenario_file is not None:
+        for ancestor in list(Path(scenario_file).resolve().parents)[:_MAX_ANCESTORS]:
+            candidate = ancestor / FILE_NAME
+            if candidate.is_file():
+                try:
+                    profile = load_cached(candidate)
+                except ProfileError as exc:
+                    if _declares(candidate, name):
+                        raise exc from None
+                    continue
+                if profile.name == name:
+                    return profile
+    return builtin().get(name)
+
+
+def _declares(path: Path, name: str) -> bool:
+    """Returns whether an (invalid) profile file seems to be the one for ``name``: its folder or
+    its ``name:`` line says so."""
+    if path.parent.name == name:
+        return True
+    try:
+        return any(line.strip() in (f"name: {name}", f'name: "{name}"', f"name: '{name}'")
+                   for line in path.read_text("utf-8", errors="replace").splitlines()[:50])
+    except OSError:
+        return False
+
+
+def known(extra: Iterable[Path] = ()) -> dict[str, Profile]:
+    """Returns the built-in profiles and those under ``extra`` folders (valid ones only), by name."""
+    out = dict(builtin())
+    for path in profile_files(extra):
+        try:
+            profile = load_cached(path)
+        except ProfileError:
+            continue
+        out.setdefault(profile.name, profile)
+    return out
+
+
+def display_order() -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Returns how reports order profiles and tools: built-in profiles in the contracts' order and
+    each profile's tools in its file's order (names not found sort after, by the caller)."""
+    try:
+        found = builtin()
+    except ProfileError:
+        found = {}
+    order = {name: index for index, name in enumerate(found)}
+    tool_order = {(name, tool): index for name, profile in found.items() for index, tool in enumerate(profile.tools)}
+    return order, tool_order
