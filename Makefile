@@ -63,7 +63,7 @@ $(MCP_FILESYSTEM_STAMP): tools/mcp-filesystem/package.json tools/mcp-filesystem/
 	npm ci --prefix tools/mcp-filesystem --no-audit --no-fund
 	touch $@
 
-# {workspace}: one server per scenario, its workspace as the allowed directory. Exit 1 (the server
+# {workspace}: one server (it follows MCP roots), each scenario's workspace its root. Exit 1 (the server
 # disagrees with seed 003) is a finding, not a broken capture; an error verdict fails it.
 capture-mcp-filesystem: $(STAMP) $(MCP_FILESYSTEM_STAMP)
 	mkdir -p .harness

@@ -4,8 +4,10 @@
 workspace reaches the server decides how often it is started:
 
 - ``${workspace}`` (or ``{workspace}``) in the command line: the server takes its root on the
-  command line (the official filesystem server's allowed directories), so it is started afresh for
-  every scenario with that scenario's workspace;
+  command line (the official filesystem server's allowed directories). The client offers MCP roots
+  too; a server that asks for them while initialising is started once, on a folder of its own, and
+  given each scenario's workspace as its one root (``notifications/roots/list_changed``). Any
+  other is started afresh for every scenario with that scenario's workspace;
 - ``${parent}`` (or ``{parent}``): the server is started once per run with the directory that holds
   every scenario's workspace (``harness run --tmp``, else ``/dev/shm`` or the system temporary
   directory, as the runner chose), each scenario working in its own subfolder of it;
@@ -41,7 +43,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +63,8 @@ SESSION_KEY = "file-tool-conformance/session"
 EVENTS_KEY = "file-tool-conformance/events"
 _WORKSPACE = ("${workspace}", "{workspace}")
 _PARENT = ("${parent}", "{parent}")
+#: A tool that lists a server's allowed directories: asked after a change of roots until it names the new one.
+ROOTS_PROBE = "list_allowed_directories"
 
 
 def parse_spec(spec: str) -> list[str]:
@@ -165,7 +171,10 @@ class McpTarget(Target):
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd
         joined = " ".join(self.argv)
-        self.per_scenario = any(p in joined for p in _WORKSPACE)
+        self.needs_workspace = any(p in joined for p in _WORKSPACE)
+        self.per_scenario = self.needs_workspace  # until the server shows it follows roots (see start)
+        self.uses_roots = False  # the server asked for the client's roots: each workspace goes that way
+        self._home: str | None = None  # the folder a roots-following server starts on
         self.info: TargetInfo | None = None
         self.tools: frozenset[str] = frozenset()
         self._loop: Any = None
@@ -182,12 +191,14 @@ class McpTarget(Target):
         if self.info is not None:
             return self.info
         try:
-            if self.per_scenario:
-                with tempfile.TemporaryDirectory(prefix="harness-mcp-probe-") as probe:
-                    try:
-                        connection = self._connect(Path(probe))
-                    finally:
-                        self._retire()
+            if self.needs_workspace and self.url is None:
+                # Started on a folder of its own; it stays up for the run if it asks for the roots.
+                self._home = tempfile.mkdtemp(prefix="harness-mcp-home-", dir=self.workspace_parent)
+                connection = self._connect(Path(self._home))
+                self.uses_roots = connection.roots_asked > 0
+                self.per_scenario = not self.uses_roots
+                if self.per_scenario:
+                    self._retire()
             else:
                 connection = self._connect(None)
         except TargetError as exc:
@@ -212,9 +223,11 @@ class McpTarget(Target):
             connection = self._connect(workspace)
         elif self._connection is None or not self._connection.alive:
             self._retire()
-            connection = self._connect(None)
+            connection = self._connect(Path(self._home) if self.uses_roots and self._home else None)
         else:
             connection = self._connection
+        if self.uses_roots:
+            self._move_root(connection, workspace)
         self._sessions += 1
         entry = {"id": f"s{self._sessions}", "profile": profile, "workspace": str(workspace), "options": options or {}}
         return McpSession(self, connection, entry)
@@ -236,6 +249,9 @@ class McpTarget(Target):
     def stop(self) -> None:
         """Stops the server and the client's event loop."""
         self._retire()
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
         if self._loop is not None:
             self._loop.close()
             self._loop = None
@@ -253,9 +269,11 @@ class McpTarget(Target):
         from harness.targets.mcp_connection import Connection, ConnectionBroken, LoopThread
         self._loop = self._loop or LoopThread()  # also after stop(): a stopped target may be used again
         argv = _substitute(self.argv, _PARENT, workspace_parent(self.workspace_parent))
+        roots = None
         if workspace is not None:
             argv = _substitute(argv, _WORKSPACE, str(workspace))
-        connection = Connection(self._loop, argv, url=self.url, env=self.env, cwd=self.cwd)
+            roots = [str(workspace)]  # the client offers its workspace as its one root too
+        connection = Connection(self._loop, argv, url=self.url, env=self.env, cwd=self.cwd, roots=roots)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except ConnectionBroken as exc:
@@ -263,6 +281,32 @@ class McpTarget(Target):
             raise TargetError(f"the server {exc} ({where})", detail=connection.tail(), kind=exc.kind) from None
         self._connection = connection
         return connection
+
+    def _move_root(self, connection: Any, workspace: Path) -> None:
+        """Makes ``workspace`` the server's one root: notifies it, and waits until it has taken it.
+
+        A server updates its roots after it answers roots/list; one that offers
+        ``list_allowed_directories`` (the official filesystem server) is asked until it names the
+        new root, so no call of the scenario can reach the server before its new root.
+        """
+        from harness.targets.mcp_connection import ConnectionBroken, RpcError
+        real = os.path.realpath(workspace)
+        try:
+            connection.change_roots([str(workspace)], self.timeout)
+            if ROOTS_PROBE not in connection.tools:
+                return
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline:
+                listed = _text(connection.call_tool(ROOTS_PROBE, {}, None, self.timeout).content)
+                if real in str(listed).splitlines():
+                    return
+            raise TargetError(f"the server did not take its new root {workspace} within {self.timeout:g} s",
+                              detail=connection.tail())
+        except RpcError as exc:
+            raise TargetError(f"the server answered {ROOTS_PROBE} with an error: {exc.message}",
+                              detail=connection.tail()) from None
+        except ConnectionBroken as exc:
+            raise TargetError(f"the server {exc} (roots)", detail=connection.tail(), kind=exc.kind) from None
 
     def _retire(self) -> None:
         if self._connection is not None:

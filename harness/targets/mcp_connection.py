@@ -119,10 +119,15 @@ class Connection:
     """One server process, initialised, with the tools it listed."""
 
     def __init__(self, loop: LoopThread, argv: Sequence[str] = (), *, url: str | None = None,
-                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
+                 env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 roots: Sequence[str] | None = None) -> None:
         self._loop = loop
         self.argv = list(argv)
         self.url = url  # a Streamable HTTP endpoint instead of a command
+        # The client's roots (folders) when it offers the roots capability, else None.
+        self.roots = list(roots) if roots is not None else None
+        self.roots_asked = 0  # how many roots/list requests the server sent
+        self._roots_waiter: asyncio.Future | None = None
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd
         self.session: Any = None
@@ -177,8 +182,9 @@ class Connection:
             async with transport as (read, write):
                 errlog.close()  # the child holds its own copy: the tail ends when the server does
                 client_info = types.Implementation(name="file-tool-conformance-harness", version="0.1.0")
+                list_roots = self._list_roots if self.roots is not None else None
                 async with ClientSession(_EndWatch(read, self), write, message_handler=self._on_message,
-                                         client_info=client_info) as session:
+                                         client_info=client_info, list_roots_callback=list_roots) as session:
                     self.session = session
                     try:
                         result = await session.initialize()
@@ -214,6 +220,43 @@ class Connection:
             self.alive = False
             if not errlog.closed:
                 errlog.close()
+
+    async def _list_roots(self, context: Any) -> Any:
+        """Answers the server's roots/list with the current roots (file: URIs)."""
+        import mcp_types as types
+        from pathlib import Path
+        self.roots_asked += 1
+        roots = [types.Root(uri=Path(root).as_uri(), name=Path(root).name) for root in self.roots or ()]
+        if self._roots_waiter is not None and not self._roots_waiter.done():
+            self._roots_waiter.set_result(None)
+        return types.ListRootsResult(roots=roots)
+
+    def change_roots(self, roots: Sequence[str], timeout: float) -> None:
+        """Makes ``roots`` the client's roots, tells the server, and returns once it has asked for them.
+
+        Raises ConnectionBroken when the server does not ask within ``timeout`` seconds.
+        """
+        if not self.alive:
+            raise ConnectionBroken("exited", "the server is no longer running")
+        try:
+            self._loop.run(self._change_roots(list(roots)), timeout)
+        except TimeoutError:
+            self.close()
+            raise ConnectionBroken("timeout", f"did not ask for its new roots within {timeout:g} s") from None
+        except ConnectionBroken:
+            self.close()
+            raise
+
+    async def _change_roots(self, roots: list[str]) -> None:
+        import mcp_types as types
+        self.roots = roots
+        self._roots_waiter = asyncio.get_running_loop().create_future()
+        try:
+            # send_notification, not the SDK's deprecated send_roots_list_changed wrapper (same message).
+            await self.session.send_notification(types.RootsListChangedNotification())
+        except Exception as exc:
+            raise self._broken(exc, "notifications/roots/list_changed") from None
+        await self._roots_waiter
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception) and len(self.stray) < 20:

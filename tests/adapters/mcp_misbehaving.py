@@ -16,6 +16,8 @@ writes ``content`` to ``path`` and answers seed 003's result. A call whose path 
 
 Modes that act before any call: ``exit-early`` (stderr line, exit 1 before initialize),
 ``hang-init`` (never answers initialize). ``--root DIR`` is echoed in every result as ``root``.
+With ``--roots`` it follows the client's roots instead: it asks ``roots/list`` once initialised and
+again on every ``notifications/roots/list_changed``, and echoes the first root's folder as ``root``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import os
 import sys
 import time
+from urllib.parse import unquote, urlparse
 
 
 def send(message: dict) -> None:
@@ -42,6 +45,7 @@ def main() -> int:
     parser.add_argument("--tool", default="write_text_file")
     parser.add_argument("--arg", action="append", default=[], help="contract=server argument rename")
     parser.add_argument("--root", default="")
+    parser.add_argument("--roots", action="store_true", help="follow the client's roots")
     parser.add_argument("--delay", type=float, default=0.3)
     parser.add_argument("--noise", type=float, default=4.0)
     args = parser.parse_args()
@@ -59,6 +63,13 @@ def main() -> int:
             continue
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
+        if args.roots and method in ("notifications/initialized", "notifications/roots/list_changed"):
+            send({"jsonrpc": "2.0", "id": f"roots-{time.monotonic_ns()}", "method": "roots/list"})
+            continue
+        if args.roots and method is None and str(request_id).startswith("roots-"):
+            roots = message.get("result", {}).get("roots") or [{}]
+            args.root = unquote(urlparse(roots[0].get("uri", "")).path)
+            continue
         if request_id is None:
             continue  # a notification
         if method == "initialize":

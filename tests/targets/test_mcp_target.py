@@ -181,6 +181,25 @@ def test_a_workspace_placeholder_starts_a_server_per_scenario_on_its_workspace(t
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.reason for r in results]
 
 
+def test_a_server_that_follows_roots_is_started_once_and_given_each_workspace_as_its_root(tmp_path: Path) -> None:
+    target = misbehaving("none", "--roots", "--root", "{workspace}")
+    with Runner(target) as runner:
+        first = runner.run(scenario(ROOTED.format(n=1, root='"${workspace}"'), tmp_path))
+        connection = target._connection
+        second = runner.run(scenario(ROOTED.format(n=2, root='"${workspace}"'), tmp_path))
+        assert target.uses_roots and not target.per_scenario
+        assert target._connection is connection and connection.roots_asked == 3  # at start, then per scenario
+    assert first.verdict is Verdict.PASS and second.verdict is Verdict.PASS, (first.reason, second.reason)
+    assert first.steps[0].output["root"] != second.steps[0].output["root"]
+
+
+def test_a_server_that_ignores_roots_still_gets_a_server_per_workspace(tmp_path: Path) -> None:
+    target = misbehaving("none", "--root", "{workspace}")
+    with Runner(target) as runner:
+        runner.run(scenario(ROOTED.format(n=1, root='"${workspace}"'), tmp_path))
+        assert not target.uses_roots and target.per_scenario
+
+
 def test_a_parent_placeholder_starts_the_server_once_with_the_workspaces_parent(tmp_path: Path) -> None:
     target = misbehaving("none", "--root", "'${parent}'")
     with Runner(target) as runner:
@@ -349,6 +368,7 @@ def test_the_official_filesystem_server_ends_every_write_text_file_scenario_in_a
     target = make_target(f"mcp:node {FILESYSTEM} {{workspace}}", timeout=10.0, tool_map=["write_text_file=write_file"])
     with Runner(target) as runner:
         results = [runner.run(s) for s in scenarios]
+        assert target.uses_roots  # one server for the run, each workspace given as its root
     errors = [f"{r.scenario.id}: {r.reason}" for r in results if r.verdict is Verdict.ERROR]
     assert not errors, "\n".join(errors)
     channels = {step.extra.get("channel") for r in results for step in r.steps if step.kind == "call"}
