@@ -19,6 +19,7 @@ from typing import Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from harness.options import RunOptions, default_jobs
 from harness.targets.base import spec_slug
@@ -75,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--junit", type=Path, metavar="FILE",
                      help="write a JUnit XML report to FILE (an existing folder: one <target>.xml per target)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress, no failure details")
+    run.add_argument("--aspects", type=_aspect_selection, metavar="A,B",
+                     help="judge only these aspects (effects, outcome, output); the others are recorded "
+                          "and never fail the run (docs/scenario-format.md, Aspects)")
     postrun.add_options(run)  # snapshots, baseline, --markdown/--html
     run.set_defaults(handler=cmd_run)
 
@@ -117,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
-    from harness import catalog, postrun
+    from harness import aspects, catalog, postrun
     from harness.model import Result, Scenario, Verdict
     from harness.targets import make_target
 
@@ -144,7 +148,7 @@ def run(options: RunOptions) -> int:
     runs = _run_with_progress(options, targets, scenarios, console)
     bad = False
     for target_run in runs:
-        target_run.results = broken + target_run.results
+        target_run.results = [aspects.apply(result, options.aspects) for result in broken + target_run.results]
         bad = _report_target(options, console, cat, target_run, several=len(runs) > 1) or bad
     _write_reports(options, cat, runs)
     postrun.reports(options, cat, runs)
@@ -154,6 +158,14 @@ def run(options: RunOptions) -> int:
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _aspect_selection(text: str) -> tuple[str, ...]:
+    from harness.aspects import parse_selection
+    try:
+        return parse_selection(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _file_kind(problem) -> str:
@@ -191,6 +203,8 @@ def _report_target(options: RunOptions, console: Console, cat, target_run, *, se
     title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {target_run.seconds:.2f}s"
     if not several:
         console.print(terminal.summary_table(results, title))
+    for line in terminal.aspect_lines(results):
+        console.print(Text(line), highlight=False, soft_wrap=True)
     for line in terminal.skip_reasons(results):
         console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
     _remember(results, info, spec, target_run.seconds)

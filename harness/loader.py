@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from harness import profiles
+from harness import aspects, profiles
 from harness.content import check as check_content
 from harness.matchers import MATCHER_NAMES
 from harness.model import Action, Call, Scenario
@@ -90,6 +90,8 @@ def _semantic_problems(document: dict[str, Any], path: Path | None = None) -> _E
                 check_content(spec)
             except (ValueError, LookupError, TypeError) as exc:
                 out.append((field_path, f"invalid $content: {exc}", False))
+        if "aspect" in step:
+            out += [(["steps", index, "aspect"], message, True) for message in aspects.override_problems(step)]
         if "answers" in step and not document.get("open_question"):
             out.append((["steps", index, "answers"], "`answers` only applies to an open_question scenario", True))
     for field_path, spec in _content_specs(document):
@@ -232,7 +234,7 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
         if "tool" in raw:
             steps.append(Call(tool=raw["tool"], args=raw.get("args", {}), expect=raw.get("expect"),
                               then=raw.get("then"), name=raw.get("name"), answers=raw.get("answers", False),
-                              line=step_line))
+                              line=step_line, aspect=raw.get("aspect")))
         else:
             steps.append(Action(action=raw["action"], path=raw["path"], content=raw.get("content"),
                                 mode=raw.get("mode"), target=raw.get("target"), name=raw.get("name"),

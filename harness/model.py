@@ -37,6 +37,7 @@ class Call:
     name: str | None = None
     answers: bool = False
     line: int = 0
+    aspect: dict[str, str] | None = None  # per expectation key, overriding harness/aspects.py's table
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,9 @@ class Result:
     seconds: float = 0.0
     known: str | None = None  # a listed fail or error under --baseline: the baseline's reason
     stale: str | None = None  # a listed scenario that passes now: the baseline's reason
+    #: Per-aspect verdicts (harness/aspects.py): as judged, and as observed when the run judged fewer.
+    aspects: dict[str, str] | None = None
+    observed_aspects: dict[str, str] | None = None
 
     @property
     def counted_as(self) -> str:
@@ -183,6 +187,10 @@ class Result:
             data["known"] = self.known
         if self.stale is not None:
             data["stale"] = self.stale
+        if self.aspects is not None:
+            data["aspects"] = dict(self.aspects)
+            if self.observed_aspects is not None and self.observed_aspects != self.aspects:
+                data["aspects_observed"] = dict(self.observed_aspects)
         return data
 
 

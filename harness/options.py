@@ -34,6 +34,7 @@ class RunOptions:
     builtin: bool = True  # False with --no-builtin
     profiles: tuple[str, ...] = ()
     keyword: str | None = None  # -k EXPR
+    aspects: tuple[str, ...] = ("effects", "outcome", "output")  # --aspects: the ones judged (harness/aspects.py)
     # how targets are reached
     timeout: float = DEFAULT_TIMEOUT
     run_as: str | None = None

@@ -32,6 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--target", default="reference",
                     help="target for scenario items: reference | cmd:<cmd> | mcp:<cmd> | claude-code[:opts]")
     group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
+    group.addoption("--aspects", default=None, metavar="A,B",
+                    help="judge only these aspects (effects, outcome, output); the others are recorded, never fail")
     group.addoption("--harness-timeout", type=float, default=10.0, help="per-call timeout in seconds")
     group.addoption("--run-as", default=None, help="run the candidate as this user")
     group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
@@ -43,7 +45,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolves the scenario folders once."""
+    """Resolves the scenario folders once; refuses an --aspects value that names no aspect."""
+    if config.getoption("--aspects", None):
+        from harness.aspects import parse_selection
+        try:
+            parse_selection(config.getoption("--aspects"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
     if config.getoption("--harness-catalog"):
         from harness.catalog import builtin_dir
@@ -194,6 +202,10 @@ class ScenarioItem(pytest.Item):
         """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
         from harness.model import Verdict
         self.result = result = _runner(self.config).run(self.scenario)
+        if self.config.getoption("--aspects"):
+            from harness import aspects
+            aspects.apply(result, aspects.parse_selection(self.config.getoption("--aspects")))
+            self.user_properties.append(("aspects", ",".join(f"{k}={v}" for k, v in result.aspects.items())))
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is Verdict.SKIP:
             pytest.skip(result.reason)

@@ -13,7 +13,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterable
 
-from harness import faults
+from harness import aspects, faults
 from harness.matchers import MISSING, Mismatch, match
 from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
@@ -82,7 +82,7 @@ class Runner:
             where = traceback.format_exception(exc)[-2].strip()
             result = Result(scenario, Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc} ({where})")
         result.seconds = time.perf_counter() - started
-        return result
+        return aspects.apply(result)  # every aspect judged; `harness run --aspects` narrows it afterwards
 
     def _run(self, scenario: Scenario) -> Result:
         if self.start_reason:

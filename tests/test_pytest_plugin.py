@@ -84,3 +84,20 @@ def test_yaml_outside_the_configured_folders_is_not_collected(pytester):
 def test_the_built_in_catalog_is_collected_from_any_project(pytester):
     result = pytester.runpytest("--harness-catalog", "-k", "tc1", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["*::mcp-write-text-file/tc/tc1-create-new-file"])
+
+
+def test_aspects_judges_only_the_named_aspects(project):
+    put(project, "wrong.yaml", GOOD.replace("plugin-good", "plugin-wrong").replace("1→alpha", "1→beta"))
+    project.runpytest("-q", "--aspects", "effects,outcome").assert_outcomes(passed=1)
+    project.runpytest("-q", "--aspects", "output").assert_outcomes(failed=1)
+    result = project.runpytest("-q", "--aspects", "wording")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*--aspects takes a comma-separated list of effects, outcome, output*"])
+
+
+def test_an_invalid_profile_file_is_a_failing_item_naming_the_line(project):
+    (project.path / "scenarios" / "mine").mkdir()
+    put(project, "mine/profile.yaml", "name: mine\ntitle: t\ncontract: {document: d.md, title: t}\ntools: {}\n")
+    result = project.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*invalid profile file*", "*profile.yaml:4: [[]tools] {} should be non-empty*"])

@@ -112,3 +112,20 @@ def targets_table(runs: list, title: str = "targets") -> Table:
         table.add_row(Text(run.spec), Text(f"{run.info.name} {run.info.version}".strip()),
                       *(str(counts.get(v, 0)) for v in Verdict), str(len(run.results)), f"{run.seconds:.2f}")
     return table
+
+
+def aspect_lines(results: list[Result]) -> list[str]:
+    """Returns one line per profile with each aspect's pass rate (``effects 97% · outcome 91% · output
+    40%``, over the results that had expectations of it, judged or not), and a line counting the
+    results that pass only because an aspect that failed was not judged (``--aspects``)."""
+    from harness import aspects
+    counts = aspects.summary(results)
+    lines = [f"{profile}: {aspects.rate_line(counts[profile])}" for profile in sorted(counts)
+             if any(counts[profile][a][aspects.PASS] + counts[profile][a][aspects.FAIL] for a in aspects.ASPECTS)]
+    unjudged = [r for r in results if r.aspects and r.observed_aspects and r.aspects != r.observed_aspects
+                and any(v == aspects.FAIL for v in r.observed_aspects.values()) and r.verdict is not Verdict.FAIL]
+    if unjudged:
+        failing = Counter(a for r in unjudged for a, v in r.observed_aspects.items() if v == aspects.FAIL)
+        lines.append(f"{len(unjudged)} result(s) differ only in aspects not judged: "
+                     + ", ".join(f"{aspect} {count}" for aspect, count in sorted(failing.items())))
+    return lines
