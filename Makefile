@@ -29,10 +29,12 @@ coverage: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/harness lint
 
-## bench: the whole catalog in-process and through cmd:, their ratio and the per-call overhead
+## bench: the whole catalog in-process and through cmd: and mcp:, their ratios and the per-call overhead; the
+## speed ratios of docs/performance.md (replay floor, --jobs, roots, several targets, start-up)
 bench: $(STAMP)
 	$(BIN)/python -m harness.drivers.bench
 	$(BIN)/python -m harness.drivers.bench_mcp
+	$(BIN)/python -m harness.drivers.bench_speed
 
 ## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu; needs root)
 sandbox-tools:

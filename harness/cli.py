@@ -1,5 +1,8 @@
 """The ``harness`` command: run, list, lint and show scenarios.
 
+Only what every command needs is imported at the top: each command imports its own (rich, the
+runner, the targets), so ``harness list`` starts fast.
+
 Exit codes of ``run``: 0 when nothing failed or errored, 1 when something did, 2 for bad usage or
 invalid scenario files (the valid ones still run, the broken ones are reported as errors). An
 observation that differs from its stored snapshot also fails the run, and ``--baseline`` changes
@@ -13,13 +16,8 @@ import functools
 import json
 import os
 import sys
-import time
 from pathlib import Path
-from typing import Sequence
-
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
+from typing import Any, Sequence
 
 from harness.options import RunOptions, default_jobs
 from harness.targets.base import spec_slug
@@ -55,6 +53,14 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="mcp: tool and argument renames from a YAML file")
 
 
+def _shard(text: str) -> tuple[int, int]:
+    from harness.options import parse_shard
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Returns the argument parser of the ``harness`` command."""
     import harness
@@ -70,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"worker processes (default: the number of cores, here {default_jobs()}; 1: all in this process)")
     run.add_argument("--tmp", type=Path, metavar="DIR",
                      help="the folder that holds the workspaces (default: /dev/shm where present, else $TMPDIR)")
+    run.add_argument("--shard", type=_shard, metavar="K/N",
+                     help="run only part K of N (by a stable hash of each scenario id; with several "
+                          "targets, of each target spec): N CI jobs cover the run once; harness report merges them")
     run.add_argument("--json", type=Path, metavar="FILE",
                      help="write the JSON report to FILE; with several targets FILE holds them all, "
                           "or an existing folder gets one <target>.json each")
@@ -121,6 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
+    from rich.console import Console
+    from rich.markup import escape
     from harness import aspects, catalog, postrun
     from harness.model import Result, Scenario, Verdict
     from harness.targets import make_target
@@ -136,12 +147,24 @@ def run(options: RunOptions) -> int:
         console.print(f"[red]error:[/red] {options.usage_error()}")
         return EXIT_USAGE
     scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
+    if len(targets) > 1:  # a campaign is split by target, so each target's report stays whole
+        targets = [target for target in targets if options.in_shard(target.spec)]
+    else:
+        scenarios = [scenario for scenario in scenarios if options.in_shard(scenario.id)]
+    if not targets:
+        console.print("[yellow]no target in this shard[/yellow]")
+        return EXIT_OK
     broken = [Result(Scenario(id=f"<invalid> {problem.file}", profile="?", title="invalid scenario file",
                               source=str(problem.file), steps=(), file=problem.file, line=problem.line),
                      Verdict.ERROR, str(problem)) for problem in cat.problems]
+    if len(targets) == 1:  # each shard's report holds its own part of them, so merged shards hold each once
+        broken = [result for result in broken if options.in_shard(result.id)]
     for problem in cat.problems:
         console.print(f"[red]invalid {_file_kind(problem)}:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
     if not scenarios and not broken:
+        if options.shard and not cat.problems:
+            console.print("[yellow]no scenario in this shard[/yellow]")
+            return EXIT_OK
         console.print("[yellow]no scenario selected[/yellow]")
         return EXIT_USAGE
 
@@ -174,7 +197,7 @@ def _file_kind(problem) -> str:
     return "profile" if Path(problem.file).name == FILE_NAME else "scenario"
 
 
-def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Console) -> list:
+def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any) -> list:
     from harness import workers
     run = functools.partial(workers.run, targets, scenarios, jobs=options.jobs, tmp=options.workspace_parent(),
                             record_states=options.records_states)
@@ -188,8 +211,9 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
         return run(on_result=lambda index, r: progress.update(task, advance=1, current=r.id))
 
 
-def _report_target(options: RunOptions, console: Console, cat, target_run, *, several: bool) -> bool:
+def _report_target(options: RunOptions, console: Any, cat, target_run, *, several: bool) -> bool:
     """Prints and writes what concerns one target; returns True when it failed."""
+    from rich.text import Text
     from harness import postrun
     from harness.report import terminal
     results, info, spec = target_run.results, target_run.info, target_run.spec
@@ -276,6 +300,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     """Prints (or writes) the coverage table; exits 1 when a section is neither covered nor noted."""
+    from rich.console import Console
     from rich.table import Table
     from harness import coverage
     seeds = args.seeds or coverage.seeds_dir()
@@ -302,6 +327,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Prints a scenario's file and its last recorded observation."""
+    from rich.console import Console
     from rich.syntax import Syntax
     console = Console(highlight=False)
     cat = _catalog(args)

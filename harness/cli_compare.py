@@ -20,10 +20,14 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from rich.console import Console
-from rich.markup import escape
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+
+
+def escape(text: str) -> str:
+    """Returns ``text`` with rich markup escaped (rich is imported only when a command prints)."""
+    from rich.markup import escape as rich_escape
+    return rich_escape(text)
 SOURCE_HELP = "a JSON report (harness run --json), a snapshot folder (snapshots/<target>), or a target to run"
 
 
@@ -49,7 +53,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report.set_defaults(handler=cmd_report)
 
 
-def _load(args: argparse.Namespace, names: list[str], console: Console,
+def _load(args: argparse.Namespace, names: list[str], console: Any,
           several: bool = False) -> tuple[list[Any], dict[str, Any]] | None:
     from harness import catalog as catalog_mod
     from harness import sources
@@ -70,6 +74,8 @@ def _load(args: argparse.Namespace, names: list[str], console: Console,
                 source.observations = {k: v for k, v in source.observations.items()
                                        if k in wanted or (k not in known and _selected(args, v))}
             loaded.append(source)
+    if several:
+        loaded = sources.merge_shards(loaded)
     sources.unique_labels(loaded)
     return loaded, {s.id: s for s in cat.scenarios}
 
@@ -83,6 +89,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """Prints where two sources' recorded behaviours differ; returns 1 when they do."""
     from harness import snapshot as snap
     from harness.report.matrix import print_diff
+    from rich.console import Console
     console = Console(highlight=False, soft_wrap=True)
     loaded = _load(args, [args.a, args.b], console)
     if loaded is None:
@@ -117,6 +124,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Builds the matrix over the sources; prints it and writes the asked formats."""
     from harness.report import matrix as matrix_mod
+    from rich.console import Console
     console = Console(highlight=False, soft_wrap=True)
     loaded = _load(args, list(args.sources), console, several=True)
     if loaded is None:

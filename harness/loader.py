@@ -139,13 +139,12 @@ def _profile_problems(document: dict[str, Any], path: Path | None) -> _ErrorList
             out.append((["steps", index, "tool"], f"unknown tool {step['tool']!r} for profile {name} "
                                                   f"(tools: {', '.join(profile.tools)})", False))
             continue
-        problems = tool.argument_problems(step.get("args", {}))
         if step.get("invalid_args"):
-            if not problems:
+            if tool.follows(step.get("args", {})):
                 out.append((["steps", index, "invalid_args"], f"`invalid_args: true`, but the args follow "
                             f"{tool.name}'s argument schema", True))
             continue
-        for field_path, message in problems:
+        for field_path, message in tool.argument_problems(step.get("args", {})):
             at_key = bool(field_path) and field_path[-1] in step.get("args", {}) and "has no argument" in message
             out.append((["steps", index, "args", *field_path],
                         message + " (a step that breaks it on purpose says `invalid_args: true`)", at_key))

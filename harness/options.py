@@ -24,6 +24,28 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def shard_of(key: str, count: int) -> int:
+    """Returns the shard (1..count) that ``key`` falls in.
+
+    A stable hash (SHA-256 of the key), the same on every machine and in every run, so N jobs given
+    ``--shard 1/N`` .. ``N/N`` cover everything exactly once.
+    """
+    import hashlib
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % count + 1
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """Parses ``K/N`` (1 <= K <= N) for ``--shard``; raises ValueError naming the problem."""
+    k, sep, n = text.partition("/")
+    try:
+        index, count = int(k), int(n)
+    except ValueError:
+        raise ValueError(f"expected K/N, e.g. 2/4, not {text!r}") from None
+    if not sep or count < 1 or not 1 <= index <= count:
+        raise ValueError(f"K/N needs 1 <= K <= N, not {text!r}")
+    return index, count
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a ``harness run`` was asked to do (see ``harness run --help`` for each option)."""
@@ -44,6 +66,7 @@ class RunOptions:
     # how the run is carried out
     jobs: int = 1  # worker processes (the CLI's default: the cores this process may use)
     tmp: Path | None = None  # the folder that holds the workspaces (--tmp; default: see workspace_parent)
+    shard: tuple[int, int] | None = None  # --shard K/N: this run's part (K of N, from 1)
     # what is written and shown afterwards
     json: Path | None = None
     junit: Path | None = None
@@ -83,8 +106,12 @@ class RunOptions:
 
     @property
     def narrowed(self) -> bool:
-        """Returns True when the run covers less than the whole known catalog (a selection, no built-in)."""
-        return bool(self.profiles or self.keyword or not self.builtin)
+        """Returns True when the run covers less than the whole known catalog (a selection, a shard, no built-in)."""
+        return bool(self.profiles or self.keyword or not self.builtin or self.shard)
+
+    def in_shard(self, key: str) -> bool:
+        """Returns True when ``key`` (a scenario id, or a target spec) belongs to this run's shard."""
+        return self.shard is None or shard_of(key, self.shard[1]) == self.shard[0]
 
     def target_options(self) -> dict[str, Any]:
         """Returns the run-wide settings handed to ``make_target`` (each target takes those it needs)."""

@@ -21,13 +21,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from harness.model import Result, Verdict
 from harness.options import RunOptions
 
 ORPHANS_SHOWN = 20
+
+
+def escape(text: str) -> str:
+    """Returns ``text`` with rich markup escaped (rich is imported only once a run reports)."""
+    from rich.markup import escape as rich_escape
+    return rich_escape(text)
 
 
 def add_options(run: argparse.ArgumentParser) -> None:
@@ -45,7 +48,7 @@ def add_options(run: argparse.ArgumentParser) -> None:
     group.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
 
 
-def judge(options: RunOptions, console: Console, results: list[Result]) -> tuple[bool, dict[str, Any] | None]:
+def judge(options: RunOptions, console: Any, results: list[Result]) -> tuple[bool, dict[str, Any] | None]:
     """Judges the verdicts, under ``--baseline`` when given; returns (failed, the JSON report's
     ``baseline`` member or None).
 
@@ -72,13 +75,14 @@ def judge(options: RunOptions, console: Console, results: list[Result]) -> tuple
     return outcome.failed, baseline.report_section(options.baseline, outcome)
 
 
-def finish(options: RunOptions, console: Console, catalog: Any, results: list[Result],
+def finish(options: RunOptions, console: Any, catalog: Any, results: list[Result],
            spec: str, slug: str, info: Any) -> bool:
     """Runs the after-run steps of target ``spec`` (snapshot folder ``slug``): snapshots and a baseline
     to write; returns True when a snapshot diverged. The verdicts are judged before, by ``judge``.
 
     See the module docstring for what fails a run.
     """
+    from rich.console import Console
     console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
                       force_terminal=console.is_terminal, no_color=console.no_color)
     real = [result for result in results if not result.id.startswith("<invalid>")]
@@ -93,7 +97,7 @@ def finish(options: RunOptions, console: Console, catalog: Any, results: list[Re
     return failed
 
 
-def _snapshots(options: RunOptions, console: Console, catalog: Any, results: list[Result], slug: str) -> bool:
+def _snapshots(options: RunOptions, console: Any, catalog: Any, results: list[Result], slug: str) -> bool:
     from harness import snapshot as snap
     from harness.report.matrix import print_diff
     root = options.snapshots or snap.default_root()

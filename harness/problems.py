@@ -1,8 +1,8 @@
 """Located problems in YAML files checked against a JSON Schema: the shared machinery of the scenario
 and profile loaders.
 
-Every problem names the file, the line and the field. Parsing uses libyaml when available (once for
-values, once for the node tree that gives lines). Our YAML loader is a private subclass: nothing
+Every problem names the file, the line and the field. Parsing uses libyaml when available, once per
+file: the node tree (which gives lines) is built into values. Our YAML loader is a private subclass: nothing
 here changes PyYAML for anyone else.
 """
 
@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 import yaml
 
@@ -82,9 +81,15 @@ class SchemaChecker:
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        cls = jsonschema.validators.validator_for(schema)
-        self._explaining = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        self._fast = jsonschema_rs.validator_for(schema, validate_formats=True)
+        # The regex format as the explaining validator (and the matchers) read it: Python's re, not ECMA's.
+        self._fast = jsonschema_rs.validator_for(schema, validate_formats=True, formats={"regex": _is_regex})
+
+    @functools.cached_property
+    def _explaining(self) -> Any:
+        # jsonschema is imported only once a document is invalid: it is a good part of the start-up.
+        import jsonschema
+        cls = jsonschema.validators.validator_for(self.schema)
+        return cls(self.schema, format_checker=cls.FORMAT_CHECKER)
 
     def is_valid(self, document: Any) -> bool:
         """Returns whether ``document`` follows the schema."""
@@ -115,14 +120,22 @@ class SchemaChecker:
         return out
 
 
-def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+def _is_regex(text: str) -> bool:
+    try:
+        re.compile(text)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def _most_relevant(error: Any) -> Any:
     """For oneOf/anyOf failures, descends into the branch the author most likely meant.
 
     That is the branch with the fewest errors, not counting branches of the wrong type at all;
     within it, the deepest error (an unknown key first).
     """
     while error.context:
-        branches: dict[Any, list[jsonschema.ValidationError]] = {}
+        branches: dict[Any, list[Any]] = {}
         for sub in error.context:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
         chosen = min(branches.values(), key=lambda errs: (
@@ -138,7 +151,7 @@ def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[y
     Raises FileProblems for invalid YAML, or when there is no document (``what`` names the kind).
     """
     try:
-        documents = [doc for doc in yaml.load_all(text, Loader=Loader) if doc is not None]
+        documents, nodes = _parse(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark else 1
@@ -146,7 +159,23 @@ def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[y
         raise FileProblems([Problem(path, line, "", f"invalid YAML: {problem}")]) from None
     if not documents:
         raise FileProblems([Problem(path, 1, "", f"no {what} in file")])
-    nodes = [node for node in yaml.compose_all(text, Loader=BaseLoader) if node is not None]
+    return documents, nodes
+
+
+def _parse(text: str) -> tuple[list[Any], list[yaml.Node]]:
+    """Returns every non-empty document of ``text`` with its node tree, from one parse: the node
+    tree (which gives lines) is built into values."""
+    loader = Loader(text)
+    documents, nodes = [], []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            document = loader.construct_document(node)
+            if document is not None:
+                documents.append(document)
+                nodes.append(node)
+    finally:
+        loader.dispose()
     return documents, nodes
 
 

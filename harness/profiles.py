@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
+import jsonschema_rs
 
 from harness.problems import FileProblems, Problem, SchemaChecker, located, packaged_schema, parse_documents
 
@@ -48,12 +48,20 @@ class Tool:
         """Returns the arguments the contract documents, in the schema's order."""
         return tuple(self.arguments.get("properties", {}))
 
+    def follows(self, args: dict[str, Any]) -> bool:
+        """Returns whether ``args`` names documented arguments only and fits the schema (decided fast)."""
+        concrete = _concrete(args)
+        known = self.argument_names
+        return all(name in known for name in concrete) and _fast_checker(self.arguments).is_valid(concrete)
+
     def argument_problems(self, args: dict[str, Any]) -> list[tuple[list[Any], str]]:
         """Returns what in ``args`` breaks the argument schema, or names no documented argument.
 
         Each problem is (path inside args, message). A ``{"$content": ...}`` value stands for a
         string and ``${...}`` placeholders are taken as written.
         """
+        if self.follows(args):
+            return []
         concrete = _concrete(args)
         out: list[tuple[list[Any], str]] = []
         known = self.argument_names
@@ -100,7 +108,9 @@ class Profile:
 
     def option_problems(self, options: dict[str, Any]) -> list[tuple[list[Any], str]]:
         """Returns what in a scenario's ``options`` the profile's options schema refuses."""
-        out = []
+        out: list[tuple[list[Any], str]] = []
+        if _fast_checker(self.options).is_valid(options):
+            return out
         for error in _checker(self.options).iter_errors(options):
             message = error.message
             if error.validator == "additionalProperties":
@@ -110,15 +120,30 @@ class Profile:
         return out
 
 
-def _checker(schema: dict[str, Any] | bool) -> jsonschema.protocols.Validator:
+def _checker(schema: dict[str, Any] | bool) -> Any:
+    """The explaining validator (jsonschema): its errors locate a problem; used once the fast one refused."""
     return _cached_checker(_freeze(schema))
 
 
+def _fast_checker(schema: dict[str, Any] | bool) -> Any:
+    """The deciding validator (jsonschema-rs): clears valid values without importing jsonschema."""
+    return _cached_fast_checker(_freeze(schema))
+
+
 @functools.lru_cache(maxsize=256)
-def _cached_checker(frozen: Any) -> jsonschema.protocols.Validator:
+def _cached_checker(frozen: Any) -> Any:
+    import jsonschema
     schema = _thaw(frozen)
     cls = jsonschema.validators.validator_for(schema) if isinstance(schema, dict) else jsonschema.Draft202012Validator
     return cls(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_fast_checker(frozen: Any) -> Any:
+    try:
+        return jsonschema_rs.validator_for(_thaw(frozen))
+    except (jsonschema_rs.ValidationError, ValueError):  # a schema only jsonschema takes: it decides alone
+        return _cached_checker(frozen)
 
 
 def _freeze(value: Any) -> Any:
@@ -187,6 +212,12 @@ def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, b
         if tool.get("outcome") and tool.get("failure", "error") == "error" and "output" not in tool:
             out.append((["tools", name, "outcome"], "outcome fields need an `output` schema naming them", False))
     for field_path, schema in schemas:
+        try:
+            jsonschema_rs.validator_for(schema)  # refuses what is not a schema, without importing jsonschema
+            continue
+        except (jsonschema_rs.ValidationError, ValueError):
+            pass
+        import jsonschema  # the explaining check, for the message and where
         try:
             jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
         except jsonschema.SchemaError as exc:

@@ -183,6 +183,25 @@ def resolve_all(name: str, scenarios: list[Any] | None = None, **options: Any) -
     return [resolve(name, scenarios, **options)]
 
 
+def merge_shards(sources: list[Source]) -> list[Source]:
+    """Returns the sources with the JSON reports of one target's shards merged into one source.
+
+    Reports of the same target spec whose scenarios do not overlap (``harness run --shard K/N``)
+    are one run split across jobs; reports that overlap stay apart (two runs to compare).
+    """
+    out: list[Source] = []
+    for source in sources:
+        same = next((s for s in out if s.kind == source.kind == "json" and s.target.get("spec")
+                     and s.target.get("spec") == source.target.get("spec")
+                     and not set(s.observations) & set(source.observations)), None)
+        if same is None:
+            out.append(source)
+        else:
+            same.observations.update(source.observations)
+            same.origin = f"{same.origin} + {source.origin}"
+    return out
+
+
 def unique_labels(sources: list[Source]) -> None:
     """Makes labels unique in place: a repeated label gets `` (2)``, `` (3)``..."""
     seen: dict[str, int] = {}

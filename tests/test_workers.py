@@ -131,3 +131,29 @@ def test_tmp_holds_the_workspaces(tmp_path: Path) -> None:
     target = ScriptedTarget({"write_text_file": record}, profiles=(PROFILE,))
     workers.run([target], [s for s in cat.scenarios if not s.requires][:2], jobs=1, tmp=str(tmp_path))
     assert seen and all(tmp_path in p.parents for p in seen)
+
+
+def test_shards_split_the_catalog_once_and_harness_report_merges_them(tmp_path: Path, capsys) -> None:
+    parts = [tmp_path / f"shard-{k}.json" for k in (1, 2, 3)]
+    for k, part in enumerate(parts, 1):
+        assert main(["run", "-q", "--profile", PROFILE, "--no-snapshots", "--shard", f"{k}/3", "--json", str(part)]) == 0
+    ids = [[r["id"] for r in json.loads(p.read_text())["results"]] for p in parts]
+    everything = [s.id for s in catalog.load([catalog.builtin_dir() / PROFILE]).scenarios]
+    assert sorted(sum(ids, [])) == sorted(everything) and all(ids)  # each scenario in exactly one part
+    capsys.readouterr()
+    assert main(["report", "-q", "--profile", PROFILE, *map(str, parts)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reference: ")  # one column, as if one run
+    whole = json.loads(json.dumps(_run(tmp_path, "whole", "--jobs", "1")[1]))
+    counts = whole["summary"]
+    assert lines[0] == "reference: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+
+
+def test_a_shard_is_stable_and_a_bad_shard_is_bad_usage(capsys) -> None:
+    from harness.options import parse_shard, shard_of
+    assert [shard_of("claude-code/edit/x", 4) for _ in range(3)] == [shard_of("claude-code/edit/x", 4)] * 3
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "x", "1/0"):
+        with pytest.raises(ValueError):
+            parse_shard(bad)
+    assert main(["run", "--shard", "3/2"]) == 2

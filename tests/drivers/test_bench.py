@@ -27,3 +27,38 @@ def test_bench_prints_both_times_their_ratio_and_the_per_call_overhead(tmp_path:
     for label in ("in-process", "cmd:", "ratio cmd:/in-process", "harness overhead per call", "end-to-end cost per call"):
         assert label in out
     assert "3 pass" in out and "differ" not in out
+
+
+def test_the_speed_bench_prints_each_ratio_with_the_load(tmp_path: Path, capsys) -> None:
+    from harness.drivers import bench_speed
+    for n in range(3):
+        (tmp_path / f"s{n}.yaml").write_text(SCENARIO.format(n=n))
+    assert bench_speed.main(["--repeat", "1", "--scenarios", str(tmp_path), "--skip", "mcp", "--skip", "filesystem",
+                             "--skip", "campaign", "--skip", "start"]) == 0
+    out = capsys.readouterr().out
+    assert "3 scenarios, 3 calls" in out and "load average" in out
+    for label in ("in-process / replay floor", "with the workspace after each step", "--jobs 2 / --jobs 1"):
+        assert label in out
+
+
+def test_the_replay_floor_makes_the_calls_the_runner_makes(tmp_path: Path) -> None:
+    from harness import catalog
+    from harness.drivers import bench_speed
+    calls = []
+    import reference_impl
+    original = reference_impl.open_session
+
+    def spy(profile, workspace, options=None):
+        session = original(profile, workspace, options)
+        real = session.call
+        session.call = lambda tool, args: calls.append(tool) or real(tool, args)
+        return session
+
+    reference_impl.open_session = spy
+    try:
+        (tmp_path / "s.yaml").write_text(SCENARIO.format(n=1))
+        bench_speed.replay(catalog.load([tmp_path]).scenarios, str(tmp_path))
+    finally:
+        reference_impl.open_session = original
+    assert calls == ["Write"]
+    assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]  # its folders are gone again

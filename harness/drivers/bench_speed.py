@@ -1,0 +1,242 @@
+"""What a run costs beside the calls it makes: the ratios ``docs/performance.md`` reports.
+
+``python -m harness.drivers.bench_speed`` (part of ``make bench``) measures, in one run, each
+figure as a ratio of two timings taken back to back (best of ``--repeat``), so a machine busy
+with other work shifts both sides alike:
+
+harness / replay floor
+    the catalog on the in-process reference through the runner (as ``harness run --jobs 1``
+    does it), against the *replay floor*: the same calls made directly on ``reference_impl``,
+    each scenario in a fresh temporary folder with its ``given`` laid out and removed afterwards,
+    nothing checked or recorded. Once without the per-step workspace record (``--no-snapshots``
+    and no report), once with it.
+--jobs 2 / --jobs 1
+    the same catalog in two worker processes, against one.
+mcp: / in-process
+    the catalog through ``mcp:python -m reference_impl.mcp_server`` (one server), against the
+    in-process reference.
+filesystem server, roots / a server per scenario
+    the official filesystem server (when ``make capture-mcp-filesystem`` installed it) on the first
+    ``--fs-scenarios`` scenarios of its catalog, started once and given each workspace as a root,
+    against started afresh for each scenario (as before roots).
+ten targets in one invocation / ten invocations
+    ``harness run`` of one profile on ten ``cmd:`` targets at once, against ten ``harness run``
+    processes one after the other.
+process start
+    ``harness list`` as a new process (interpreter start, imports, loading the catalog).
+
+Scenarios that require conditions (pyfakefs) are left out everywhere, as in harness/drivers/bench.py.
+It prints the machine's load beside the figures, and never fails on a slow machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from harness import catalog, workers
+from harness.content import to_bytes
+from harness.model import Action, Scenario
+from harness.placeholders import substitute
+from harness.targets.reference import ReferenceTarget
+
+REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
+FILESYSTEM = Path("tools/mcp-filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+CAMPAIGN_PROFILE = "mcp-write-text-file"
+
+
+def replay(scenarios: list[Scenario], parent: str | None = None) -> float:
+    """Returns the seconds of the replay floor: the scenarios' calls made directly on ``reference_impl``."""
+    import reference_impl
+    started = time.perf_counter()
+    for scenario in scenarios:
+        base = tempfile.mkdtemp(prefix="bench-", dir=parent)
+        root = os.path.join(base, "ws")
+        os.mkdir(root)
+        given = scenario.given
+        for entry in given.get("dirs", ()):
+            os.makedirs(os.path.join(root, entry if isinstance(entry, str) else entry["path"]), exist_ok=True)
+        for rel, spec in given.get("files", {}).items():
+            path = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            content = spec["content"] if isinstance(spec, dict) and "content" in spec else spec
+            with open(path, "wb") as handle:
+                handle.write(to_bytes(content))
+        for rel, target in given.get("symlinks", {}).items():
+            os.symlink(substitute(target, {"workspace": root}), os.path.join(root, rel))
+        session = reference_impl.open_session(scenario.profile, root, dict(scenario.options))
+        outputs: list[Any] = []
+        for step in scenario.steps:
+            if isinstance(step, Action):
+                _act(root, step)
+                outputs.append(None)
+                continue
+            lookup = _lookup(outputs)
+            answer = session.call(step.tool, substitute(step.args, {"workspace": root}, steps=lookup, in_args=True))
+            outputs.append(answer)
+        shutil.rmtree(base, ignore_errors=True)
+    return time.perf_counter() - started
+
+
+def _lookup(outputs: list[Any]) -> Callable[[int, str], Any]:
+    def lookup(number: int, field: str) -> Any:
+        return (outputs[number - 1] or {}).get(field)
+    return lookup
+
+
+def _act(root: str, step: Action) -> None:
+    path = os.path.join(root, step.path)
+    if step.action in ("write", "append"):
+        with open(path, "ab" if step.action == "append" else "wb") as handle:
+            handle.write(to_bytes(step.content))
+    elif step.action == "touch":
+        Path(path).touch()
+    elif step.action == "chmod":
+        os.chmod(path, int(step.mode or "644", 8))
+    elif step.action == "delete":
+        shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+    elif step.action == "mkdir":
+        os.makedirs(path, exist_ok=True)
+    elif step.action == "symlink":
+        os.symlink(substitute(step.target or "", {"workspace": root}), path)
+
+
+def timed(run: Callable[[], Any]) -> float:
+    """Returns the seconds ``run()`` took."""
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def catalog_run(target_factory: Callable[[], Any], scenarios: list[Scenario], *, jobs: int = 1,
+                record_states: bool = False, tmp: str | None = None) -> Callable[[], Any]:
+    """Returns a function that runs the scenarios on a fresh target (start-up included)."""
+    return lambda: workers.run([target_factory()], scenarios, jobs=jobs, record_states=record_states, tmp=tmp)
+
+
+def best(repeat: int, *runs: Callable[[], Any]) -> list[float]:
+    """Returns the best seconds of each run, taking them in turn ``repeat`` times (so load hits all alike)."""
+    out = [float("inf")] * len(runs)
+    for _ in range(repeat):
+        for index, run in enumerate(runs):
+            out[index] = min(out[index], timed(run))
+    return out
+
+
+def harness_command(*args: str) -> list[str]:
+    """Returns the argv of ``harness`` with this interpreter."""
+    return [sys.executable, "-m", "harness", *args]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prints the figures; returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m harness.drivers.bench_speed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each side; the best counts (default 3)")
+    parser.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR",
+                        help="scenario directories (default: the built-in catalog)")
+    parser.add_argument("--fs-scenarios", type=int, default=8,
+                        help="filesystem-server scenarios timed both ways (default 8; a server per scenario is slow)")
+    parser.add_argument("--skip", action="append", default=[], choices=["mcp", "filesystem", "campaign", "start"],
+                        help="leave a figure out (repeatable)")
+    args = parser.parse_args(argv)
+    repeat = max(1, args.repeat)
+    from harness.options import RunOptions
+    tmp = RunOptions().workspace_parent()
+
+    cat = catalog.load(args.scenarios or [catalog.builtin_dir()])
+    offered = set(ReferenceTarget("reference").start().profiles)
+    scenarios = [s for s in cat.scenarios if not s.requires and s.profile in offered]
+    calls = sum(len(s.calls) for s in scenarios)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"speed: {len(scenarios)} scenarios, {calls} calls; best of {repeat}; "
+          f"{os.cpu_count()} cores, load average {load:.1f} at the start; workspaces in {tmp or tempfile.gettempdir()}")
+
+    def ratio(label: str, a: float, b: float, goal: str) -> None:
+        print(f"  {label:<44} {a * 1000:9.1f} ms / {b * 1000:9.1f} ms = {a / b if b else float('nan'):5.2f}   ({goal})")
+
+    floor, bare, recorded = best(repeat, lambda: replay(scenarios, tmp),
+                                 catalog_run(lambda: ReferenceTarget("reference"), scenarios, tmp=tmp),
+                                 catalog_run(lambda: ReferenceTarget("reference"), scenarios, record_states=True, tmp=tmp))
+    ratio("in-process / replay floor", bare, floor, "goal: at most 2")
+    ratio("  with the workspace after each step", recorded, floor, "snapshots, JSON report")
+
+    serial, parallel = best(repeat, catalog_run(lambda: ReferenceTarget("reference"), scenarios, jobs=1, tmp=tmp),
+                            catalog_run(lambda: ReferenceTarget("reference"), scenarios, jobs=2, tmp=tmp))
+    ratio("--jobs 2 / --jobs 1", parallel, serial, "goal: at most 0.65")
+
+    if "mcp" not in args.skip:
+        from harness.targets.mcp import McpTarget
+        local, remote = best(repeat, catalog_run(lambda: ReferenceTarget("reference"), scenarios, tmp=tmp),
+                             catalog_run(lambda: McpTarget(REFERENCE_MCP, workspace_parent=tmp), scenarios, tmp=tmp))
+        ratio("mcp: (reference server) / in-process", remote, local, "goal: at most 1.5")
+
+    if "filesystem" not in args.skip and FILESYSTEM.is_file() and shutil.which("node"):
+        _filesystem(cat, args.fs_scenarios, tmp, ratio)
+
+    if "campaign" not in args.skip:
+        _campaign(repeat, ratio)
+
+    if "start" not in args.skip:
+        (start,) = best(max(repeat, 5), lambda: subprocess.run(harness_command("list"), check=True,
+                                                                stdout=subprocess.DEVNULL))
+        print(f"  {'process start (harness list)':<44} {start * 1000:9.1f} ms   (goal: under 300 ms)")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"  load average at the end: {load:.1f}")
+    return 0
+
+
+def _filesystem(cat: Any, count: int, tmp: str | None, ratio: Callable[..., None]) -> None:
+    from harness.targets.mcp import McpTarget
+    spec = f"mcp:node {FILESYSTEM} {{workspace}}"
+    chosen = [s for s in cat.scenarios if s.profile == "mcp-write-text-file" and not s.requires][:max(1, count)]
+
+    def make(roots: bool) -> Any:
+        target = McpTarget(spec, tool_map=["write_text_file=write_file"], workspace_parent=tmp)
+        if not roots:
+            target.start = _without_roots(target)  # type: ignore[method-assign]
+        return target
+
+    with_roots = timed(catalog_run(lambda: make(True), chosen, tmp=tmp))
+    per_scenario = timed(catalog_run(lambda: make(False), chosen, tmp=tmp))
+    ratio(f"filesystem server: per scenario / roots ({len(chosen)})", per_scenario, with_roots, "goal: at least 5")
+
+
+def _without_roots(target: Any) -> Callable[[], Any]:
+    """Returns ``target.start`` made to ignore roots: a server per scenario, as before roots."""
+    original = target.start
+
+    def start() -> Any:
+        info = original()
+        if target.uses_roots:
+            target._retire()
+        target.uses_roots, target.per_scenario = False, True
+        return info
+    return start
+
+
+def _campaign(repeat: int, ratio: Callable[..., None]) -> None:
+    # Ten specs for one adapter, as a campaign over ten variants would name them.
+    specs = [f"cmd:env VARIANT={n} {sys.executable} -m reference_impl.serve" for n in range(10)]
+    common = ["run", "-q", "--no-snapshots", "--profile", CAMPAIGN_PROFILE]
+    together = [*common, *(arg for spec in specs for arg in ("--target", spec))]
+
+    def one() -> None:
+        subprocess.run(harness_command(*together), stdout=subprocess.DEVNULL)
+
+    def separate() -> None:
+        for spec in specs:
+            subprocess.run(harness_command(*common, "--target", spec), stdout=subprocess.DEVNULL)
+
+    joint, apart = best(repeat, one, separate)
+    ratio(f"ten targets: one invocation / ten ({CAMPAIGN_PROFILE})", joint, apart, "goal: at most 0.5")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
