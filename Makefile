@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint coverage bench sandbox-tools capture-claude-code capture-mcp-filesystem report-screenshot clean
+.PHONY: run test lint coverage bench mutation sandbox-tools capture-claude-code capture-mcp-filesystem report-screenshot clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,16 @@ bench: $(STAMP)
 	$(BIN)/python -m harness.drivers.bench
 	$(BIN)/python -m harness.drivers.bench_mcp
 	$(BIN)/python -m harness.drivers.bench_speed
+
+## mutation: mutation testing of reference_impl/ (mutmut 3 makes the mutants, the catalog kills them),
+## two mutants at a time; writes docs/mutation.md (survivors classified in docs/mutation-classes.yaml)
+MUTATION_STAMP := $(VENV)/.mutation-installed
+$(MUTATION_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[mutation]'
+	touch $@
+
+mutation: $(MUTATION_STAMP)
+	$(BIN)/python -m harness.drivers.mutation --jobs 2
 
 ## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu; needs root)
 sandbox-tools:

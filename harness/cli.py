@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=cmd_show)
 
     cli_compare.add_parsers(sub, add_selection)  # diff, report
+    from harness.drivers import fuzz
+    fuzz.add_parser(sub)
     return parser
 
 

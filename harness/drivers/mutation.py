@@ -1,0 +1,349 @@
+"""``make mutation``: mutation testing of ``reference_impl/`` with the catalog as the test suite.
+
+mutmut 3 (pinned in the ``mutation`` extra) makes the mutants: it copies the project to
+``mutants/``, rewrites every function of the reference into its mutated variants behind a
+trampoline, and keeps one result per mutant in ``mutants/**.meta`` (so ``mutmut results`` and
+``mutmut show NAME`` work afterwards). The mutants are then run here rather than by mutmut's
+pytest runner: each mutant is one forked child of a process that has imported the harness and
+loaded the catalog once, and runs the scenarios of the mutated module's profile on the in-process
+reference, stopping at the first scenario that fails. pytest's start-up and collection per mutant
+cost seconds, the catalog of one profile a fraction of that; two children run at a time.
+
+Snapshots play no part: they record the reference's own output, not the contracts. A mutant that
+changes only what the seeds leave open survives, and ``docs/mutation-classes.yaml`` says so: each
+entry names mutants (``fnmatch`` patterns) as ``equivalent`` (why), ``open-question`` (which) or
+``killed-by`` (the scenario added for it, for survivors of an earlier run). The report,
+``docs/mutation.md``, counts killed / survived / timed out per module and lists every survivor with
+its class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+EXCLUDED_PROFILES = ("claude-code-captured",)  # the real CLI's captured behaviour, not a reference profile
+
+
+def generate() -> dict[str, list[str]]:
+    """Has mutmut write ``mutants/`` and returns the mutant names by source file."""
+    import mutmut.__main__ as mm
+    from mutmut.mutation.data import SourceFileMutationData
+    mm.set_mutant_under_test("mutant_generation")
+    os.makedirs("mutants", exist_ok=True)
+    mm.copy_src_dir()
+    mm.copy_also_copy_files()
+    mm.setup_source_paths()
+    mm.create_mutants(2)
+    mm.set_mutant_under_test("")
+    names: dict[str, list[str]] = {}
+    for path in mm.walk_mutatable_files():
+        data = SourceFileMutationData(path=path)
+        data.load()
+        names[str(path)] = list(data.exit_code_by_key)
+    return names
+
+
+def store(results: dict[str, int]) -> None:
+    """Writes each mutant's exit code into mutmut's ``.meta`` files (1 killed, 0 survived, 36 timeout)."""
+    import mutmut.__main__ as mm
+    from mutmut.mutation.data import SourceFileMutationData
+    for path in mm.walk_mutatable_files():
+        data = SourceFileMutationData(path=path)
+        data.load()
+        for name in data.exit_code_by_key:
+            if name in results:
+                data.exit_code_by_key[name] = results[name]
+        data.save()
+
+
+def diff_of(name: str) -> str:
+    """Returns mutmut's diff for one mutant (the changed lines only)."""
+    import mutmut.__main__ as mm
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    try:
+        found = mm.find_mutant(name)
+        text = get_diff_for_mutant(name, path=found.path)
+    except Exception as exc:  # noqa: BLE001 - a diff that cannot be shown is reported as such
+        return f"(no diff: {exc})"
+    return "\n".join(line for line in text.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+def module_of(name: str) -> str:
+    """Returns the module of a mutant: ``reference_impl.claude_code`` for ``reference_impl.claude_code.x_f__mutmut_1``."""
+    parts = name.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith(("x_", "x\u01c1")):
+            return ".".join(parts[:index])
+    return parts[0]
+
+
+def profile_of(module: str, profiles: dict[str, str]) -> list[str]:
+    """Returns the profiles whose scenarios exercise ``module`` (all for the package itself)."""
+    for profile, name in profiles.items():
+        if module == name:
+            return [profile]
+    return list(profiles)
+
+
+class Pool:
+    """Forks one child per mutant, two (``jobs``) at a time; each reports the scenario that killed it."""
+
+    def __init__(self, jobs: int, run_one) -> None:
+        self.jobs = jobs
+        self.run_one = run_one
+        self.running: dict[int, tuple[str, int, float, float]] = {}  # pid -> (name, read fd, start, limit)
+
+    def submit(self, name: str, scenarios: list[Any], limit: float) -> None:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: run, say which scenario killed the mutant, exit without cleanup of the parent's state
+            os.close(read_fd)
+            code = 0
+            try:
+                killer = self.run_one(name, scenarios)
+                os.write(write_fd, (killer or "").encode())
+                code = 1 if killer else 0
+            except BaseException as exc:  # noqa: BLE001 - a mutant that breaks the harness is killed
+                os.write(write_fd, f"<crash: {type(exc).__name__}>".encode())
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self.running[pid] = (name, read_fd, time.monotonic(), limit)
+
+    def full(self) -> bool:
+        return len(self.running) >= self.jobs
+
+    def reap(self, block: bool) -> list[tuple[str, int, str, float]]:
+        """Returns finished (name, exit code, killer, seconds); kills children over their time limit."""
+        done = []
+        while True:
+            for pid, (name, fd, started, limit) in list(self.running.items()):
+                waited, status = os.waitpid(pid, os.WNOHANG)
+                elapsed = time.monotonic() - started
+                if waited == 0 and elapsed > limit:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    os.close(fd)
+                    del self.running[pid]
+                    done.append((name, 36, "", elapsed))
+                    continue
+                if waited == 0:
+                    continue
+                killer = b""
+                while select.select([fd], [], [], 0)[0]:
+                    chunk = os.read(fd, 4096)
+                    if not chunk:
+                        break
+                    killer += chunk
+                os.close(fd)
+                del self.running[pid]
+                code = os.waitstatus_to_exitcode(status)
+                done.append((name, 1 if code != 0 else 0, killer.decode(errors="replace"), elapsed))
+            if done or not block or not self.running:
+                return done
+            time.sleep(0.01)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Generates the mutants, runs them through the catalog and writes the report."""
+    parser = argparse.ArgumentParser(prog="python -m harness.drivers.mutation", description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at the same time (default 2)")
+    parser.add_argument("--out", type=Path, default=Path("docs/mutation.md"), help="the report (default docs/mutation.md)")
+    parser.add_argument("--classes", type=Path, default=Path("docs/mutation-classes.yaml"),
+                        help="how survivors are classified (default docs/mutation-classes.yaml)")
+    parser.add_argument("--only", default=None, help="only mutants matching this fnmatch pattern")
+    parser.add_argument("--json", type=Path, default=Path("mutants/results.json"), help="every mutant's result")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+
+    print("mutmut: generating mutants of reference_impl/ into mutants/ ...", flush=True)
+    names_by_file = generate()
+    # From here on ``reference_impl`` is the mutated copy (its trampolines read MUTANT_UNDER_TEST).
+    sys.path.insert(0, str(Path("mutants").resolve()))
+    for module in [m for m in sys.modules if m == "reference_impl" or m.startswith("reference_impl.")]:
+        del sys.modules[module]
+    os.environ["MUTANT_UNDER_TEST"] = ""
+    tmp = Path("mutants/tmp").resolve()
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    os.environ["TMPDIR"] = str(tmp)
+    import tempfile
+    tempfile.tempdir = str(tmp)
+
+    import reference_impl
+    from harness import catalog
+    from harness.model import Verdict
+    from harness.runner import Runner
+    from harness.targets.reference import ReferenceTarget
+    assert str(Path(reference_impl.__file__).resolve()).startswith(str(Path("mutants").resolve())), reference_impl.__file__
+
+    cat = catalog.load()
+    by_profile = {profile: [s for s in cat.select(profiles=[profile])] for profile in reference_impl.PROFILES}
+
+    def run_one(name: str, scenarios: list[Any]) -> str | None:
+        os.environ["MUTANT_UNDER_TEST"] = name
+        runner = Runner(ReferenceTarget("reference"))
+        try:
+            for scenario in scenarios:
+                if runner.run(scenario).verdict in (Verdict.FAIL, Verdict.ERROR):
+                    return scenario.id
+            return None
+        finally:
+            runner.stop()
+
+    # The clean run: every scenario must pass unmutated, and its time sets the mutants' time limit.
+    clean_seconds: dict[str, float] = {}
+    for profile, scenarios in by_profile.items():
+        t0 = time.monotonic()
+        broken = run_one("", scenarios)
+        clean_seconds[profile] = time.monotonic() - t0
+        if broken:
+            print(f"the unmutated reference fails {broken}: fix that first", file=sys.stderr)
+            return 2
+    os.environ["MUTANT_UNDER_TEST"] = ""
+
+    mutants = [(path, name) for path, names in names_by_file.items() for name in names
+               if args.only is None or fnmatch.fnmatch(name, args.only)]
+    print(f"{len(mutants)} mutants; the catalog takes {sum(clean_seconds.values()):.1f} s unmutated", flush=True)
+    results: dict[str, dict[str, Any]] = {}
+    first_killer: dict[str, str] = {}  # function -> the scenario that last killed one of its mutants
+    pool = Pool(args.jobs, run_one)
+    interactive = sys.stdout.isatty()
+
+    def collect(done):
+        for name, code, killer, seconds in done:
+            results[name] = {"code": code, "killer": killer, "seconds": round(seconds, 3)}
+            if killer and not killer.startswith("<"):
+                first_killer[name.rsplit("__mutmut_", 1)[0]] = killer
+        if interactive:
+            counts = Counter(status(r["code"]) for r in results.values())
+            print(f"\r{len(results)}/{len(mutants)} " + " ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+                  end="", flush=True)
+
+    for path, name in mutants:
+        module = module_of(name)
+        profiles = profile_of(module, reference_impl.PROFILES)
+        scenarios = [s for p in profiles for s in by_profile[p]]
+        function = name.rsplit("__mutmut_", 1)[0]
+        if function in first_killer:  # the scenario that killed a sibling mutant first: most mutants die at once
+            scenarios.sort(key=lambda s: s.id != first_killer[function])
+        limit = 10 + 5 * sum(clean_seconds[p] for p in profiles)
+        while pool.full():
+            collect(pool.reap(block=True))
+        pool.submit(name, scenarios, limit)
+    while pool.running:
+        collect(pool.reap(block=True))
+    if interactive:
+        print()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    store({name: r["code"] for name, r in results.items()})
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=1, sort_keys=True), "utf-8")
+    seconds = time.monotonic() - started
+    report = render(results, names_by_file, load_classes(args.classes), seconds, args.jobs)
+    args.out.write_text(report, "utf-8")
+    print(f"wrote {args.out} ({seconds:.0f} s)")
+    return 0
+
+
+def status(code: int) -> str:
+    """Returns mutmut's word for an exit code."""
+    return {0: "survived", 1: "killed", 36: "timeout"}.get(code, "killed")
+
+
+def load_classes(path: Path) -> list[dict[str, Any]]:
+    """Returns the survivor classes (a list of {mutants, class, why, ...}) from YAML, or none."""
+    import yaml
+    if not path.exists():
+        return []
+    return yaml.safe_load(path.read_text("utf-8")) or []
+
+
+def classify(name: str, classes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Returns the first class whose patterns match ``name``."""
+    for entry in classes:
+        patterns = entry["mutants"] if isinstance(entry["mutants"], list) else [entry["mutants"]]
+        if any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
+            return entry
+    return None
+
+
+def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str]], classes: list[dict[str, Any]],
+           seconds: float, jobs: int) -> str:
+    """Returns docs/mutation.md."""
+    rows = []
+    totals: Counter[str] = Counter()
+    survivors: list[tuple[str, str]] = []
+    for path, names in sorted(names_by_file.items()):
+        counts: Counter[str] = Counter(status(results[n]["code"]) for n in names if n in results)
+        equivalent = sum(1 for n in names if n in results and status(results[n]["code"]) == "survived"
+                         and (classify(n, classes) or {}).get("class") == "equivalent")
+        counts["equivalent"] = equivalent
+        totals.update(counts)
+        rows.append((path, len(names), counts))
+        survivors += [(path, n) for n in names if n in results and status(results[n]["code"]) == "survived"]
+    killed, survived, timeout, equivalent = (totals[k] for k in ("killed", "survived", "timeout", "equivalent"))
+    relevant = killed + survived + timeout - equivalent
+    score = 100.0 * (killed + timeout) / relevant if relevant else 100.0
+    out = [
+        "# Mutation testing of the reference",
+        "",
+        "Generated by `make mutation` (mutmut 3 makes the mutants of `reference_impl/`; the catalog, run",
+        "in-process on the mutated reference, is the test suite: the scenarios of the mutated module's",
+        "profile, stopping at the first that fails). Survivors are classified in",
+        "`docs/mutation-classes.yaml`; a survivor no class names is listed as *unclassified*.",
+        "",
+        f"Measured: {sum(len(v) for v in names_by_file.values())} mutants in {seconds / 60:.1f} minutes "
+        f"with {jobs} mutants at a time, on a machine shared with other work (its load varies).",
+        "",
+        f"**Score: {score:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts as killed: the",
+        "catalog noticed it never finished). The goal is 95%.",
+        "",
+        "| module | mutants | killed | survived | timed out | of the survivors: equivalent |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for path, total, counts in rows:
+        out.append(f"| `{path}` | {total} | {counts['killed']} | {counts['survived']} | {counts['timeout']} | "
+                   f"{counts['equivalent']} |")
+    out.append(f"| all | {sum(r[1] for r in rows)} | {killed} | {survived} | {timeout} | {equivalent} |")
+    out += ["", "## Survivors", ""]
+    by_class: dict[str, list[tuple[str, dict[str, Any] | None]]] = defaultdict(list)
+    for path, name in survivors:
+        entry = classify(name, classes)
+        by_class[entry["class"] if entry else "unclassified"].append((name, entry))
+    titles = {"equivalent": "Equivalent (no scenario can tell them apart: the behaviour is the same)",
+              "open-question": "On an open question of the seed (the catalog records, it does not assert)",
+              "killed-by": "Killed since by a new scenario (named)",
+              "unclassified": "Unclassified"}
+    for kind in ("open-question", "equivalent", "killed-by", "unclassified"):
+        entries = by_class.get(kind)
+        if not entries:
+            continue
+        out += [f"### {titles[kind]}: {len(entries)}", "", "| mutant | change | why |", "|---|---|---|"]
+        for name, entry in entries:
+            change = diff_of(name).replace("|", "\\|").replace("\n", "<br>")
+            if len(change) > 300:
+                change = change[:300] + " …"
+            why = (entry or {}).get("why", "")
+            if entry and entry.get("scenario"):
+                why = f"{why} ({entry['scenario']})" if why else entry["scenario"]
+            out.append(f"| `{name.split('.', 1)[1]}` | `{change}` | {why.replace('|', '/')} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

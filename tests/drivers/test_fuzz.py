@@ -1,0 +1,76 @@
+"""harness fuzz finds planted bugs, shrinks them, and writes a scenario that fails on the bug only."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+pytest.importorskip("hypothesis")
+
+from harness.drivers import fuzz as fuzz_driver  # noqa: E402
+from harness.drivers.fuzz import VersionSlack, compare_call, fuzz, hunks_definite, make_diff  # noqa: E402
+from harness.targets.base import CallResult  # noqa: E402
+from harness.targets.reference import ReferenceTarget  # noqa: E402
+from tests import planted  # noqa: E402
+
+
+@pytest.mark.parametrize("bug, profile", [
+    (planted.LastOccurrenceEdit, "claude-code"),
+    (planted.SkipVersionAfterError, "gemini-safe-patch"),
+], ids=["edit-replaces-the-last-of-several", "version-skips-after-a-failed-patch"])
+def test_a_planted_bug_is_found_shrunk_and_written_as_a_scenario_that_fails_only_on_it(tmp_path, bug, profile):
+    target = planted.PlantedTarget({profile: bug})
+    result = fuzz(target, profile, seed=1, max_examples=600, max_seconds=60, out=tmp_path)
+    assert result.divergence is not None, f"not found in {result.examples} sequences"
+    assert result.checks == {"reference": "pass", "target": "fail"}
+    document = yaml.safe_load(result.scenario_file.read_text("utf-8"))
+    assert document["profile"] == profile and document["source"].startswith("00")
+    assert len(document["steps"]) <= 4  # shrunk: the bug needs two or three steps
+    assert "Found by `harness fuzz" in result.scenario_file.read_text("utf-8")
+
+
+def test_the_same_seed_gives_the_same_finding(tmp_path):
+    target = planted.PlantedTarget({"claude-code": planted.LastOccurrenceEdit})
+    first = fuzz(target, "claude-code", seed=1, max_examples=600, max_seconds=60, out=tmp_path / "a")
+    second = fuzz(target, "claude-code", seed=1, max_examples=600, max_seconds=60, out=tmp_path / "b")
+    assert first.scenario_file.name == second.scenario_file.name
+    assert first.scenario_file.read_text() == second.scenario_file.read_text()
+
+
+@pytest.mark.parametrize("profile", fuzz_driver.PROFILES)
+def test_the_reference_against_itself_never_diverges(profile):
+    result = fuzz(ReferenceTarget("reference"), profile, seed=3, max_examples=15)
+    assert result.divergence is None, str(result.divergence)
+    assert result.examples >= 15
+
+
+def test_versions_may_differ_only_as_far_as_failed_calls_leave_open():
+    slack = VersionSlack(fewer=1)
+    ref = CallResult(output={"content": "a\n", "sha256": "h", "version": 3})
+    assert compare_call("read_file", ref, CallResult(output={**ref.output, "version": 2}), "/r", "/t", slack) is None
+    aspect, detail, expect = compare_call("read_file", ref, CallResult(output={**ref.output, "version": 4}),
+                                          "/r", "/t", slack)
+    assert aspect == "output" and expect == {"output": {"$subset": {"content": "a\n", "sha256": "h",
+                                                                      "version": {"$any_of": [2, 3]}}}}
+
+
+def test_messages_the_seed_leaves_open_are_not_compared():
+    ref = CallResult(error={"code": None, "message": "String to replace not found in file."})
+    other = CallResult(error={"code": None, "message": "No match found"})
+    assert compare_call("Edit", ref, other, "/r", "/t", VersionSlack()) is None
+    assert compare_call("Edit", ref, CallResult(output="done"), "/r", "/t", VersionSlack())[0] == "outcome"
+
+
+def test_ambiguous_hunks_are_not_generated():
+    text = "begin\nv\nend\nbegin\nv\nend\n"
+    diff = make_diff(text, "begin\nw\nend\nbegin\nv\nend\n", 1, 0)
+    assert hunks_definite(diff, text, 0)  # the header names one of the two places
+    assert not hunks_definite(make_diff(text, "begin\nw\nend\nbegin\nv\nend\n", 1, 1), text, 1)
+
+
+def test_the_command_reports_no_divergence_for_the_reference(capsys, tmp_path):
+    from harness.cli import main
+    code = main(["fuzz", "--target", "reference", "--profile", "mcp-write-text-file", "--max-examples", "5",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    assert "fuzz mcp-write-text-file: no divergence" in capsys.readouterr().out
