@@ -300,6 +300,7 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
     from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
     given = GIVEN[profile]
+    parent = _workspace_parent()
     text_lines = st.lists(st.sampled_from(LINES), min_size=0, max_size=4)
     # Contents end with a newline (claude-code open question 10), and claude-code writes none empty.
     content_lf = (st.lists(st.sampled_from(LINES), min_size=1 if profile == "claude-code" else 0, max_size=4)
@@ -313,7 +314,7 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
             self.steps: list[dict[str, Any]] = []
             self.slack = VersionSlack()
             self.hashes: list[str] = [EMPTY_SHA256]
-            self.ws_ref, self.ws_tgt = Workspace("harness-fuzz-"), Workspace("harness-fuzz-")
+            self.ws_ref, self.ws_tgt = Workspace("harness-fuzz-", parent), Workspace("harness-fuzz-", parent)
             self.sessions: list[Session] = []
             for ws in (self.ws_ref, self.ws_tgt):
                 ws.populate({"files": dict(given)}, {"workspace": str(ws.root)})
@@ -496,6 +497,12 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
 
     Machine.__name__ = f"Fuzz_{profile.replace('-', '_')}"
     return Machine
+
+
+def _workspace_parent() -> str | None:
+    """The folder for the workspaces, as for ``harness run`` (a memory file system where present)."""
+    from harness.options import RunOptions
+    return RunOptions().workspace_parent()
 
 
 def _states(output: Any) -> list[dict[str, Any]]:
