@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from harness import profiles
+from harness import catalog_cache, profiles
 from harness.loader import Problem, ScenarioError, load_file
 from harness.model import Scenario
 
@@ -61,9 +61,35 @@ class Catalog:
 
 
 def load(directories: Iterable[Path] | None = None) -> Catalog:
-    """Loads every scenario file; invalid files are collected as problems, never raised."""
-    catalog = Catalog()
+    """Loads every scenario file; invalid files are collected as problems, never raised.
+
+    A catalog loaded before from unchanged files comes from the cache (harness/catalog_cache.py).
+    """
     directories = list(directories) if directories is not None else [builtin_dir()]
+    files = scenario_files(directories)
+    key = catalog_cache.fingerprint([*files, *_profile_candidates(directories)])
+    cached = catalog_cache.read(directories, key)
+    if isinstance(cached, Catalog):
+        return cached
+    catalog = _load(directories, files)
+    catalog_cache.write(directories, key, catalog)
+    return catalog
+
+
+def _profile_candidates(directories: list[Path]) -> list[Path]:
+    """Returns every profile file a scenario under ``directories`` could be checked against (and
+    where one could appear): those below, those above, the built-in ones."""
+    found = set(profiles.profile_files(directories))
+    found.update(profiles.builtin_dir().glob(f"*/{profiles.FILE_NAME}"))
+    for directory in directories:
+        directory = Path(directory).resolve()
+        for ancestor in [directory, *directory.parents][:profiles._MAX_ANCESTORS]:
+            found.add(ancestor / profiles.FILE_NAME)
+    return sorted(found)
+
+
+def _load(directories: list[Path], files: list[Path]) -> Catalog:
+    catalog = Catalog()
     for profile_file in profiles.profile_files(directories):
         try:
             catalog.profiles.append(profiles.load_cached(profile_file))
@@ -77,7 +103,7 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
         if first is not profile and profile.file:
             catalog.problems.append(Problem(profile.file, 1, "name", f"duplicate profile {profile.name!r} "
                                                                     f"(first in {first.file})"))
-    for path in scenario_files(directories):
+    for path in files:
         try:
             catalog.scenarios += load_file(path)
         except ScenarioError as exc:

@@ -117,6 +117,29 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(f"  {store.path(scenario_id)}")
 
 
+_FILES = pytest.StashKey["dict[Path, list[Any]]"]()
+
+
+def _valid_files(config: pytest.Config) -> dict[Path, list[Any]]:
+    """Returns the scenarios of every valid file under the scenario folders, by resolved path.
+
+    The folders are loaded once per session through the catalog, whose cache
+    (harness/catalog_cache.py) spares parsing and checking every file again: collection costs
+    little. Invalid files are left out (their collection loads them alone, for the problems).
+    """
+    files = config.stash.get(_FILES, None)
+    if files is None:
+        from harness import catalog
+        loaded = catalog.load(config.stash.get(_DIRS, []))
+        broken = {Path(path).resolve() for path in loaded.broken}
+        files = {}
+        for scenario in loaded.scenarios:
+            if scenario.file is not None and Path(scenario.file).resolve() not in broken:
+                files.setdefault(Path(scenario.file).resolve(), []).append(scenario)
+        config.stash[_FILES] = files
+    return files
+
+
 def _snapshot_root(config: pytest.Config) -> Path:
     """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
     return config.rootpath / (config.getini("harness_snapshots") or "snapshots")
@@ -140,10 +163,12 @@ class ScenarioFile(pytest.File):
     """A scenario YAML file: one item per scenario in it, or one failing item if it is invalid."""
 
     def collect(self):
-        """Yields the file's scenarios as items."""
+        """Yields the file's scenarios as items (from the session's catalog, loaded once and cached)."""
         from harness.loader import ScenarioError, load_file
         try:
-            scenarios = load_file(self.path)
+            scenarios = _valid_files(self.config).get(self.path.resolve())
+            if scenarios is None:  # not in the catalog of the scenario folders, or invalid: say why
+                scenarios = load_file(self.path)
         except ScenarioError as exc:
             yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc))
             return

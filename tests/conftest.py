@@ -28,6 +28,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="harness-test-state-")
     # Tests that do not name a snapshot folder must not compare with (or write to) the checkout's.
     os.environ.setdefault("HARNESS_SNAPSHOTS", os.path.join(os.environ["HARNESS_STATE_DIR"], "snapshots"))
+    # The catalog cache of this session only, never the user's.
+    os.environ["HARNESS_CACHE_DIR"] = os.path.join(os.environ["HARNESS_STATE_DIR"], "cache")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -24,6 +24,11 @@ ten targets in one invocation / ten invocations
     processes one after the other.
 process start
     ``harness list`` as a new process (interpreter start, imports, loading the catalog).
+scale
+    the catalog copied ``--scale`` times (each copy's ids made unique) on the in-process
+    reference with the workspace after each step recorded (as for snapshots and reports): seconds
+    per scenario at each size, and the memory the results hold per scenario (traced allocations
+    still alive after the run, at the largest size).
 
 Scenarios that require conditions (pyfakefs) are left out everywhere, as in harness/drivers/bench.py.
 It prints the machine's load beside the figures, and never fails on a slow machine.
@@ -143,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="scenario directories (default: the built-in catalog)")
     parser.add_argument("--fs-scenarios", type=int, default=8,
                         help="filesystem-server scenarios timed both ways (default 8; a server per scenario is slow)")
-    parser.add_argument("--skip", action="append", default=[], choices=["mcp", "filesystem", "campaign", "start"],
+    parser.add_argument("--scale", default="1,10,30", help="catalog copies for the scale figures (default 1,10,30)")
+    parser.add_argument("--skip", action="append", default=[],
+                        choices=["mcp", "filesystem", "campaign", "start", "scale"],
                         help="leave a figure out (repeatable)")
     args = parser.parse_args(argv)
     repeat = max(1, args.repeat)
@@ -187,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         (start,) = best(max(repeat, 5), lambda: subprocess.run(harness_command("list"), check=True,
                                                                 stdout=subprocess.DEVNULL))
         print(f"  {'process start (harness list)':<44} {start * 1000:9.1f} ms   (goal: under 300 ms)")
+    if "scale" not in args.skip:
+        _scale(scenarios, [int(n) for n in args.scale.split(",") if n.strip()], tmp)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"  load average at the end: {load:.1f}")
     return 0
@@ -236,6 +245,34 @@ def _campaign(repeat: int, ratio: Callable[..., None]) -> None:
 
     joint, apart = best(repeat, one, separate)
     ratio(f"ten targets: one invocation / ten ({CAMPAIGN_PROFILE})", joint, apart, "goal: at most 0.5")
+
+
+def copies(scenarios: list[Scenario], factor: int) -> list[Scenario]:
+    """Returns the scenarios ``factor`` times, each copy's ids made unique (``<id>~<copy>``)."""
+    import dataclasses
+    return [dataclasses.replace(s, id=f"{s.id}~{k}") if k else s for k in range(factor) for s in scenarios]
+
+
+def _scale(scenarios: list[Scenario], factors: list[int], tmp: str | None) -> None:
+    import gc
+    import tracemalloc
+    for factor in factors:
+        chosen = copies(scenarios, factor)
+        seconds = timed(catalog_run(lambda: ReferenceTarget("reference"), chosen, record_states=True, tmp=tmp))
+        print(f"  {f'scale {factor}x: {len(chosen)} scenarios':<44} {seconds:9.2f} s   "
+              f"{seconds / len(chosen) * 1000:6.2f} ms per scenario   (goal: the same at every size)")
+    if factors:
+        chosen = copies(scenarios, max(factors))
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        runs = workers.run([ReferenceTarget("reference")], chosen, record_states=True, tmp=tmp)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        print(f"  {f'memory held by {len(chosen)} results':<44} {held / 2**20:9.1f} MiB   "
+              f"{held / len(chosen) / 1024:6.1f} KiB per scenario   (goal: under 20 KB)")
+        del runs
 
 
 if __name__ == "__main__":

@@ -1,0 +1,106 @@
+"""The catalog cache: a second load of unchanged files parses nothing; any change loads afresh."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness import catalog, catalog_cache
+
+SCENARIO = """\
+id: cache/write-{n}
+profile: claude-code
+title: {title}
+source: 001-claude-code-read-write-edit.md §Write
+steps:
+  - tool: Write
+    args: {{file_path: "${{workspace}}/a.txt", content: "x"}}
+"""
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(catalog_cache.ENV, str(folder))
+    return folder
+
+
+def _write(folder: Path, n: int, title: str) -> Path:
+    path = folder / f"s{n}.yaml"
+    path.write_text(textwrap.dedent(SCENARIO.format(n=n, title=title)), "utf-8")
+    return path
+
+
+def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(path):
+        raise AssertionError(f"parsed {path} again")
+    monkeypatch.setattr(catalog, "load_file", refuse)
+
+
+def test_a_second_load_of_unchanged_files_comes_from_the_cache(tmp_path: Path, cache: Path, monkeypatch) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    _write(folder, 1, "first")
+    first = catalog.load([folder])
+    assert [s.id for s in first.scenarios] == ["cache/write-1"] and list(cache.iterdir())
+    _no_parsing(monkeypatch)
+    again = catalog.load([folder])
+    assert [(s.id, s.title, s.line) for s in again.scenarios] == [(s.id, s.title, s.line) for s in first.scenarios]
+
+
+def test_a_changed_added_or_removed_file_loads_afresh(tmp_path: Path, cache: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    path = _write(folder, 1, "first")
+    catalog.load([folder])
+    _write(folder, 1, "a longer title")
+    assert [s.title for s in catalog.load([folder]).scenarios] == ["a longer title"]
+    _write(folder, 2, "second")
+    assert len(catalog.load([folder]).scenarios) == 2
+    path.unlink()
+    assert [s.id for s in catalog.load([folder]).scenarios] == ["cache/write-2"]
+
+
+def test_a_profile_file_appearing_above_the_scenarios_loads_afresh(tmp_path: Path, cache: Path) -> None:
+    folder = tmp_path / "put-file" / "scenarios"
+    folder.mkdir(parents=True)
+    path = _write(folder, 1, "first")
+    path.write_text(path.read_text().replace("profile: claude-code", "profile: put-file"), "utf-8")
+    before = [str(p) for p in catalog.load([folder]).problems]
+    assert any("unknown profile 'put-file'" in p for p in before)
+    (tmp_path / "put-file" / "profile.yaml").write_text("name: put-file\n", "utf-8")  # there, but invalid
+    after = [str(p) for p in catalog.load([folder]).problems]
+    assert after != before and not any("unknown profile" in p for p in after)
+
+
+def test_a_cache_others_may_write_is_never_read(tmp_path: Path, cache: Path, monkeypatch) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    _write(folder, 1, "first")
+    catalog.load([folder])
+    (entry,) = cache.iterdir()
+    os.chmod(entry, 0o666)
+    calls = []
+    real = catalog.load_file
+    monkeypatch.setattr(catalog, "load_file", lambda path: calls.append(path) or real(path))
+    catalog.load([folder])
+    assert calls  # parsed again rather than unpickling what anyone could have written
+
+
+def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv(catalog_cache.ENV, "off")
+    assert catalog_cache.cache_dir() is None
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    _write(folder, 1, "first")
+    assert len(catalog.load([folder]).scenarios) == 1
+
+
+def test_the_built_in_catalog_loads_the_same_from_the_cache(cache: Path) -> None:
+    fresh = catalog.load()
+    cached = catalog.load()
+    assert [s.raw for s in cached.scenarios] == [s.raw for s in fresh.scenarios]
+    assert [str(p) for p in cached.problems] == [str(p) for p in fresh.problems]
