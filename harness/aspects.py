@@ -244,3 +244,59 @@ def rate_line(counts: dict[str, dict[str, int]]) -> str:
         judged = counts[aspect][PASS] + counts[aspect][FAIL]
         parts.append(f"{aspect} {round(100 * counts[aspect][PASS] / judged)}%" if judged else f"{aspect} –")
     return " · ".join(parts)
+
+
+def project(doc: dict[str, Any], aspect: str) -> dict[str, Any]:
+    """Returns the part of a recorded behaviour (a snapshot document) that belongs to ``aspect``,
+    for ``harness diff --aspects``: ``effects`` the workspace after each step; ``outcome`` whether
+    each call failed, its error code and the output fields its profile's tool lists in
+    ``outcome``; ``output`` the rest of what each call returned, and its events."""
+    fields_of = _outcome_fields_by_name(str(doc.get("profile", "")))
+    steps = []
+    for step in doc.get("steps", ()):
+        entry: dict[str, Any] = {"step": step.get("step")}
+        if aspect == "effects":
+            if "workspace" in step:
+                entry["workspace"] = step["workspace"]
+        elif "tool" not in step:
+            continue  # an action the harness took: the same on both sides
+        elif aspect == "outcome":
+            error, output = step.get("error"), step.get("output")
+            entry["failed"] = "error" in step
+            if isinstance(error, dict) and "code" in error:
+                entry["code"] = error["code"]
+            if isinstance(output, dict):
+                entry.update({name: output[name] for name in fields_of(step["tool"]) if name in output})
+        else:
+            error, output = step.get("error"), step.get("output")
+            if "error" in step:
+                entry["error"] = {k: v for k, v in error.items() if k != "code"} if isinstance(error, dict) else error
+            elif isinstance(output, dict):
+                outcome = set(fields_of(step["tool"]))
+                entry["output"] = {k: v for k, v in output.items() if k not in outcome}
+            else:
+                entry["output"] = output
+            if "events" in step:
+                entry["events"] = step["events"]
+        steps.append(entry)
+    out: dict[str, Any] = {"steps": steps}
+    if aspect == "effects" and "workspace" in doc:
+        out["workspace"] = doc["workspace"]
+    return out
+
+
+def differing(old: dict[str, Any], new: dict[str, Any], among: Iterable[str] = ASPECTS) -> list[str]:
+    """Returns the aspects (of ``among``) in which two recorded behaviours differ."""
+    return [aspect for aspect in ASPECTS if aspect in set(among) and project(old, aspect) != project(new, aspect)]
+
+
+def _outcome_fields_by_name(name: str):
+    try:
+        profile = profiles.known().get(name)
+    except profiles.ProfileError:
+        profile = None
+
+    def fields_of(tool: str) -> tuple[str, ...]:
+        found = profile.tools.get(tool) if profile else None
+        return found.outcome if found else ()
+    return fields_of

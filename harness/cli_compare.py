@@ -39,6 +39,8 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     add_selection(diff)
     diff.add_argument("--timeout", type=float, default=10.0, help="per-call timeout for targets run now")
     diff.add_argument("-q", "--quiet", action="store_true", help="list the scenarios only, no diffs")
+    diff.add_argument("--aspects", metavar="A,B", default=None,
+                      help="compare only these aspects of the behaviour (effects, outcome, output)")
     diff.set_defaults(handler=cmd_diff)
 
     report = sub.add_parser("report", help="the conformance matrix over several sources, in several formats")
@@ -95,6 +97,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if loaded is None:
         return EXIT_USAGE
     (a, b), _ = loaded
+    from harness import aspects
+    try:
+        among = aspects.parse_selection(args.aspects) if args.aspects else None
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return EXIT_USAGE
     recorded_a, recorded_b = a.recorded(), b.recorded()
     differing, only_a, only_b = [], [], []
     for scenario_id in sorted(set(recorded_a) | set(recorded_b)):
@@ -104,10 +112,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
         elif new is None:
             only_a.append(scenario_id)
         elif not old.same_behaviour(new):
+            # which aspects differ (harness/aspects.py); with --aspects only those count and are shown
+            which = aspects.differing(old.document or {}, new.document or {}, among or aspects.ASPECTS)
+            if among is not None and not which:
+                continue
             differing.append(scenario_id)
-            console.print(f"\n[bold yellow]DIFFERS[/bold yellow] [bold]{escape(scenario_id)}[/bold]")
-            if not args.quiet:
+            console.print(f"\n[bold yellow]DIFFERS[/bold yellow] [bold]{escape(scenario_id)}[/bold]"
+                          + (f" [dim]({escape(', '.join(which))})[/dim]" if which else ""))
+            if not args.quiet and among is None:
                 print_diff(console, snap.unified_diff(old.text or "", new.text or "", f"{a.label}/{scenario_id}",
+                                                      f"{b.label}/{scenario_id}"))
+            elif not args.quiet:
+                import yaml
+                texts = [yaml.safe_dump({aspect: aspects.project(doc.document or {}, aspect) for aspect in which},
+                                        allow_unicode=True, sort_keys=False) for doc in (old, new)]
+                print_diff(console, snap.unified_diff(texts[0], texts[1], f"{a.label}/{scenario_id}",
                                                       f"{b.label}/{scenario_id}"))
     for label, other, ids in ((a.label, b, only_a), (b.label, a, only_b)):
         for scenario_id in ids:

@@ -44,6 +44,7 @@ class Observation:
     raw: str | None = None  # the snapshot text as stored, for a snapshot folder
     known: str | None = None  # a baseline's known failure: the baseline's reason
     stale: str | None = None  # listed in the baseline but passes now: the baseline's reason
+    aspects: dict[str, str] | None = None  # per-aspect verdicts, every aspect judged (harness/aspects.py)
 
     @property
     def recorded(self) -> bool:
@@ -94,6 +95,7 @@ def observation(result: dict[str, Any]) -> Observation:
         source=result.get("source", ""), open_question=result.get("open_question"),
         verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
         known=result.get("known"), stale=result.get("stale"),
+        aspects=result.get("aspects_observed") or result.get("aspects"),
         doc=snap.document(result) if snap.is_recordable(result) else None)
 
 

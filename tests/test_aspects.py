@@ -4,6 +4,7 @@ verdicts of a result, and what judging only some aspects (--aspects) does to the
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,47 @@ def test_harness_run_aspects_makes_an_output_only_difference_visible_without_fai
     (result,) = json.loads(report.read_text("utf-8"))["results"]
     assert result["verdict"] == "pass" and result["aspects"]["output"] == "recorded"
     assert main(["run", "--no-builtin", "--scenarios", str(folder), "--aspects", "effect"]) == 2
+
+
+def test_harness_diff_compares_by_aspect(tmp_path, capsys):
+    root = tmp_path / "snaps"
+    assert main(["run", "-q", "--jobs", "1", "--profile", "mcp-write-text-file", "-k", "tc5",
+                 "--snapshot-update", "--snapshots", str(root)]) == 0
+    base = root / "reference"
+    (path,) = base.rglob("*.yaml")
+    worded = tmp_path / "worded"
+    shutil.copytree(base, worded)
+    target = worded / path.relative_to(base)
+    target.write_text(path.read_text("utf-8").replace("message: 'Path must be absolute: relative/path.txt'",
+                                                      "message: 'relative paths are refused'", 1), "utf-8")
+    assert main(["diff", str(base), str(worded), "--aspects", "effects,outcome"]) == 0
+    capsys.readouterr()
+    assert main(["diff", str(base), str(worded)]) == 1
+    assert "(output)" in capsys.readouterr().out
+    assert main(["diff", str(base), str(worded), "--aspects", "output"]) == 1
+    out = capsys.readouterr().out
+    assert "+      message: relative paths are refused" in out and "bytes" not in out.split("DIFFERS")[1].split("vs")[0]
+    target.write_text(path.read_text("utf-8").replace("code: -32600", "code: -32602", 1), "utf-8")
+    assert main(["diff", str(base), str(worded), "--aspects", "outcome"]) == 1
+    assert "(outcome, output)" not in capsys.readouterr().out  # only the judged aspect is named
+    assert main(["diff", str(base), str(worded), "--aspects", "outcome,nope"]) == 2
+
+
+def test_the_matrices_show_aspect_marks_and_a_rate_line_per_profile(folder, tmp_path, capsys):
+    (folder / "worded.yaml").write_text(MCP.replace("tc5", "tc5-worded").replace(
+        "Path must be absolute: relative/path.txt", "Paths must be absolute"), "utf-8")
+    (folder / "ok.yaml").write_text(MCP, "utf-8")
+    report = tmp_path / "r.json"
+    main(["run", "--no-builtin", "--scenarios", str(folder), "--jobs", "1", "--json", str(report), "-q",
+          "--aspects", "effects,outcome"])
+    markdown, html = tmp_path / "r.md", tmp_path / "r.html"
+    capsys.readouterr()
+    assert main(["report", str(report), "--no-builtin", "--scenarios", str(folder),
+                 "--markdown", str(markdown), "--html", str(html)]) == 0
+    line = "reference · mcp-write-text-file: effects 100% · outcome 100% · output 50%"
+    out = capsys.readouterr().out
+    assert line in out and "pass ✓✓✗" in out and "pass ✓✓✓" in out
+    text = markdown.read_text("utf-8")
+    assert f"- {line}" in text and "| `mcp-write-text-file/tc/tc5-worded` | ✅ pass ✓✓✗ |" in text
+    page = html.read_text("utf-8")
+    assert f"<li>{line}</li>" in page and '<span class="marks" title="effects, outcome, output">✓✓✗</span>' in page

@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 
 import harness
-from harness.report.matrix import VERDICTS, Matrix, explain_cell
+from harness.report.matrix import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell
 
 CSS = """
 :root{--pass:#1a7f37;--fail:#cf222e;--recorded:#0969da;--skip:#9a6700;--error:#8250df;--observed:#57606a;
@@ -30,6 +30,7 @@ td.id{font-family:ui-monospace,monospace;font-size:12.5px}
 .v-pass{color:var(--pass)}.v-fail{color:var(--fail)}.v-recorded{color:var(--recorded)}.v-skip{color:var(--skip)}
 .v-error{color:var(--error)}.v-known{color:var(--skip);font-style:italic}.v-observed{color:var(--observed)}.v-absent{color:var(--absent);font-weight:400}
 .differs{color:#bc4c00}
+.marks{color:#6e7781;font-size:.85em;letter-spacing:.05em}
 a.v{text-decoration:none}a.v:hover{text-decoration:underline}
 #filters{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.5rem .7rem;background:var(--bg);
 border:1px solid var(--line);border-radius:6px}
@@ -120,6 +121,10 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                      + "".join(f'<td class="v v-{v}">{counts[v]}</td>' for v in VERDICTS)
                      + (f"<td>{counts['differs']}</td>" if len(labels) > 1 else "") + "</tr>")
     parts.append("</tbody></table>")
+    aspect_lines = [line for label in labels for line in matrix.aspect_lines(label)]
+    if aspect_lines:
+        parts.append('<ul class="aspects">' + "".join(f"<li>{escape(line)}</li>" for line in aspect_lines)
+                     + f'</ul><p class="meta">{escape(ASPECT_LEGEND)}</p>')
     for source in matrix.sources:
         start_error = source.target.get("start_error")
         if start_error:
@@ -150,6 +155,9 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
             for label in labels:
                 cell = row.cells[label]
                 mark = ' <span class="differs" title="behaves unlike the first column">≠</span>' if cell.differs else ""
+                if cell.marks:
+                    mark = (f' <span class="marks" title="effects, outcome, output">{escape(cell.marks)}</span>'
+                            + mark)
                 if cell.notable:
                     anchor = f"d-{len(details)}"
                     cells.append(f'<td><a class="v v-{cell.verdict}" href="#{anchor}">{cell.verdict}</a>{mark}</td>')

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import harness
-from harness.report.matrix import VERDICTS, Matrix, explain_cell, notable
+from harness.report.matrix import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell, notable
 
 ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "skip": "⏭️ skip", "error": "💥 error",
          "known": "🔕 known", "observed": "👁️ observed", "absent": "—"}
@@ -57,6 +57,9 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
         extra = f" | {counts['differs']}" if len(labels) > 1 else ""
         out.append(f"| {_cell(label)} | " + " | ".join(str(counts[v]) for v in shown) + extra + " |")
     out.append("")
+    aspect_lines = [line for label in labels for line in matrix.aspect_lines(label)]
+    if aspect_lines:
+        out += [f"- {_cell(line)}" for line in aspect_lines] + ["", f"<sub>{ASPECT_LEGEND}</sub>", ""]
     out += _run_notes(matrix)
 
     problems = list(notable(matrix))
@@ -83,7 +86,8 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
     for profile, tool, rows in matrix.groups():
         out.append(f"| **{_cell(profile)} · {_cell(tool or '—')}** |" + " |" * len(labels))
         for row in rows:
-            cells = [ICONS.get(row.cells[l].verdict, row.cells[l].verdict) + (" ≠" if row.cells[l].differs else "")
+            cells = [ICONS.get(row.cells[l].verdict, row.cells[l].verdict)
+                     + (f" {row.cells[l].marks}" if row.cells[l].marks else "") + (" ≠" if row.cells[l].differs else "")
                      for l in labels]
             out.append(f"| `{_cell(row.id)}` | " + " | ".join(cells) + " |")
     out += ["", "</details>", ""]

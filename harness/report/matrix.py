@@ -27,6 +27,7 @@ from rich.text import Text
 import harness
 from harness import snapshot as snap
 from harness import profiles
+from harness.aspects import ASPECTS, rate_line
 from harness.model import TARGET_NOT_STARTED
 from harness.sources import Observation, Source
 
@@ -38,6 +39,9 @@ STYLES = {"pass": "green", "fail": "bold red", "recorded": "cyan", "skip": "yell
 #: How an error begins when the target did not start: said once per source, not per cell.
 NOT_STARTED = TARGET_NOT_STARTED
 ANSWER_WIDTH = 160
+#: How a cell shows its aspects (effects, outcome, output, in that order): e.g. ``✓✓✗``.
+ASPECT_MARKS = {"pass": "✓", "fail": "✗", "recorded": "○", "n/a": "·"}
+ASPECT_LEGEND = "aspects: effects outcome output — ✓ pass, ✗ fail, ○ recorded, · n/a"
 
 
 @dataclass
@@ -53,6 +57,15 @@ class Cell:
     def shown_answer(self) -> str:
         """Returns the answer as the open-questions table shows it: the answer, else the verdict."""
         return self.answer if self.answer is not None else f"({self.verdict})"
+
+    @property
+    def marks(self) -> str:
+        """Returns the cell's aspect marks (effects, outcome, output), e.g. ``✓✓✗``; empty when it has
+        none or every aspect is n/a."""
+        found = self.observation.aspects if self.observation is not None else None
+        if not found or all(found.get(a) == "n/a" for a in ASPECTS):
+            return ""
+        return "".join(ASPECT_MARKS.get(found.get(aspect, "n/a"), "?") for aspect in ASPECTS)
 
     @property
     def differs(self) -> bool:
@@ -123,6 +136,21 @@ class Matrix:
         if label != self.labels[0]:
             parts.append(f"{counts['differs']} differ from {self.labels[0]}")
         return f"{label}: " + (", ".join(parts) or "nothing")
+
+    def aspect_lines(self, label: str) -> list[str]:
+        """Returns one line per profile of a column: ``label · profile: effects 97% · outcome 91% ·
+        output 40%`` (harness/aspects.py, ``rate_line``); none for a column without aspect verdicts."""
+        counts: dict[str, dict[str, dict[str, int]]] = {}
+        for row in self.rows:
+            obs = row.cells[label].observation
+            if obs is None or not obs.aspects:
+                continue
+            per = counts.setdefault(row.profile, {a: {v: 0 for v in ASPECT_MARKS} for a in ASPECTS})
+            for aspect in ASPECTS:
+                verdict = obs.aspects.get(aspect, "n/a")
+                per[aspect][verdict if verdict in ASPECT_MARKS else "n/a"] += 1
+        return [f"{label} · {profile}: {rate_line(per)}" for profile, per in counts.items()
+                if any(per[a]["pass"] + per[a]["fail"] for a in ASPECTS)]
 
     @property
     def open_questions(self) -> list[Row]:
@@ -284,7 +312,9 @@ def as_json(matrix: Matrix) -> dict[str, Any]:
                                 "reason": cell.observation.reason if cell.observation else "",
                                 "differs": cell.differs,
                                 **({"known": cell.known} if cell.known is not None else {}),
-                                **({"answer": cell.answer} if cell.answer is not None else {})}
+                                **({"answer": cell.answer} if cell.answer is not None else {}),
+                                **({"aspects": dict(cell.observation.aspects)}
+                                   if cell.observation is not None and cell.observation.aspects else {})}
                         for label, cell in row.cells.items()},
         } for row in matrix.rows],
         "summary": {label: matrix.summary(label) for label in matrix.labels},
@@ -307,6 +337,8 @@ def table(matrix: Matrix, *, title: str = "conformance matrix") -> Table:
             for label in matrix.labels:
                 cell = row.cells[label]
                 text = Text(cell.verdict, style=STYLES.get(cell.verdict, ""))
+                if cell.marks:
+                    text.append(" " + cell.marks, style="dim")
                 if cell.differs:
                     text.append(" ≠", style="bold yellow")
                 cells.append(text)
@@ -327,6 +359,11 @@ def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> N
     console.print()
     for label in matrix.labels:
         console.print(matrix.summary_line(label), highlight=False)
+    lines = [line for label in matrix.labels for line in matrix.aspect_lines(label)]
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
+    if lines:
+        console.print(ASPECT_LEGEND, style="dim", highlight=False, markup=False)
 
 
 def print_diff(console: Console, text: str) -> None:
