@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint coverage bench mutation sandbox-tools capture-claude-code capture-mcp-filesystem report-screenshot clean
+.PHONY: run test lint profiles coverage bench mutation sandbox-tools capture-claude-code capture-mcp-filesystem report-screenshot clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: $(STAMP)
 ## coverage: regenerate docs/coverage.md (seed sections -> scenarios)
 coverage: $(STAMP)
 	$(BIN)/harness coverage --markdown docs/coverage.md
+
+## profiles: regenerate docs/profiles/<profile>.md (each profile's reference page) from profile.yaml and the catalog
+profiles: $(STAMP)
+	$(BIN)/harness profiles --markdown docs/profiles
 
 ## lint: validate every scenario file
 lint: $(STAMP)

@@ -107,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("--no-builtin", action="store_true")
     cov.set_defaults(handler=cmd_coverage)
 
+    prof = sub.add_parser("profiles", help="list the profiles, print one's reference page, or write them all")
+    prof.add_argument("name", nargs="?", help="print this profile's reference page (Markdown)")
+    prof.add_argument("--markdown", type=Path, metavar="DIR", help="write <DIR>/<profile>.md for each profile")
+    prof.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR")
+    prof.add_argument("--no-builtin", action="store_true")
+    prof.set_defaults(handler=cmd_profiles)
+
     show = sub.add_parser("show", help="show a scenario and its last observation")
     show.add_argument("id")
     show.add_argument("--target", default=None, help="whose last observation (default: the last run)")
@@ -325,6 +332,29 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for section in missing:
         print(f"not covered: {section.seed} {section.label}", file=sys.stderr)
     return EXIT_FAILED if missing else EXIT_OK
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    """Lists the profiles; prints one's reference page; or writes every page (harness/profile_pages.py)."""
+    from harness import profile_pages
+    cat = _catalog(args)
+    for problem in cat.problems:
+        print(f"invalid {_file_kind(problem)}: {problem}", file=sys.stderr)
+    found = {profile.name: profile for profile in sorted(cat.profiles, key=lambda p: (p.document, p.name))}
+    if args.name is not None and args.name not in found:
+        print(f"no profile {args.name!r} (known: {', '.join(found)})", file=sys.stderr)
+        return EXIT_USAGE
+    chosen = [found[args.name]] if args.name else list(found.values())
+    if args.markdown:
+        for path in profile_pages.write_all(args.markdown, chosen, cat.scenarios):
+            print(path)
+    elif args.name:
+        sys.stdout.write(profile_pages.render(found[args.name], cat.scenarios))
+    else:
+        for profile in chosen:
+            count = sum(1 for s in cat.scenarios if s.profile == profile.name)
+            print(f"{profile.name:<24} {count:>4} scenarios  {', '.join(profile.tools)}  ({profile.document})")
+    return EXIT_USAGE if cat.broken_profiles else EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
