@@ -301,6 +301,7 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
 
     given = GIVEN[profile]
     parent = _workspace_parent()
+    declared = _declared_tools(profile)
     text_lines = st.lists(st.sampled_from(LINES), min_size=0, max_size=4)
     # Contents end with a newline (claude-code open question 10), and claude-code writes none empty.
     content_lf = (st.lists(st.sampled_from(LINES), min_size=1 if profile == "claude-code" else 0, max_size=4)
@@ -341,6 +342,8 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
         # -- running one step on both sides --
 
         def call(self, tool: str, args: dict[str, Any]) -> None:
+            # Only calls the profile declares, with arguments its schema accepts (profile.yaml).
+            assume(tool in declared and declared[tool].follows(args))
             step = {"tool": tool, "args": args}
             self.steps.append(step)
             results = []
@@ -497,6 +500,12 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
 
     Machine.__name__ = f"Fuzz_{profile.replace('-', '_')}"
     return Machine
+
+
+def _declared_tools(profile: str) -> dict[str, Any]:
+    """The profile's tools as its ``profile.yaml`` declares them (names, argument schemas)."""
+    from harness import profiles
+    return dict(profiles.builtin()[profile].tools)
 
 
 def _workspace_parent() -> str | None:
