@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import select
@@ -32,6 +33,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+STOPPED = (". The run was stopped before the end: the mutants run are a pseudo-random sample of every module "
+           "(a fixed order by hash); `make mutation` resumes where it stopped.")
 EXCLUDED_PROFILES = ("claude-code-captured",)  # the real CLI's captured behaviour, not a reference profile
 
 
@@ -172,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.monotonic()
     previous: dict[str, dict[str, Any]] = json.loads(args.json.read_text("utf-8")) if args.json.exists() else {}
+    # One line per mutant as it finishes: a run that is stopped resumes where it was.
+    log = args.json.with_suffix(".rerun.jsonl" if args.rerun_survivors else ".jsonl")
+    done_before = _read_log(log) if not args.rerun_survivors else {}
+    if args.report_only:
+        previous = {**previous, **done_before}
     if args.report_only:
         names_by_file = _stored_names()
         seconds = previous.get("__run__", {}).get("seconds", 0.0)
@@ -229,8 +237,13 @@ def main(argv: list[str] | None = None) -> int:
                if args.only is None or fnmatch.fnmatch(name, args.only)]
     if args.rerun_survivors:
         mutants = [(path, name) for path, name in mutants if status(previous.get(name, {}).get("code", 1)) == "survived"]
+    # A fixed pseudo-random order: a run stopped early has still sampled every module evenly.
+    mutants.sort(key=lambda item: hashlib.sha256(item[1].encode()).hexdigest())
+    results: dict[str, dict[str, Any]] = {name: r for name, r in done_before.items() if name != "__run__"}
+    mutants = [(path, name) for path, name in mutants if name not in results]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log_file = open(log, "a", encoding="utf-8")
     print(f"{len(mutants)} mutants; the catalog takes {sum(clean_seconds.values()):.1f} s unmutated", flush=True)
-    results: dict[str, dict[str, Any]] = {}
     first_killer: dict[str, str] = {}  # function -> the scenario that last killed one of its mutants
     pool = Pool(args.jobs, run_one)
     interactive = sys.stdout.isatty()
@@ -238,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     def collect(done):
         for name, code, killer, seconds in done:
             results[name] = {"code": code, "killer": killer, "seconds": round(seconds, 3)}
+            log_file.write(json.dumps({"name": name, **results[name]}) + "\n")
+            log_file.flush()
             if killer and not killer.startswith("<"):
                 first_killer[name.rsplit("__mutmut_", 1)[0]] = killer
         if interactive:
@@ -262,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
     shutil.rmtree(tmp, ignore_errors=True)
 
-    seconds = time.monotonic() - started
+    log_file.close()
+    seconds = time.monotonic() - started + done_before.get("__run__", {}).get("seconds", 0.0)
     if args.rerun_survivors:  # the full run's figures stay; survivors killed now are killed since
         for name, result in results.items():
             if result["code"] != 0:
@@ -272,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = previous.get("__run__", {}).get("seconds", seconds)
     else:
         results["__run__"] = {"seconds": round(seconds, 1), "jobs": args.jobs}
+    log.unlink()  # complete: the JSON holds it all
     store({name: r["code"] for name, r in results.items() if name != "__run__"})
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=1, sort_keys=True), "utf-8")
@@ -279,6 +296,19 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(report, "utf-8")
     print(f"wrote {args.out} ({seconds:.0f} s)")
     return 0
+
+
+def _read_log(path: Path) -> dict[str, dict[str, Any]]:
+    """Returns the results a stopped run logged (name -> result)."""
+    out: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text("utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line cut off when the run was stopped
+            out[entry.pop("name")] = entry
+    return out
 
 
 def _stored_names() -> dict[str, list[str]]:
@@ -343,6 +373,8 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
                          and (classify(n, classes) or {}).get("class") == "open-question")
     contract = relevant - open_questions
     contract_score = 100.0 * (killed + since + timeout) / contract if contract else 100.0
+    everything = sum(len(v) for v in names_by_file.values())
+    ran = sum(1 for names in names_by_file.values() for n in names if n in results)
     out = [
         "# Mutation testing of the reference",
         "",
@@ -351,8 +383,8 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         "profile, stopping at the first that fails). Survivors are classified in",
         "`docs/mutation-classes.yaml`; a survivor no class names is listed as *unclassified*.",
         "",
-        f"Measured: {sum(len(v) for v in names_by_file.values())} mutants in {seconds / 60:.1f} minutes "
-        f"with {jobs} mutants at a time, on a machine shared with other work (its load varies).",
+        f"Measured: {ran} of {everything} mutants run, in {seconds / 60:.1f} minutes with {jobs} mutants at a time, "
+        "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),
         "",
         f"**Score: {score:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts as killed: the",
         "catalog noticed it never finished; *killed since* are survivors of the full run that a scenario",
