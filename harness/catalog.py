@@ -48,6 +48,24 @@ class Catalog:
         """Returns the scenario with that id, or None."""
         return next((s for s in self.scenarios if s.id == scenario_id), None)
 
+    def profile_names(self) -> list[str]:
+        """Returns every profile name a selection may use: the built-in profiles, those loaded with
+        ``--scenarios`` and those of the loaded scenarios."""
+        return sorted(set(profiles.builtin()) | {profile.name for profile in self.profiles}
+                      | {scenario.profile for scenario in self.scenarios})
+
+    def unknown_profiles(self, names: Iterable[str]) -> str | None:
+        """Returns the usage error for ``--profile`` names no contract or scenario has (with the valid
+        ones and the nearest), or None when every name is known."""
+        import difflib
+        valid = self.profile_names()
+        unknown = [name for name in names if name not in valid]
+        if not unknown:
+            return None
+        hints = [f"{name!r}" + (f" (did you mean {near[0]!r}?)" if (near := difflib.get_close_matches(name, valid, 1)) else "")
+                 for name in unknown]
+        return f"unknown profile {', '.join(hints)}; valid profiles: {', '.join(valid)}"
+
     def select(self, *, profiles: Iterable[str] = (), keyword: str | None = None) -> list[Scenario]:
         """Returns the scenarios of the given profiles whose id, title or tags match ``keyword``.
 
@@ -110,14 +128,26 @@ def _load(directories: list[Path], files: list[Path]) -> Catalog:
             catalog.problems += exc.problems
             catalog.broken.append(path)
     seen: dict[str, Scenario] = {}
+    builtin = builtin_dir().resolve()
     for scenario in catalog.scenarios:
-        if scenario.id in seen:
-            first = seen[scenario.id]
-            catalog.problems.append(Problem(scenario.file or Path("?"), scenario.line, "id",
-                                            f"duplicate id {scenario.id!r} (first in {first.location})"))
-        else:
+        if scenario.id not in seen:
             seen[scenario.id] = scenario
+            continue
+        # Blame the copy outside the built-in catalog (a user's folder), whichever was loaded first.
+        first, second = seen[scenario.id], scenario
+        if _inside(second, builtin) and not _inside(first, builtin):
+            first, second = second, first
+            seen[scenario.id] = first
+        where = " (the built-in catalog)" if _inside(first, builtin) else ""
+        catalog.problems.append(Problem(second.file or Path("?"), second.line, "id",
+                                        f"duplicate id {second.id!r}: also in {first.location}{where}; "
+                                        "give this one another id"))
+    catalog.scenarios = [s for s in catalog.scenarios if seen[s.id] is s]  # one scenario per id runs
     return catalog
+
+
+def _inside(scenario: Scenario, folder: Path) -> bool:
+    return scenario.file is not None and scenario.file.resolve().is_relative_to(folder)
 
 
 def load_with(extra: Iterable[Path], *, builtin: bool = True) -> Catalog:

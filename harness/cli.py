@@ -155,6 +155,9 @@ def run(options: RunOptions) -> int:
     if options.usage_error():
         console.print(f"[red]error:[/red] {options.usage_error()}")
         return EXIT_USAGE
+    if cat.unknown_profiles(options.profiles):  # a typo must not silently narrow the run
+        console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(options.profiles))}", soft_wrap=True)
+        return EXIT_USAGE
     scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
     if len(targets) > 1:  # a campaign is split by target, so each target's report stays whole
         targets = [target for target in targets if options.in_shard(target.spec)]
@@ -286,6 +289,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     cat = _catalog(args)
     for problem in cat.problems:
         print(f"invalid scenario: {problem}", file=sys.stderr)
+    if cat.unknown_profiles(args.profile):
+        print(f"error: {cat.unknown_profiles(args.profile)}", file=sys.stderr)
+        return EXIT_USAGE
     for scenario in cat.select(profiles=args.profile, keyword=args.keyword):
         marker = "?" if scenario.open_question else " "
         print(f"{marker} {scenario.id:<60} {scenario.title}")

@@ -60,6 +60,9 @@ def _load(args: argparse.Namespace, names: list[str], console: Any,
     from harness import catalog as catalog_mod
     from harness import sources
     cat = catalog_mod.load_with(args.scenarios, builtin=not args.no_builtin)
+    if cat.unknown_profiles(args.profile):
+        console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(args.profile))}")
+        return None
     scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
     wanted = {s.id for s in scenarios}
     known = {s.id for s in cat.scenarios}

@@ -37,7 +37,7 @@ def schema() -> dict[str, Any]:
 
 @functools.cache
 def _checker() -> SchemaChecker:
-    return SchemaChecker(schema())
+    return SchemaChecker(schema(), matchers=MATCHER_NAMES)  # an unknown $ key is a mistyped matcher
 
 
 def load_file(path: Path | str) -> list[Scenario]:
@@ -46,7 +46,7 @@ def load_file(path: Path | str) -> list[Scenario]:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError([Problem(path, 1, "", f"cannot read: {exc}")]) from None
+        raise ScenarioError([Problem(path, 1, "file", f"cannot read: {exc}")]) from None
     return load_text(text, path)
 
 

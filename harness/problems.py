@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import jsonschema_rs
 import yaml
@@ -79,8 +79,9 @@ class SchemaChecker:
     explaining one (slow, but its errors carry the context that locates a problem) runs only on
     invalid ones."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], *, matchers: Iterable[str] = ()) -> None:
         self.schema = schema
+        self.matchers = sorted(matchers)  # the names an unknown ``$`` key is suggested from
         # The regex format as the explaining validator (and the matchers) read it: Python's re, not ECMA's.
         self._fast = jsonschema_rs.validator_for(schema, validate_formats=True, formats={"regex": _is_regex})
 
@@ -111,8 +112,7 @@ class SchemaChecker:
                 if names:
                     field_path = field_path + [names[0]]
                     at_key = True
-                    allowed = sorted(error.schema.get("properties", {}))
-                    message = f"unknown key {names[0]!r}" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+                    message = unknown_key(names[0], sorted(error.schema.get("properties", {})), self.matchers)
             elif error.validator == "required":
                 message = error.message.replace("is a required property", "is required")
             out.append((field_path, message, at_key))
@@ -153,12 +153,9 @@ def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[y
     try:
         documents, nodes = _parse(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise FileProblems([Problem(path, line, "", f"invalid YAML: {problem}")]) from None
+        raise FileProblems([yaml_problem(path, text, exc)]) from None
     if not documents:
-        raise FileProblems([Problem(path, 1, "", f"no {what} in file")])
+        raise FileProblems([Problem(path, 1, "document", f"no {what} in file")])
     return documents, nodes
 
 
@@ -177,6 +174,73 @@ def _parse(text: str) -> tuple[list[Any], list[yaml.Node]]:
     finally:
         loader.dispose()
     return documents, nodes
+
+
+_KEY_AT_LINE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_$][\w$.-]*)\s*:")
+
+
+def unknown_key(name: str, allowed: list[str], matchers: list[str] | None = None) -> str:
+    """Returns the message for an unknown key: the nearest allowed name, then every allowed one.
+
+    With ``matchers``, a ``$`` key is a mistyped matcher wherever it stands: every matcher is listed.
+    """
+    import difflib
+    if matchers and name.startswith("$"):
+        near = difflib.get_close_matches(name, matchers, n=1, cutoff=0.6)
+        return (f"unknown matcher {name!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+                + f" (matchers: {', '.join(matchers)})")
+    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    return (f"unknown key {name!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+            + (f" (allowed: {', '.join(allowed)})" if allowed else ""))
+
+
+def yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> Problem:
+    """Returns a YAML syntax error as a problem at the line where the mistake is, with that line's key.
+
+    A quote left open makes YAML read on to the next quote, lines later, and complain there; so
+    the first line before that point with an unbalanced quote is named instead (``unterminated string``).
+    """
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark else 1
+    problem = getattr(exc, "problem", None) or str(exc)
+    lines = text.splitlines()
+    opened = _unbalanced_quote(lines[:line])
+    if opened is not None and opened + 1 < line:
+        return Problem(path, opened + 1, _key_at(lines[opened]) or "document",
+                       f"invalid YAML: unterminated string (the quote opened on this line is not closed; "
+                       f"YAML read on to line {line}: {problem})")
+    return Problem(path, line, _key_at(lines[line - 1] if 0 < line <= len(lines) else "") or "document",
+                   f"invalid YAML: {problem}")
+
+
+def _unbalanced_quote(lines: list[str]) -> int | None:
+    """Returns the index of the first line whose quotes do not pair up (outside comments), or None."""
+    for index, line in enumerate(lines):
+        quote: str | None = None
+        position = 0
+        while position < len(line):
+            char = line[position]
+            if quote is None:
+                if char == "#" and (position == 0 or line[position - 1] in " \t"):
+                    break
+                if char in "\"'" and (position == 0 or line[position - 1] in " \t:[{,-"):
+                    quote = char
+            elif char == "\\" and quote == '"':
+                position += 1
+            elif char == quote:
+                if quote == "'" and line[position + 1:position + 2] == "'":
+                    position += 1  # '' is an escaped quote inside single quotes
+                else:
+                    quote = None
+            position += 1
+        if quote is not None:
+            return index
+    return None
+
+
+def _key_at(line: str) -> str:
+    found = _KEY_AT_LINE.match(line)
+    return found.group(1) if found else ""
 
 
 def located(path: Path, node: yaml.Node, errors: ErrorList) -> list[Problem]:

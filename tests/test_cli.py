@@ -151,3 +151,13 @@ def test_a_target_that_cannot_start_says_why_once_then_one_short_line_per_scenar
     assert main(["run", "-q", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--target", typo]) == 1
     quiet = capsys.readouterr().out
     assert "TARGET DID NOT START" in quiet and quiet.count("No such file or directory") == 1
+
+
+def test_an_unknown_profile_is_bad_usage_naming_the_valid_profiles(folder, capsys):
+    put(folder, "good.yaml", GOOD)
+    code = main(["run", "--no-builtin", "--scenarios", str(folder), "--profile", "nosuch", "--profile", "claude-code"])
+    out = capsys.readouterr().out
+    assert code == 2 and "unknown profile 'nosuch'" in out and "claude-code" in out and "1 scenarios" not in out
+    assert main(["list", "--profile", "claude-cod"]) == 2
+    assert "did you mean 'claude-code'?" in capsys.readouterr().err
+    assert main(["report", "reference", "--profile", "nosuch", "-q"]) == 2

@@ -196,3 +196,43 @@ def test_an_action_mtime_is_checked_and_kept(tmp_path):
     assert problem.field == "steps[1].mtime"
     on_chmod = good.replace("action: write", "action: chmod\n    mode: '0644'")
     assert problems_of(write(tmp_path, on_chmod, "c.yaml"))
+
+
+def test_an_unknown_matcher_lists_every_matcher_and_suggests_the_nearest(tmp_path):
+    from harness.matchers import MATCHER_NAMES
+    path = write(tmp_path, GOOD.replace("{$contains: \"x\"}", "{$contain: \"x\"}"))
+    (problem,) = problems_of(path)
+    assert problem.line == 13 and problem.field == "steps[0].expect.output.$contain"
+    assert "unknown matcher '$contain'; did you mean '$contains'?" in problem.message
+    assert all(name in problem.message for name in MATCHER_NAMES)
+    assert str(problem).startswith(f"{path}:13: [steps[0].expect.output.$contain] ")
+
+
+def test_an_unknown_key_suggests_the_nearest_allowed_one(tmp_path):
+    (problem,) = problems_of(write(tmp_path, GOOD.replace("tags: [read]", "tag: [read]")))
+    assert "unknown key 'tag'; did you mean 'tags'?" in problem.message and problem.field == "tag"
+
+
+def test_an_unterminated_string_is_reported_at_its_own_line_with_its_field(tmp_path):
+    path = write(tmp_path, GOOD.replace("title: an example", 'title: "an example'))
+    (problem,) = problems_of(path)
+    assert problem.line == 3 and problem.field == "title"
+    assert "unterminated string" in problem.message
+
+
+def test_every_problem_keeps_a_field(tmp_path):
+    broken = [GOOD.replace("title: an example", "title: [unclosed"), "", GOOD.replace("a.txt: \"x\\n\"", "a.txt: 'x")]
+    for number, text in enumerate(broken):
+        for problem in problems_of(write(tmp_path, text, f"b{number}.yaml")):
+            assert problem.field and f"[{problem.field}]" in str(problem)
+
+
+def test_a_duplicate_id_names_both_files_and_blames_the_one_outside_the_builtin_catalog(tmp_path):
+    builtin = catalog.builtin_dir()
+    original = next(s for s in catalog.load([builtin]).scenarios if s.id == "claude-code/read/arrow-not-tab")
+    mine = write(tmp_path, GOOD.replace("claude-code/read/example", "claude-code/read/arrow-not-tab"), "a-mine.yaml")
+    cat = catalog.load_with([tmp_path])
+    (problem,) = cat.problems
+    assert problem.file == mine and problem.field == "id"
+    assert str(original.file) in problem.message and "the built-in catalog" in problem.message
+    assert cat.by_id("claude-code/read/arrow-not-tab").file == original.file
