@@ -16,6 +16,7 @@ import functools
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -37,6 +38,27 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", action="append", default=[], help="only this profile (repeatable)")
     parser.add_argument("-k", dest="keyword", metavar="EXPR",
                         help="only scenarios whose id, title or tags match (pytest -k syntax)")
+
+
+def add_color(parser: argparse.ArgumentParser) -> None:
+    """Adds --color: auto (colour on a terminal unless NO_COLOR is set), always, never."""
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the output: auto (on a terminal, unless NO_COLOR is set), always, never")
+
+
+def make_console(color: str = "auto", **kwargs: Any) -> Any:
+    """Returns the console for a command's output, coloured as ``--color`` says.
+
+    ``auto`` leaves it to rich: colour on a terminal, none when NO_COLOR is set or output is piped;
+    ``always`` forces colour (and terminal output) even then; ``never`` prints plain text.
+    """
+    from rich.console import Console  # imported here: `harness list` and `lint` never load rich
+    kwargs.setdefault("highlight", False)
+    if color == "always":
+        return Console(force_terminal=True, no_color=False, **kwargs)
+    if color == "never":
+        return Console(no_color=True, color_system=None, **kwargs)
+    return Console(**kwargs)
 
 
 def add_target_options(parser: argparse.ArgumentParser) -> None:
@@ -88,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--aspects", type=_aspect_selection, metavar="A,B",
                      help="judge only these aspects (effects, outcome, output); the others are recorded "
                           "and never fail the run (docs/scenario-format.md, Aspects)")
+    run.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first fail or error")
+    run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                     help="only the scenarios that failed or errored last time on this target (all when none did)")
+    add_color(run)
     postrun.add_options(run)  # snapshots, baseline, --markdown/--html
     run.set_defaults(handler=cmd_run)
 
@@ -119,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--target", default=None, help="whose last observation (default: the last run)")
     show.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR")
     show.add_argument("--no-builtin", action="store_true")
+    add_color(show)
     show.set_defaults(handler=cmd_show)
 
     cli_compare.add_parsers(sub, add_selection)  # diff, report
@@ -139,13 +166,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
-    from rich.console import Console
     from rich.markup import escape
     from harness import aspects, catalog, postrun
     from harness.model import Result, Scenario, Verdict
     from harness.targets import make_target
 
-    console = Console(stderr=False, highlight=False)
+    console = make_console(options.color)
     cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     try:
         targets = [make_target(spec, **options.target_options()) for spec in options.targets]
@@ -179,6 +205,8 @@ def run(options: RunOptions) -> int:
             return EXIT_OK
         console.print("[yellow]no scenario selected[/yellow]")
         return EXIT_USAGE
+    if options.last_failed:
+        scenarios = _last_failed(console, scenarios, targets)
 
     runs = _run_with_progress(options, targets, scenarios, console)
     bad = False
@@ -187,6 +215,10 @@ def run(options: RunOptions) -> int:
         bad = _report_target(options, console, cat, target_run, several=len(runs) > 1) or bad
     _write_reports(options, cat, runs)
     postrun.reports(options, cat, runs)
+    from harness.report import github
+    github.report(console, runs)  # annotations and the step summary, under GitHub Actions only
+    if options.exitfirst and any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for run in runs for r in run.results):
+        console.print("[yellow]stopped at the first failure (-x)[/yellow]")
     if len(runs) > 1:
         from harness.report import terminal
         console.print(terminal.targets_table(runs))
@@ -209,18 +241,53 @@ def _file_kind(problem) -> str:
     return "profile" if Path(problem.file).name == FILE_NAME else "scenario"
 
 
+#: A progress bar appears only once a run has taken this long (a short run prints nothing it then erases).
+PROGRESS_AFTER = 2.0
+
+
+def _last_failed(console: Any, scenarios: list, targets: list) -> list:
+    """Returns the scenarios that failed last time on these targets (``--lf``); all when none did."""
+    from harness import lastfailed
+    failed = lastfailed.load(state_dir(), [target.slug for target in targets])
+    chosen = [scenario for scenario in scenarios if scenario.id in failed]
+    if not chosen:
+        console.print("--lf: no recorded failure among the selected scenarios; running them all")
+        return scenarios
+    console.print(f"--lf: running the {len(chosen)} scenario(s) that failed last time "
+                  f"({len(scenarios) - len(chosen)} deselected)")
+    return chosen
+
+
 def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any) -> list:
     from harness import workers
+    from harness.model import Verdict
+    failed: list[bool] = []  # -x: set by the first fail or error; no scenario starts after it
+    stop = (lambda: bool(failed)) if options.exitfirst else None
     run = functools.partial(workers.run, targets, scenarios, jobs=options.jobs, tmp=options.workspace_parent(),
-                            record_states=options.records_states)
+                            record_states=options.records_states, stop=stop)
+
+    def seen(result) -> None:
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            failed.append(True)
     if options.quiet or not console.is_terminal:
-        return run()
+        return run(on_result=lambda index, r: seen(r))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("[dim]{task.fields[current]}"), console=console, transient=True) as progress:
-        what = targets[0].spec if len(targets) == 1 else f"{len(targets)} targets"
-        task = progress.add_task(f"running on {what}", total=len(scenarios) * len(targets), current="")
-        return run(on_result=lambda index, r: progress.update(task, advance=1, current=r.id))
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("[dim]{task.fields[current]}"), console=console, transient=True)
+    what = targets[0].spec if len(targets) == 1 else f"{len(targets)} targets"
+    task = progress.add_task(f"running on {what}", total=len(scenarios) * len(targets), current="")
+    started = time.perf_counter()
+
+    def advance(index: int, result) -> None:
+        seen(result)
+        progress.update(task, advance=1, current=result.id)
+        if not progress.live.is_started and time.perf_counter() - started >= PROGRESS_AFTER:
+            progress.start()  # only a run longer than a couple of seconds gets a bar
+    try:
+        return run(on_result=advance)
+    finally:
+        if progress.live.is_started:
+            progress.stop()
 
 
 def _report_target(options: RunOptions, console: Any, cat, target_run, *, several: bool) -> bool:
@@ -282,6 +349,8 @@ def _remember(results, info, spec: str, seconds: float) -> None:
         (directory / "last.json").write_text(text, "utf-8")
     except OSError:
         pass  # remembering is a convenience; a read-only checkout must still run
+    from harness import lastfailed
+    lastfailed.update(directory, spec_slug(spec), results)  # what --lf runs next time
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -365,16 +434,15 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Prints a scenario's file and its last recorded observation."""
-    from rich.console import Console
     from rich.syntax import Syntax
-    console = Console(highlight=False)
+    console = make_console(args.color, soft_wrap=False)
     cat = _catalog(args)
     scenario = cat.by_id(args.id)
     if scenario is None:
         console.print(f"[red]no scenario with id {args.id!r}[/red]")
         return EXIT_USAGE
     console.print(f"[bold]{scenario.id}[/bold]  {scenario.location}")
-    console.print(Syntax(scenario.file.read_text("utf-8"), "yaml", line_numbers=True) if scenario.file else scenario.raw)
+    console.print(Syntax(scenario.file.read_text("utf-8"), "yaml", line_numbers=True, word_wrap=True) if scenario.file else scenario.raw)
     last = state_dir() / (f"last-{spec_slug(args.target)}.json" if args.target else "last.json")
     try:
         document = json.loads(last.read_text("utf-8"))

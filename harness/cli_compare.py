@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 
+from harness.cli import make_console
+
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
 
 
@@ -33,6 +35,7 @@ SOURCE_HELP = "a JSON report (harness run --json), a snapshot folder (snapshots/
 
 def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], None]) -> None:
     """Adds the ``diff`` and ``report`` subcommands."""
+    from harness.cli import add_color
     diff = sub.add_parser("diff", help="where two targets' (or snapshot folders') recorded behaviours differ")
     diff.add_argument("a", metavar="A", help=SOURCE_HELP)
     diff.add_argument("b", metavar="B", help=SOURCE_HELP)
@@ -41,6 +44,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     diff.add_argument("-q", "--quiet", action="store_true", help="list the scenarios only, no diffs")
     diff.add_argument("--aspects", metavar="A,B", default=None,
                       help="compare only these aspects of the behaviour (effects, outcome, output)")
+    add_color(diff)
     diff.set_defaults(handler=cmd_diff)
 
     report = sub.add_parser("report", help="the conformance matrix over several sources, in several formats")
@@ -52,6 +56,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report.add_argument("--json", type=Path, metavar="FILE", help="write the combined JSON report to FILE")
     report.add_argument("--title", default="File-tool conformance", help="the report's title")
     report.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
+    add_color(report)
     report.set_defaults(handler=cmd_report)
 
 
@@ -94,8 +99,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """Prints where two sources' recorded behaviours differ; returns 1 when they do."""
     from harness import snapshot as snap
     from harness.report.matrix import print_diff
-    from rich.console import Console
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console(args.color, soft_wrap=True)
     loaded = _load(args, [args.a, args.b], console)
     if loaded is None:
         return EXIT_USAGE
@@ -146,8 +150,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Builds the matrix over the sources; prints it and writes the asked formats."""
     from harness.report import matrix as matrix_mod
-    from rich.console import Console
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console(args.color, soft_wrap=True)
     loaded = _load(args, list(args.sources), console, several=True)
     if loaded is None:
         return EXIT_USAGE

@@ -73,6 +73,10 @@ class RunOptions:
     markdown: Path | None = None
     html: Path | None = None
     quiet: bool = False
+    color: str = "auto"  # --color auto|always|never (NO_COLOR is honoured under auto)
+    # habits from pytest
+    exitfirst: bool = False  # -x: stop at the first fail or error
+    last_failed: bool = False  # --lf: only what failed last time on the same target
     snapshot_update: bool = False
     no_snapshots: bool = False
     snapshots: Path | None = None

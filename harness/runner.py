@@ -61,11 +61,13 @@ class Runner:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def run_all(self, scenarios: Iterable[Scenario],
-                on_result: Callable[[Result], None] | None = None) -> list[Result]:
-        """Runs every scenario in order; returns their results."""
+    def run_all(self, scenarios: Iterable[Scenario], on_result: Callable[[Result], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> list[Result]:
+        """Runs every scenario in order (until ``stop()`` says so, e.g. ``run -x``); returns their results."""
         results = []
         for scenario in scenarios:
+            if stop is not None and stop():
+                break
             result = self.run(scenario)
             results.append(result)
             if on_result:

@@ -50,24 +50,28 @@ class TargetRun:
 
 
 def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int = 1, record_states: bool = True,
-        tmp: str | None = None, on_result: Callable[[int, Result], None] | None = None) -> list[TargetRun]:
+        tmp: str | None = None, on_result: Callable[[int, Result], None] | None = None,
+        stop: Callable[[], bool] | None = None) -> list[TargetRun]:
     """Runs every scenario on every target; returns one TargetRun per target, results in catalog order.
 
     ``on_result(target_index, result)`` is called as each result arrives (in completion order).
+    Once ``stop()`` is true (``run -x`` after a failure) no further scenario starts; what did not run
+    is left out of the results.
     """
     jobs = max(1, min(jobs, len(scenarios) * len(targets) or 1))
     if jobs == 1 or not hasattr(os, "fork"):
-        return [_run_here(index, target, scenarios, record_states, tmp, on_result)
+        return [_run_here(index, target, scenarios, record_states, tmp, on_result, stop)
                 for index, target in enumerate(targets)]
-    return _Pool(targets, scenarios, jobs, record_states, tmp, on_result).run()
+    return _Pool(targets, scenarios, jobs, record_states, tmp, on_result, stop).run()
 
 
 def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_states: bool, tmp: str | None,
-              on_result: Callable[[int, Result], None] | None) -> TargetRun:
+              on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None) -> TargetRun:
     started = time.perf_counter()
     with Runner(target, record_states=record_states, tmp=tmp) as runner:
         info = runner.info
-        results = runner.run_all(scenarios, on_result=(lambda r: on_result(index, r)) if on_result else None)
+        results = runner.run_all(scenarios, on_result=(lambda r: on_result(index, r)) if on_result else None,
+                                 stop=stop)
     return TargetRun(target, info, target.slug, results, time.perf_counter() - started,  # type: ignore[arg-type]
                      runner.start_error, runner.start_reason)
 
@@ -122,8 +126,10 @@ class _Pool:
     """The parent's side: hands out chunks, collects results, notices dead workers."""
 
     def __init__(self, targets: Sequence[Target], scenarios: Sequence[Scenario], jobs: int, record_states: bool,
-                 tmp: str | None, on_result: Callable[[int, Result], None] | None) -> None:
+                 tmp: str | None, on_result: Callable[[int, Result], None] | None,
+                 stop: Callable[[], bool] | None = None) -> None:
         self.targets, self.scenarios, self.jobs = targets, scenarios, jobs
+        self.stop = stop
         self.record_states, self.tmp, self.on_result = record_states, tmp, on_result
         self.tasks = [(index, span) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)]
         self.results: list[list[Result | None]] = [[None] * len(scenarios) for _ in targets]
@@ -157,7 +163,8 @@ class _Pool:
                         del workers[conn]
                         continue
                     if message[0] == "ready":
-                        task = queue.pop() if queue else None
+                        stopping = self.stop is not None and self.stop()
+                        task = queue.pop() if queue and not stopping else None
                         conn.send(task)
                         workers[conn] = (process, task)
                         if task is not None and self.first[task[0]] is None:
@@ -199,8 +206,9 @@ class _Pool:
     def _target_run(self, index: int) -> TargetRun:
         target = self.targets[index]
         info, slug, start_error, start_reason = self.infos[index] or (TargetInfo(target.spec), target.slug, None, None)
+        stopped = self.stop is not None and self.stop()  # run -x: what did not run is left out
         results = [r if r is not None else Result(s, Verdict.ERROR, "not run: every worker process died")
-                   for r, s in zip(self.results[index], self.scenarios)]
+                   for r, s in zip(self.results[index], self.scenarios) if r is not None or not stopped]
         first = self.first[index]
         seconds = self.last[index] - first if first is not None else 0.0
         return TargetRun(target, info, slug, results, seconds, start_error, start_reason)

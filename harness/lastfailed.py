@@ -1,0 +1,53 @@
+"""What failed last time, per target: what ``harness run --lf`` runs again (pytest's ``--lf``).
+
+The state folder (``$HARNESS_STATE_DIR`` or ``./.harness``) keeps one file per target,
+``lastfailed-<target slug>.json``: the ids of the scenarios whose last run on that target was a
+``fail`` or an ``error``. Each run updates it like pytest's cache does: a scenario that ran and did
+not fail leaves the list, one that failed joins it, one that did not run keeps its place. A known
+failure of a baseline still failed, so it stays listed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from harness.model import Result, Verdict
+
+FAILING = (Verdict.FAIL, Verdict.ERROR)
+
+
+def path(state: Path, slug: str) -> Path:
+    """Returns the file that lists what failed last time on the target ``slug``."""
+    return Path(state) / f"lastfailed-{slug}.json"
+
+
+def load(state: Path, slugs: Iterable[str]) -> set[str]:
+    """Returns the ids that failed last time on any of the targets (an empty set when nothing is known)."""
+    failed: set[str] = set()
+    for slug in slugs:
+        try:
+            data = json.loads(path(state, slug).read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, list):
+            failed |= {item for item in data if isinstance(item, str)}
+    return failed
+
+
+def update(state: Path, slug: str, results: Iterable[Result]) -> None:
+    """Records this run's failures for the target ``slug`` (see the module docstring)."""
+    failed = load(state, [slug])
+    for result in results:
+        if result.id.startswith("<invalid>"):
+            continue
+        if result.verdict in FAILING:
+            failed.add(result.id)
+        else:
+            failed.discard(result.id)
+    try:
+        Path(state).mkdir(parents=True, exist_ok=True)
+        path(state, slug).write_text(json.dumps(sorted(failed), indent=0) + "\n", "utf-8")
+    except OSError:
+        pass  # remembering is a convenience; a read-only checkout must still run

@@ -1,0 +1,93 @@
+"""GitHub Actions: an annotation at the scenario file and line of each failure, and the step summary.
+
+Under Actions (``GITHUB_ACTIONS=true``) ``harness run`` prints one ``::error`` workflow command per
+``fail`` or ``error`` (a baseline's known failures excepted), pointing at the scenario file and the
+line of the step whose expectation failed (else the scenario's first line), so the pull request
+shows it beside the YAML; and it appends the Markdown report to ``$GITHUB_STEP_SUMMARY``. Outside
+Actions it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.model import Result, Verdict
+
+#: Annotations printed per run at most (GitHub shows only the first few per step anyway).
+MAX_ANNOTATIONS = 50
+
+
+def active() -> bool:
+    """Returns True when running as a GitHub Actions step."""
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def _data(text: str) -> str:
+    """Escapes a workflow command's message (GitHub's rules: %, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    """Escapes a workflow command's property value (also : and ,)."""
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _line(result: Result) -> int:
+    """Returns the line of the first step with an unmet expectation, else of the scenario."""
+    scenario = result.scenario
+    for record in result.steps:
+        if record.failures and record.index < len(scenario.steps) and getattr(scenario.steps[record.index], "line", 0):
+            return scenario.steps[record.index].line
+    return scenario.line
+
+
+def _file(path: Path) -> str:
+    """Returns the file as GitHub wants it: relative to the checkout ($GITHUB_WORKSPACE) when inside it."""
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    resolved = Path(path).resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else resolved.as_posix()
+
+
+def annotations(results: Iterable[Result], spec: str) -> list[str]:
+    """Returns the ``::error`` commands for the failures of one target's results."""
+    out = []
+    for result in results:
+        if result.verdict not in (Verdict.FAIL, Verdict.ERROR) or result.known is not None:
+            continue
+        where = ""
+        if result.scenario.file is not None:
+            where = f"file={_property(_file(result.scenario.file))},line={_line(result)},"
+        title = _property(f"{result.verdict.value} on {spec}: {result.id}")
+        out.append(f"::error {where}title={title}::{_data(result.reason or result.verdict.value)}")
+    return out
+
+
+def report(console: Any, runs: list[Any]) -> None:
+    """Under GitHub Actions: prints the annotations and appends the Markdown report to the step summary."""
+    if not active():
+        return
+    lines = [line for run in runs for line in annotations(run.results, run.spec)]
+    for line in lines[:MAX_ANNOTATIONS]:
+        console.file.write(line + "\n")  # verbatim: a workflow command must not be wrapped or styled
+    if len(lines) > MAX_ANNOTATIONS:
+        console.file.write(f"::notice::{len(lines) - MAX_ANNOTATIONS} more failures are not annotated\n")
+    console.file.flush()
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        from harness import sources
+        from harness.report import markdown
+        from harness.report import matrix as matrix_mod
+        columns = [sources.from_results(run.spec, run.results, run.info, run.spec) for run in runs]
+        for column, run in zip(columns, runs):
+            if getattr(run, "start_error", None):
+                column.target["start_error"] = run.start_error
+        sources.unique_labels(columns)
+        grid = matrix_mod.build(columns)
+        try:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(markdown.render(grid, title="File-tool conformance: "
+                                             + ", ".join(run.spec for run in runs)) + "\n")
+        except OSError:
+            pass  # the summary is a convenience; the annotations and the exit code still tell
