@@ -185,13 +185,13 @@ def load_file(path: Path | str) -> Profile:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError([Problem(path, 1, "", f"cannot read: {exc}")]) from None
+        raise ProfileError([Problem(path, 1, "file", f"cannot read: {exc}")]) from None
     try:
         documents, nodes = parse_documents(text, path, "profile")
     except FileProblems as exc:
         raise ProfileError(exc.problems) from None
     if len(documents) > 1:
-        raise ProfileError([Problem(path, nodes[1].start_mark.line + 1, "", "a profile file holds one document")])
+        raise ProfileError([Problem(path, nodes[1].start_mark.line + 1, "document", "a profile file holds one document")])
     document, node = documents[0], nodes[0]
     errors = _profile_checker().problems(document) or _semantic_problems(document)
     if errors:
@@ -306,7 +306,7 @@ def load_cached(path: Path) -> Profile:
     try:
         stat = path.stat()
     except OSError as exc:
-        raise ProfileError([Problem(path, 1, "", f"cannot read: {exc}")]) from None
+        raise ProfileError([Problem(path, 1, "file", f"cannot read: {exc}")]) from None
     loaded = _load_cached(path, (stat.st_mtime_ns, stat.st_size))
     if isinstance(loaded, ProfileError):
         raise loaded
