@@ -56,6 +56,19 @@ class RawPdfRead(claude_code.Session):
         return super().read(file_path, offset, limit)
 
 
+class RawImageRead(claude_code.Session):
+    """Read returns an image's bytes as a text block instead of visual content."""
+
+    def read(self, file_path: str, offset: Any = None, limit: Any = None) -> Any:
+        if file_path.endswith(".png"):
+            with open(file_path, "rb") as handle:
+                text = handle.read().decode("latin-1")
+            self.read_files.add(file_path)
+            self.file_mtimes[file_path] = os.stat(file_path).st_mtime_ns
+            return [{"type": "text", "text": text}]
+        return super().read(file_path, offset, limit)
+
+
 class RawNotebookRead(claude_code.Session):
     """Read shows a notebook's JSON, line-numbered, instead of its cells."""
 

@@ -17,6 +17,7 @@ from tests import planted
 
 CASES = [
     (planted.RawPdfRead, "claude-code", ["claude-code/read/pdf-processed"]),
+    (planted.RawImageRead, "claude-code", ["claude-code/read/image-as-visual-content"]),
     (planted.RawNotebookRead, "claude-code", ["claude-code/read/notebook-cells-with-outputs"]),
     (planted.NewerThanMtimeCheck, "claude-code", ["claude-code/session/mtime-moved-back-rejected",
                                                   "claude-code/session/sub-second-change-write-rejected"]),

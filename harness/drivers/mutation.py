@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 STOPPED = (". The run was stopped before the end: the mutants run are a pseudo-random sample of every module "
-           "(a fixed order by hash); `make mutation` resumes where it stopped.")
+           "(a fixed order by hash); `make mutation` resumes where it stopped. The time is the mutants' own "
+           "run time shared by the jobs (a stopped run keeps no wall clock).")
 EXCLUDED_PROFILES = ("claude-code-captured",)  # the real CLI's captured behaviour, not a reference profile
 
 
@@ -174,15 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true", help="only write the report from the last run")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    previous: dict[str, dict[str, Any]] = json.loads(args.json.read_text("utf-8")) if args.json.exists() else {}
-    # One line per mutant as it finishes: a run that is stopped resumes where it was.
-    log = args.json.with_suffix(".rerun.jsonl" if args.rerun_survivors else ".jsonl")
+    # One line per mutant as it finishes: a run that is stopped resumes where it was. The JSON file
+    # holds what a finished run (or a rerun of survivors) recorded, and wins over the log.
+    full_log = args.json.with_suffix(".jsonl")
+    previous: dict[str, dict[str, Any]] = {**_read_log(full_log),
+                                           **(json.loads(args.json.read_text("utf-8")) if args.json.exists() else {})}
+    log = args.json.with_suffix(".rerun.jsonl") if args.rerun_survivors else full_log
     done_before = _read_log(log) if not args.rerun_survivors else {}
     if args.report_only:
-        previous = {**previous, **done_before}
-    if args.report_only:
         names_by_file = _stored_names()
-        seconds = previous.get("__run__", {}).get("seconds", 0.0)
+        seconds = previous.get("__run__", {}).get("seconds") or _busy_seconds(previous, args.jobs)
         args.out.write_text(render(previous, names_by_file, load_classes(args.classes), seconds, args.jobs), "utf-8")
         print(f"wrote {args.out}")
         return 0
@@ -285,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                 result["killed_since"] = result["killer"]
                 result["code"] = 0
         results = {**previous, **results}
-        seconds = previous.get("__run__", {}).get("seconds", seconds)
+        seconds = previous.get("__run__", {}).get("seconds") or _busy_seconds(previous, args.jobs)
     else:
         results["__run__"] = {"seconds": round(seconds, 1), "jobs": args.jobs}
     log.unlink()  # complete: the JSON holds it all
@@ -296,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(report, "utf-8")
     print(f"wrote {args.out} ({seconds:.0f} s)")
     return 0
+
+
+def _busy_seconds(results: dict[str, dict[str, Any]], jobs: int) -> float:
+    """The time the mutants took, shared by the jobs (for a run that was stopped: no wall clock kept)."""
+    return sum(r.get("seconds", 0.0) for name, r in results.items() if name != "__run__") / max(jobs, 1)
 
 
 def _read_log(path: Path) -> dict[str, dict[str, Any]]:
@@ -337,12 +344,27 @@ def load_classes(path: Path) -> list[dict[str, Any]]:
 
 
 def classify(name: str, classes: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Returns the first class whose patterns match ``name``."""
+    """Returns the first class whose ``mutants`` patterns match ``name`` and whose ``change`` regex
+    (if any) is found in the mutant's diff."""
+    import re
     for entry in classes:
-        patterns = entry["mutants"] if isinstance(entry["mutants"], list) else [entry["mutants"]]
-        if any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
-            return entry
+        patterns = entry.get("mutants", "*")
+        patterns = patterns if isinstance(patterns, list) else [patterns]
+        if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
+            continue
+        if "change" in entry and not re.search(entry["change"], _diff_cached(name)):
+            continue
+        return entry
     return None
+
+
+_DIFFS: dict[str, str] = {}
+
+
+def _diff_cached(name: str) -> str:
+    if name not in _DIFFS:
+        _DIFFS[name] = diff_of(name)
+    return _DIFFS[name]
 
 
 def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str]], classes: list[dict[str, Any]],
@@ -416,7 +438,7 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
             continue
         out += [f"### {titles[kind]}: {len(entries)}", "", "| mutant | change | why |", "|---|---|---|"]
         for name, entry in entries:
-            change = diff_of(name).replace("|", "\\|").replace("\n", "<br>")
+            change = _diff_cached(name).replace("|", "\\|").replace("\n", "<br>")
             if len(change) > 300:
                 change = change[:300] + " …"
             why = (entry or {}).get("why", "")
