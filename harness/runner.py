@@ -101,7 +101,8 @@ class Runner:
             workspace = Workspace(parent=None if fs is not None else self.tmp)
             try:
                 try:
-                    workspace.populate(scenario.given, self._names(workspace))
+                    workspace.populate(scenario.given, self._names(workspace),
+                                       record_initial=_compares_with_given(scenario))
                     if fs is not None:
                         faults.apply(fs, scenario.given, workspace.root)
                 except (OSError, ValueError) as exc:
@@ -148,7 +149,8 @@ class Runner:
             result.then_failures += workspace.check(substitute(scenario.then, names), names)
         result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
                                  for path in workspace.escapes()]
-        result.workspace = workspace.state()
+        if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
+            result.workspace = workspace.state()
         result.verdict, result.reason = _verdict(scenario, result, error)
         return result
 
@@ -196,6 +198,12 @@ class Runner:
                 record.extra = {**record.extra, "workspace": workspace.state()}
             record.seconds = time.perf_counter() - started
         return None
+
+
+def _compares_with_given(scenario: Scenario) -> bool:
+    """Returns whether an expectation compares the workspace with its laid-out state (``others_unchanged``)."""
+    thens = [scenario.then, *(getattr(step, "then", None) for step in scenario.steps)]
+    return any(isinstance(then, dict) and then.get("others_unchanged") for then in thens)
 
 
 def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:

@@ -61,8 +61,12 @@ class Workspace:
 
     # -- given -------------------------------------------------------------------------------
 
-    def populate(self, given: dict[str, Any], names: dict[str, str]) -> None:
-        """Lays out ``given``: directories, files, symlinks, then modes (deepest first)."""
+    def populate(self, given: dict[str, Any], names: dict[str, str], *, record_initial: bool = True) -> None:
+        """Lays out ``given``: directories, files, symlinks, then modes (deepest first).
+
+        ``record_initial`` keeps the state laid out, which ``others_unchanged`` compares with; a
+        scenario that does not ask for it spares reading back what was just written.
+        """
         modes: list[tuple[Path, int]] = []
         for entry in given.get("dirs", ()):
             rel, mode = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("mode"))
@@ -86,7 +90,8 @@ class Workspace:
             os.symlink(_expand(target, names), path)
         for path, mode in sorted(modes, key=lambda item: -len(item[0].parts)):
             os.chmod(path, mode)
-        self.initial = self.state(with_text=False)
+        if record_initial:
+            self.initial = self.state(with_text=False)
 
     def path(self, rel: str) -> Path:
         """Returns the absolute path of a workspace-relative path."""
