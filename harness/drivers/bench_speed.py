@@ -28,7 +28,7 @@ scale
     the catalog copied ``--scale`` times (each copy's ids made unique) on the in-process
     reference with the workspace after each step recorded (as for snapshots and reports): seconds
     per scenario at each size, and the memory the results hold per scenario (traced allocations
-    still alive after the run, at the largest size).
+    still alive after the run, at ``--memory-scale`` copies).
 
 Scenarios that require conditions (pyfakefs) are left out everywhere, as in harness/drivers/bench.py.
 It prints the machine's load beside the figures, and never fails on a slow machine.
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fs-scenarios", type=int, default=8,
                         help="filesystem-server scenarios timed both ways (default 8; a server per scenario is slow)")
     parser.add_argument("--scale", default="1,10,30", help="catalog copies for the scale figures (default 1,10,30)")
+    parser.add_argument("--memory-scale", type=int, default=10,
+                        help="catalog copies for the memory figure (default 10; tracing allocations is slow)")
     parser.add_argument("--skip", action="append", default=[],
                         choices=["mcp", "filesystem", "campaign", "start", "scale"],
                         help="leave a figure out (repeatable)")
@@ -195,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                 stdout=subprocess.DEVNULL))
         print(f"  {'process start (harness list)':<44} {start * 1000:9.1f} ms   (goal: under 300 ms)")
     if "scale" not in args.skip:
-        _scale(scenarios, [int(n) for n in args.scale.split(",") if n.strip()], tmp)
+        _scale(scenarios, [int(n) for n in args.scale.split(",") if n.strip()], args.memory_scale, tmp)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"  load average at the end: {load:.1f}")
     return 0
@@ -253,7 +255,7 @@ def copies(scenarios: list[Scenario], factor: int) -> list[Scenario]:
     return [dataclasses.replace(s, id=f"{s.id}~{k}") if k else s for k in range(factor) for s in scenarios]
 
 
-def _scale(scenarios: list[Scenario], factors: list[int], tmp: str | None) -> None:
+def _scale(scenarios: list[Scenario], factors: list[int], memory_factor: int, tmp: str | None) -> None:
     import gc
     import tracemalloc
     for factor in factors:
@@ -261,8 +263,8 @@ def _scale(scenarios: list[Scenario], factors: list[int], tmp: str | None) -> No
         seconds = timed(catalog_run(lambda: ReferenceTarget("reference"), chosen, record_states=True, tmp=tmp))
         print(f"  {f'scale {factor}x: {len(chosen)} scenarios':<44} {seconds:9.2f} s   "
               f"{seconds / len(chosen) * 1000:6.2f} ms per scenario   (goal: the same at every size)")
-    if factors:
-        chosen = copies(scenarios, max(factors))
+    if memory_factor > 0:
+        chosen = copies(scenarios, memory_factor)
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
