@@ -21,7 +21,9 @@ also every aspect of a skipped or errored scenario).
 
 from __future__ import annotations
 
+import functools
 import re
+from pathlib import Path
 from typing import Any, Iterable
 
 from harness import profiles
@@ -60,8 +62,15 @@ def parse_selection(text: str) -> tuple[str, ...]:
 
 
 def _outcome_fields(scenario: Scenario, tool: str) -> tuple[str, ...]:
+    return _outcome_fields_of(scenario.profile, scenario.file, tool)
+
+
+@functools.lru_cache(maxsize=1024)
+def _outcome_fields_of(profile_name: str, file: Path | None, tool: str) -> tuple[str, ...]:
+    # Cached per process: finding a scenario's profile walks the folders above its file, and every
+    # result asks for every call step (a profile file edited during one run is not picked up).
     try:
-        profile = profiles.for_scenario(scenario.profile, scenario.file)
+        profile = profiles.for_scenario(profile_name, file)
     except profiles.ProfileError:
         return ()
     found = profile.tools.get(tool) if profile else None
@@ -290,6 +299,7 @@ def differing(old: dict[str, Any], new: dict[str, Any], among: Iterable[str] = A
     return [aspect for aspect in ASPECTS if aspect in set(among) and project(old, aspect) != project(new, aspect)]
 
 
+@functools.lru_cache(maxsize=64)
 def _outcome_fields_by_name(name: str):
     try:
         profile = profiles.known().get(name)
