@@ -69,10 +69,12 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=10.0, help="per-call timeout in seconds (default 10)")
     parser.add_argument("--run-as", metavar="USER", help="run the candidate as USER (realises permission scenarios)")
     parser.add_argument("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
-    # mcp: servers name their tools and arguments their own way (harness/targets/mcp_toolmap.py).
+    # cmd: and mcp: targets name and shape their tools their own way (harness/bindings.py, docs/bindings.md).
+    parser.add_argument("--binding", type=Path, metavar="FILE",
+                        help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
     parser.add_argument("--tool-map", action="append", default=[], metavar="TOOL=NAME",
-                        help="mcp: call the contract's TOOL as the server's NAME; TOOL.ARG=NAME renames an argument (repeatable)")
-    parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="mcp: tool and argument renames from a YAML file")
+                        help="cmd:/mcp: call the profile's TOOL as the target's NAME; TOOL.ARG=NAME renames an argument (repeatable)")
+    parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="cmd:/mcp: tool and argument renames from a YAML file")
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -175,8 +177,9 @@ def run(options: RunOptions) -> int:
     cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     try:
         targets = [make_target(spec, **options.target_options()) for spec in options.targets]
-    except ValueError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+    except ValueError as exc:  # an unknown target, or a binding with mistakes: file:line: [field] message
+        from rich.markup import escape
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
     if options.usage_error():
         console.print(f"[red]error:[/red] {options.usage_error()}")

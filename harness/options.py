@@ -61,6 +61,7 @@ class RunOptions:
     timeout: float = DEFAULT_TIMEOUT
     run_as: str | None = None
     sandbox: bool = False
+    binding: Path | None = None  # --binding FILE (harness/bindings.py)
     tool_map: tuple[str, ...] = ()
     tool_map_file: Path | None = None
     # how the run is carried out
@@ -120,7 +121,7 @@ class RunOptions:
     def target_options(self) -> dict[str, Any]:
         """Returns the run-wide settings handed to ``make_target`` (each target takes those it needs)."""
         return {"timeout": self.timeout, "run_as": self.run_as, "sandbox": self.sandbox,
-                "tool_map": list(self.tool_map), "tool_map_file": self.tool_map_file,
+                "binding": self.binding, "tool_map": list(self.tool_map), "tool_map_file": self.tool_map_file,
                 "workspace_parent": self.workspace_parent()}
 
     @property

@@ -37,9 +37,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-timeout", type=float, default=10.0, help="per-call timeout in seconds")
     group.addoption("--run-as", default=None, help="run the candidate as this user")
     group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
+    group.addoption("--binding", default=None, metavar="FILE",
+                    help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
     group.addoption("--tool-map", action="append", default=[], metavar="TOOL=NAME",
-                    help="mcp: call the contract's TOOL as the server's NAME (TOOL.ARG=NAME renames an argument)")
-    group.addoption("--tool-map-file", default=None, metavar="FILE", help="mcp: tool and argument renames from YAML")
+                    help="cmd:/mcp: call the profile's TOOL as the target's NAME (TOOL.ARG=NAME renames an argument)")
+    group.addoption("--tool-map-file", default=None, metavar="FILE", help="cmd:/mcp: tool and argument renames from YAML")
     parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
     parser.addini("harness_snapshots", "folder of scenario snapshots (default: snapshots/ at the root)", default="")
 
@@ -150,9 +152,13 @@ def _runner(config: pytest.Config) -> Any:
     if runner is None:
         from harness.runner import Runner
         from harness.targets import make_target
-        target = make_target(config.getoption("--target"), timeout=config.getoption("--harness-timeout"),
-                             run_as=config.getoption("--run-as"), sandbox=config.getoption("--sandbox"),
-                             tool_map=config.getoption("--tool-map"), tool_map_file=config.getoption("--tool-map-file"))
+        try:
+            target = make_target(config.getoption("--target"), timeout=config.getoption("--harness-timeout"),
+                                 run_as=config.getoption("--run-as"), sandbox=config.getoption("--sandbox"),
+                                 binding=config.getoption("--binding"), tool_map=config.getoption("--tool-map"),
+                                 tool_map_file=config.getoption("--tool-map-file"))
+        except ValueError as exc:  # an unknown target, a binding with mistakes (file:line: [field] message)
+            raise pytest.UsageError(str(exc)) from None
         runner = Runner(target, record_states=True)  # per-step workspace states go into snapshots
         runner.start()
         config.stash[_RUNNER] = runner

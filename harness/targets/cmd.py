@@ -23,6 +23,7 @@ from typing import Any
 
 import jsonschema
 
+from harness import bindings
 from harness.targets.commandline import split_command_line
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd_channel import DEFAULT_LINE_CAP, Channel, ChannelError, _excerpt
@@ -124,12 +125,22 @@ class CmdSession(Session):
         if self._workspace_dirty:
             self._target._hand_over(self.workspace)
             self._workspace_dirty = False
+        binding = self._target.binding
+        name = binding.tool(tool)
         response = self._target._request(
-            self._channel, {"op": "call", "session": self.name, "tool": tool, "args": args}, f"call {tool}"
+            self._channel, {"op": "call", "session": self.name, "tool": name, "args": binding.arguments(tool, args)},
+            f"call {binding.describe(tool)}"
         )
         if "error" in response:
-            return CallResult(error=response["error"], events=response.get("events"))
-        return CallResult(output=response["output"], events=response.get("events"))
+            observed = CallResult(error=response["error"], events=response.get("events"))
+        else:
+            observed = CallResult(output=response["output"], events=response.get("events"))
+        if tool not in binding.tools:
+            return observed
+        # An adapter's `error` member is always a failure; a binding may find one in its output too.
+        text = observed.output if isinstance(observed.output, str) else None
+        output, error, extra = binding.result(tool, observed.output, observed.error, "error", text)
+        return CallResult(output=output, error=error, events=observed.events, extra={"binding": extra} if extra else {})
 
     def before_action(self) -> None:
         """Files the harness is about to create belong to root: give them to the candidate's user before the next call."""
@@ -157,10 +168,15 @@ class CmdTarget(Target):
         line_cap: int = DEFAULT_LINE_CAP,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        binding: str | Path | None = None,
+        tool_map: Any = (),
+        tool_map_file: str | Path | None = None,
         **options: Any,
     ) -> None:
         super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
         self.argv = parse_spec(spec)
+        # The profile's tools as the adapter names and shapes them (harness/bindings.py); raises BindingError.
+        self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.line_cap = line_cap
         self.sandbox = bool(sandbox)
@@ -241,6 +257,9 @@ class CmdTarget(Target):
         if self._unsupported is not None:
             return self._unsupported
         profile = _field(scenario, "profile")
+        reason = self.binding.skip_reason(profile)
+        if reason:
+            return reason
         if self.info is not None and profile is not None and profile not in self.info.profiles:
             return self._profile_reason(profile)
         missing = [c for c in (_field(scenario, "requires") or ()) if c in _PERMISSION_CONDITIONS and c not in self.realises]

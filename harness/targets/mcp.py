@@ -32,6 +32,11 @@ Results -> normal forms (``CallResult``), with ``extra["channel"]`` naming the c
 - any other result -> ``output``: its ``structuredContent`` when present, else its one text block,
   parsed as JSON when it is JSON (several or non-text blocks: the blocks as a list), channel ``result``.
 
+A binding (harness/bindings.py) maps the profile's tools onto the server's: the mapped arguments
+are checked against the tool's ``inputSchema`` before the call (a mapping the server would reject
+is a :class:`TargetError` of kind ``binding``: an ``error`` verdict, never a result), and the
+normal form is then read the binding's way (failure signals, codes, JMESPath projection).
+
 Events travel in ``_meta["file-tool-conformance/events"]`` (of the result, or of the error's
 ``data``). A hang (per-call timeout), a crash, an exit before initialising, or a line on stdout
 that is not JSON-RPC is a :class:`TargetError` with the tail of the server's stderr; stderr itself
@@ -51,7 +56,7 @@ from typing import Any
 
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.commandline import split_command_line
-from harness.targets.mcp_toolmap import ToolMap
+from harness import bindings
 
 PREFIX = "mcp:"
 #: ``mcp+http://host:port/mcp``: a running Streamable HTTP server, connected to once per run.
@@ -97,14 +102,19 @@ class McpSession(Session):
         self._entry = entry
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
-        """Calls the (renamed) tool with the (renamed) arguments; returns the normal form."""
+        """Calls the tool as the binding maps it, checked against its inputSchema; returns the normal form."""
         from harness.targets.mcp_connection import ConnectionBroken, RpcError
-        tools = self._target.tool_map
-        name = tools.tool(tool)
-        if name not in self._connection.tools:
+        binding = self._target.binding
+        name = binding.tool(tool)
+        offered = self._connection.tools.get(name)
+        if offered is None:
             raise Unsupported(self._target.missing_reason(tool))
         try:
-            result = self._connection.call_tool(name, tools.arguments(tool, args), {SESSION_KEY: self._entry},
+            binding.check(tool, args, getattr(offered, "input_schema", None))
+        except bindings.ArgumentMismatch as exc:
+            raise TargetError(str(exc), kind="binding") from None
+        try:
+            result = self._connection.call_tool(name, binding.arguments(tool, args), {SESSION_KEY: self._entry},
                                                 self._target.timeout)
         except RpcError as exc:
             data = exc.data
@@ -113,10 +123,11 @@ class McpSession(Session):
             rest = {k: v for k, v in data.items() if k != EVENTS_KEY} if isinstance(data, dict) else data
             if rest not in (None, {}, ""):
                 extra["data"] = rest
-            return CallResult(error={"code": exc.code, "message": exc.message}, events=events, extra=extra)
+            observed = CallResult(error={"code": exc.code, "message": exc.message}, events=events, extra=extra)
+            return _bound(binding, tool, observed, exc.message)
         except ConnectionBroken as exc:
             raise TargetError(f"the server {exc} ({tool})", detail=self._connection.tail(), kind=exc.kind) from None
-        return normal_form(result)
+        return _bound(binding, tool, normal_form(result), _plain_text(result.content))
 
     def close(self) -> None:
         """Per-scenario servers stop with their scenario; a shared one carries on."""
@@ -140,6 +151,21 @@ def normal_form(result: Any) -> CallResult:
     return CallResult(output=output, events=events, extra={"channel": "result"})
 
 
+def _bound(binding: "bindings.Binding", tool: str, observed: CallResult, text: str | None) -> CallResult:
+    """Returns ``observed`` read the binding's way (failure signals, codes, output projection)."""
+    if tool not in binding.tools:
+        return observed
+    output, error, extra = binding.result(tool, observed.output, observed.error, observed.extra.get("channel", ""), text)
+    return CallResult(output=output, error=error, events=observed.events,
+                      extra={**observed.extra, **({"binding": extra} if extra else {})})
+
+
+def _plain_text(content: list[Any]) -> str | None:
+    """Returns the text of a result's text blocks, joined (None when it has none)."""
+    texts = [block.text for block in content if getattr(block, "type", None) == "text"]
+    return "\n".join(texts) if texts else None
+
+
 def _text(content: list[Any]) -> Any:
     """Returns the one text block's text, or every block as a JSON object."""
     if len(content) == 1 and getattr(content[0], "type", None) == "text":
@@ -159,15 +185,16 @@ def _parsed(text: Any) -> Any:
 class McpTarget(Target):
     """A server reached over MCP stdio."""
 
-    def __init__(self, spec: str, *, timeout: float | None = None, tool_map: Any = (),
-                 tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
+    def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
+                 tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
                  cwd: str | None = None, workspace_parent: str | None = None, **options: Any) -> None:
         super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
         self.argv = parse_spec(spec)
         self.workspace_parent = workspace_parent  # where the runner makes workspaces (None: $TMPDIR)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        self.tool_map = ToolMap.parse([tool_map] if isinstance(tool_map, str) else tool_map or (), tool_map_file)
+        # The profile's tools as this server names and shapes them (harness/bindings.py); raises BindingError.
+        self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd
         joined = " ".join(self.argv)
@@ -234,17 +261,19 @@ class McpTarget(Target):
 
     def skip_reason(self, scenario: Any) -> str | None:
         """Returns why the server cannot run ``scenario``: a tool it calls is not offered."""
-        if self.info is None:
-            return None
+        reason = self.binding.skip_reason(getattr(scenario, "profile", None))
+        if reason or self.info is None:
+            return reason
         for call in scenario.calls:
-            if self.tool_map.tool(call.tool) not in self.tools:
+            if self.binding.tool(call.tool) not in self.tools:
                 return self.missing_reason(call.tool)
         return None
 
     def missing_reason(self, tool: str) -> str:
         """Returns the skip reason for a contract tool the server does not offer."""
         offered = ", ".join(sorted(self.tools)) or "none"
-        return f"the server does not offer tool {self.tool_map.describe(tool)} (it offers: {offered}); map it with --tool-map"
+        return (f"the server does not offer tool {self.binding.describe(tool)} (it offers: {offered}); "
+                "map it with --binding or --tool-map")
 
     def stop(self) -> None:
         """Stops the server and the client's event loop."""

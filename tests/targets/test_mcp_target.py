@@ -22,7 +22,7 @@ from harness.runner import Runner
 from harness.targets import make_target
 from harness.targets.base import TargetError, Unsupported
 from harness.targets.mcp import McpTarget, parse_spec, workspace_parent
-from harness.targets.mcp_toolmap import ToolMap
+from harness.bindings import BindingError, from_tool_map
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "tests" / "adapters" / "mcp_misbehaving.py"
@@ -147,7 +147,7 @@ steps:
 
 def test_registry_and_spec() -> None:
     target = make_target(REFERENCE, timeout=2.5, run_as=None, sandbox=False, tool_map=["a=b"], tool_map_file=None)
-    assert isinstance(target, McpTarget) and target.timeout == 2.5 and target.tool_map.tool("a") == "b"
+    assert isinstance(target, McpTarget) and target.timeout == 2.5 and target.binding.tool("a") == "b"
     assert parse_spec("mcp:node 'my server.js' --x=1") == ["node", "my server.js", "--x=1"]
     assert parse_spec("mcp:python -m x")[0] == sys.executable
     with pytest.raises(ValueError, match="needs a command line"):
@@ -308,10 +308,10 @@ def test_a_tool_map_file_in_either_shape(tmp_path: Path) -> None:
     nested = tmp_path / "nested.yaml"
     nested.write_text("write_text_file:\n  name: write_file\n  args: {content: text}\n")
     for file in (flat, nested):
-        tools = ToolMap.parse([], file)
+        tools = from_tool_map([], file)
         assert tools.tool("write_text_file") == "write_file"
         assert tools.arguments("write_text_file", {"path": "/p", "content": "c"}) == {"path": "/p", "text": "c"}
-    assert ToolMap.parse(["write_text_file=other"], flat).tool("write_text_file") == "other"  # the CLI wins
+    assert from_tool_map(["write_text_file=other"], flat).tool("write_text_file") == "other"  # the CLI wins
     target = misbehaving("none", "--tool", "write_file", "--arg", "content=text", tool_map_file=str(nested))
     (result,) = run(target, tmp_path, "a")
     assert result.verdict is Verdict.PASS, result.reason
@@ -319,17 +319,18 @@ def test_a_tool_map_file_in_either_shape(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("entry", ["write_text_file", "=x", "a.=b", "a="])
 def test_a_bad_tool_map_entry_is_bad_usage(entry: str) -> None:
-    with pytest.raises(ValueError):
-        ToolMap.parse([entry])
+    with pytest.raises(BindingError):
+        from_tool_map([entry])
 
 
-def test_the_cli_hands_tool_maps_to_the_target(tmp_path: Path) -> None:
+def test_the_cli_hands_bindings_and_tool_maps_to_the_target(tmp_path: Path) -> None:
     from harness.cli import build_parser
     from harness.options import RunOptions
     args = build_parser().parse_args(["run", "--target", "mcp:x", "--tool-map", "a=b", "--tool-map", "a.c=d",
-                                      "--tool-map-file", str(tmp_path / "m.yaml")])
+                                      "--tool-map-file", str(tmp_path / "m.yaml"), "--binding", str(tmp_path / "b.yaml")])
     options = RunOptions.from_namespace(args).target_options()
     assert options["tool_map"] == ["a=b", "a.c=d"] and options["tool_map_file"] == tmp_path / "m.yaml"
+    assert options["binding"] == tmp_path / "b.yaml"
 
 
 def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
