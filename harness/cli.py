@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_compare.add_parsers(sub, add_selection)  # diff, report
     from harness.drivers import fuzz
     fuzz.add_parser(sub)
+    from harness.drivers import discover
+    discover.add_parser(sub)  # discover: an MCP server's tools, a binding skeleton
     return parser
 
 

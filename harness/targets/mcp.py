@@ -204,6 +204,7 @@ class McpTarget(Target):
         self._home: str | None = None  # the folder a roots-following server starts on
         self.info: TargetInfo | None = None
         self.tools: frozenset[str] = frozenset()
+        self.offered: dict[str, Any] = {}
         self._loop: Any = None
         self._connection: Any = None
         self._failure: TargetError | None = None
@@ -233,6 +234,7 @@ class McpTarget(Target):
             raise
         info = connection.server_info
         self.tools = frozenset(connection.tools)
+        self.offered = dict(connection.tools)  # name -> the listed Tool (its inputSchema): harness discover
         # A server offers tools, not profiles: skip_reason names a missing tool. A server that says
         # which profiles it implements (experimental capability "file-tool-conformance") is taken
         # at its word, so the others are skipped rather than failed.

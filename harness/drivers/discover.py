@@ -1,0 +1,351 @@
+"""``harness discover TARGET [--profile P] [-o FILE]``: from an unknown MCP server to a first binding.
+
+Starts the target, lists its tools with their arguments (from each tool's ``inputSchema``), and,
+for a profile, writes a binding skeleton (docs/bindings.md) with best guesses: for each profile
+tool the server tool whose name and arguments are most alike, for each profile argument the
+server argument (top level, or inside an array or object argument: nesting) whose name is most
+alike, constants for required arguments nothing maps to. Every guess is marked ``# check``; a
+name that matched exactly is not a guess. Without ``--profile`` it names the profile whose tools
+fit best.
+
+Guessing is deliberately simple (name tokens, a few synonyms, ``difflib``'s ratio): it saves
+typing, it does not replace reading the tool's documentation. What is left here is how to list and
+guess; starting the server is the mcp: target's business.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+#: Names that mean the same in file tools (each group is one meaning).
+SYNONYMS: tuple[frozenset[str], ...] = (
+    frozenset({"path", "file", "filepath", "filename", "file_path", "target", "uri"}),
+    frozenset({"content", "contents", "text", "data", "body"}),
+    frozenset({"old", "old_string", "old_str", "search", "find", "from", "original"}),
+    frozenset({"new", "new_string", "new_str", "replace", "replacement", "to"}),
+    frozenset({"read", "get", "view", "cat", "open"}),
+    frozenset({"write", "create", "save", "put"}),
+    frozenset({"edit", "patch", "replace", "modify", "update", "block"}),
+    frozenset({"offset", "start", "line", "from_line", "start_line"}),
+    frozenset({"limit", "length", "count", "lines", "end"}),
+    frozenset({"replace_all", "all", "expected_replacements"}),
+    frozenset({"sha256", "hash", "file_hash", "base_content_sha256", "checksum"}),
+    frozenset({"paths", "files"}),
+)
+#: Below this score a guess is no guess: the skeleton says so instead of guessing.
+THRESHOLD = 0.34
+
+
+@dataclass
+class ToolInfo:
+    """One tool as the server lists it."""
+
+    name: str
+    description: str = ""
+    schema: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        """Returns the top-level argument schemas."""
+        props = self.schema.get("properties") if isinstance(self.schema, dict) else None
+        return props if isinstance(props, dict) else {}
+
+    @property
+    def required(self) -> list[str]:
+        """Returns the required top-level arguments."""
+        req = self.schema.get("required") if isinstance(self.schema, dict) else None
+        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+
+
+def tokens(name: str) -> set[str]:
+    """Returns a name's lower-case words (snake_case, camelCase, kebab-case)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return {t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t}
+
+
+def similarity(a: str, b: str) -> float:
+    """Returns how alike two names are, 0..1: exact 1; same meaning (synonyms) high; shared words; spelling."""
+    if a == b:
+        return 1.0
+    la, lb = a.lower(), b.lower()
+    if la == lb:
+        return 0.95
+    for group in SYNONYMS:
+        if la in group and lb in group:
+            return 0.8
+    ta, tb = tokens(a), tokens(b)
+    shared = len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+    related = 0.0
+    for x in ta:
+        for y in tb:
+            if x != y and any(x in g and y in g for g in SYNONYMS):
+                related = max(related, 0.5)
+    spelling = difflib.SequenceMatcher(None, la, lb).ratio()
+    return max(shared * 0.9, related * 0.9, spelling * 0.7)
+
+
+# -- guessing -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Guess:
+    """A profile tool's guessed mapping: the tool, per target argument a value spec, comments."""
+
+    profile_tool: str
+    tool: str | None
+    score: float
+    args: list[tuple[str, Any, str]] = field(default_factory=list)  # (target arg, value, comment)
+    drop: list[str] = field(default_factory=list)
+
+
+def _slots(tool: ToolInfo) -> list[tuple[tuple[Any, ...], str, dict[str, Any]]]:
+    """Returns where a profile argument could go: top-level arguments, and the properties of an
+    object argument or of the objects of an array argument (nesting), as (path, name, schema)."""
+    out = []
+    for name, schema in tool.properties.items():
+        schema = schema if isinstance(schema, dict) else {}
+        out.append(((name,), name, schema))
+        inner = schema.get("items") if schema.get("type") == "array" else schema if schema.get("type") == "object" else None
+        if isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
+            for sub, sub_schema in inner["properties"].items():
+                path = (name, 0, sub) if schema.get("type") == "array" else (name, sub)
+                out.append((path, sub, sub_schema if isinstance(sub_schema, dict) else {}))
+    return out
+
+
+def guess_tool(profile_tool: str, profile_schema: dict[str, Any], tools: list[ToolInfo]) -> Guess:
+    """Returns the best guess for ``profile_tool`` among the server's ``tools``."""
+    profile_args = list((profile_schema.get("properties") or {}).keys())
+    best: Guess | None = None
+    for tool in tools:
+        name_score = similarity(profile_tool, tool.name)
+        arg_scores = [max((similarity(a, slot[1]) for slot in _slots(tool)), default=0.0) for a in profile_args]
+        arg_score = sum(arg_scores) / len(arg_scores) if arg_scores else 0.0
+        score = 0.6 * name_score + 0.4 * arg_score
+        if best is None or score > best.score:
+            best = Guess(profile_tool, tool.name, score)
+    if best is None or best.score < THRESHOLD:
+        return Guess(profile_tool, None, best.score if best else 0.0)
+    tool = next(t for t in tools if t.name == best.tool)
+    _guess_args(best, profile_schema, tool)
+    return best
+
+
+def _guess_args(guess: Guess, profile_schema: dict[str, Any], tool: ToolInfo) -> None:
+    """Fills ``guess.args`` and ``guess.drop``: each profile argument to its most alike slot, once."""
+    profile_args = list((profile_schema.get("properties") or {}).keys())
+    slots = _slots(tool)
+    pairs = sorted(((similarity(a, slot[1]), a, slot) for a in profile_args for slot in slots),
+                   key=lambda item: -item[0])
+    taken_args: set[str] = set()
+    taken_paths: set[tuple[Any, ...]] = set()
+    placed: dict[tuple[Any, ...], tuple[str, float]] = {}
+    for score, arg, (path, _name, _schema) in pairs:
+        if score < THRESHOLD or arg in taken_args or path in taken_paths:
+            continue
+        if any(p[: len(path)] == path or path[: len(p)] == p for p in taken_paths):
+            continue  # a nested slot under a top-level one already taken (or the other way round)
+        taken_args.add(arg)
+        taken_paths.add(path)
+        placed[path] = (arg, score)
+    guess.drop = [a for a in profile_args if a not in taken_args]
+    # Build each top-level argument: a name, or a nested list / object of names.
+    for name, schema in tool.properties.items():
+        schema = schema if isinstance(schema, dict) else {}
+        if (name,) in placed:
+            arg, score = placed[(name,)]
+            guess.args.append((name, arg, "" if score == 1.0 else f"check: {arg} -> {name}"))
+            continue
+        nested = {path[-1]: placed[path] for path in placed if path[0] == name and len(path) > 1}
+        if nested:
+            inner = schema.get("items") if schema.get("type") == "array" else schema
+            required = [r for r in (inner.get("required") or []) if r not in nested] if isinstance(inner, dict) else []
+            obj: dict[str, Any] = {key: arg for key, (arg, _score) in nested.items()}
+            for key in required:
+                obj[key] = _const_guess((inner.get("properties") or {}).get(key, {}))
+            value: Any = [obj] if schema.get("type") == "array" else obj
+            names = ", ".join(f"{arg} -> {name}.{key}" for key, (arg, _s) in nested.items())
+            guess.args.append((name, value, f"check: nested: {names}" + (
+                f"; {', '.join(required)} required: a constant guessed" if required else "")))
+        elif name in tool.required:
+            guess.args.append((name, _const_guess(schema), "check: required by the tool, and no profile argument is like it"))
+
+
+def _const_guess(schema: dict[str, Any]) -> dict[str, Any]:
+    """Returns a ``{const}`` placeholder for a required argument: its default, first enum value, or an empty value."""
+    if "default" in schema:
+        return {"const": schema["default"]}
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return {"const": schema["enum"][0]}
+    empty = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+    kind = schema.get("type")
+    return {"const": empty.get(kind if isinstance(kind, str) else "", None)}
+
+
+# -- writing --------------------------------------------------------------------------------------------
+
+
+def _flow(value: Any) -> str:
+    """Returns ``value`` as one line of YAML flow style (names plain where YAML allows it)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_scalar(k)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", value) and \
+            value.lower() not in ("true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def listing(tools: Iterable[ToolInfo]) -> list[str]:
+    """Returns the server's tools, one line each, then one line per argument (type, required)."""
+    out = []
+    for tool in tools:
+        description = " ".join(tool.description.split())
+        out.append(f"{tool.name}" + (f": {description[:100]}" + ("..." if len(description) > 100 else "") if description else ""))
+        for name, schema in tool.properties.items():
+            schema = schema if isinstance(schema, dict) else {}
+            kind = schema.get("type", "any")
+            kind = "|".join(kind) if isinstance(kind, list) else str(kind)
+            if isinstance(schema.get("enum"), list):
+                kind += " " + "|".join(json.dumps(v) for v in schema["enum"][:8])
+            mark = " (required)" if name in tool.required else ""
+            out.append(f"  {name}: {kind}{mark}")
+    return out
+
+
+def skeleton(profile: str, guesses: list[Guess], tools: list[ToolInfo], target: str) -> str:
+    """Returns the binding skeleton as YAML text, the server's tools listed in comments at the top."""
+    lines = [f"# A binding skeleton written by `harness discover` for profile {profile}.",
+             "# Every line marked `# check` is a guess: read the tool's documentation, fix what is wrong,",
+             "# then run: harness run --target '<target>' --binding <this file> --profile " + profile,
+             "# The server's tools:"]
+    lines += [f"#   {line}" for line in listing(tools)]
+    lines += ["binding: 1", f"profile: {profile}", f"target: {_scalar(target)}", "tools:"]
+    for guess in guesses:
+        lines.append(f"  {guess.profile_tool}:")
+        if guess.tool is None:
+            offered = ", ".join(t.name for t in tools) or "none"
+            lines.append(f"    tool: {_scalar(guess.profile_tool)}  # check: no tool is like it (offered: {offered})")
+            continue
+        exact = guess.tool == guess.profile_tool
+        lines.append(f"    tool: {_scalar(guess.tool)}" + ("" if exact else f"  # check: {guess.score:.2f} alike"))
+        if guess.args:
+            lines.append("    args:")
+            for name, value, comment in guess.args:
+                lines.append(f"      {_scalar(name)}: {_flow(value)}" + (f"  # {comment}" if comment else ""))
+        if guess.drop:
+            lines.append(f"    drop: {_flow(guess.drop)}  # check: the tool takes nothing like these")
+    return "\n".join(lines) + "\n"
+
+
+# -- the command ------------------------------------------------------------------------------------------
+
+
+def profile_tools(profile: str) -> dict[str, dict[str, Any]]:
+    """Returns the profile's tools and their argument schemas (empty for an unknown profile)."""
+    from reference_impl.mcp_server import TOOLS  # the contracts' argument schemas, as the reference serves them
+    from harness.model import PROFILE_TOOLS
+    if profile not in PROFILE_TOOLS:
+        return {}
+    base = "claude-code" if profile.startswith("claude-code") else profile
+    return {tool: TOOLS.get(base, {}).get(tool, ("", {}))[1] for tool in PROFILE_TOOLS[profile]}
+
+
+def known_profiles() -> list[str]:
+    """Returns the profiles a skeleton can be written for."""
+    from harness.model import PROFILE_TOOLS
+    return list(PROFILE_TOOLS)
+
+
+def discover_tools(spec: str, timeout: float) -> tuple[list[ToolInfo], str]:
+    """Starts the target and returns its tools and its name; raises ValueError or TargetError."""
+    from harness.targets import make_target
+    from harness.targets.mcp import McpTarget
+    target = make_target(spec, timeout=timeout)
+    if not isinstance(target, McpTarget):
+        target.stop()
+        raise ValueError(f"discover lists the tools of an MCP server (mcp:<command line> or mcp+http://...); "
+                         f"{spec!r} is no MCP server: a cmd: adapter takes the profile's own tool names")
+    try:
+        info = target.start()
+        offered = target.offered
+    finally:
+        target.stop()
+    tools = [ToolInfo(name, getattr(tool, "description", None) or "", _schema(tool)) for name, tool in sorted(offered.items())]
+    return tools, f"{info.name} {info.version}".strip()
+
+
+def _schema(tool: Any) -> dict[str, Any]:
+    schema = getattr(tool, "input_schema", None)
+    return schema if isinstance(schema, dict) else {}
+
+
+def best_profile(tools: list[ToolInfo]) -> list[tuple[float, str]]:
+    """Returns the profiles by how well their tools find a match on the server, best first."""
+    ranked = []
+    for profile in known_profiles():
+        wanted = profile_tools(profile)
+        if not wanted:
+            continue
+        scores = [guess_tool(name, schema, tools).score for name, schema in wanted.items()]
+        ranked.append((sum(scores) / len(scores), profile))
+    return sorted(ranked, reverse=True)
+
+
+def add_parser(sub: Any) -> None:
+    """Adds the ``discover`` subcommand."""
+    parser = sub.add_parser("discover", help="list an MCP server's tools and write a binding skeleton for a profile")
+    parser.add_argument("target", metavar="TARGET", help="mcp:<command line> or mcp+http://<url>")
+    parser.add_argument("--profile", help="write a binding skeleton for this profile")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the skeleton to FILE (default: standard output)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds the server may take to start (default 30)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``harness discover``; returns the exit code (0, 1 when the server cannot be started, 2 for bad usage)."""
+    from harness.targets.base import TargetError
+    if args.profile and args.profile not in known_profiles():
+        print(f"error: unknown profile {args.profile!r} (known: {', '.join(known_profiles())})", file=sys.stderr)
+        return 2
+    try:
+        tools, name = discover_tools(args.target, args.timeout)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except TargetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not args.profile:
+        print(f"{name}: {len(tools)} tool(s)")
+        for line in listing(tools):
+            print(line)
+        ranked = best_profile(tools)
+        if ranked:
+            print("\nprofiles by fit: " + ", ".join(f"{p} {s:.2f}" for s, p in ranked))
+            print(f"write a binding with: harness discover '{args.target}' --profile {ranked[0][1]} -o binding.yaml")
+        return 0
+    guesses = [guess_tool(tool, schema, tools) for tool, schema in profile_tools(args.profile).items()]
+    text = skeleton(args.profile, guesses, tools, name)
+    if args.output:
+        args.output.write_text(text, "utf-8")
+        print(f"{name}: {len(tools)} tool(s)")
+        for line in listing(tools):
+            print(line)
+        print(f"\nwrote {args.output}: {sum(g.tool is not None for g in guesses)} of {len(guesses)} "
+              f"{args.profile} tools guessed; check every line marked `# check`")
+    else:
+        sys.stdout.write(text)
+    return 0
