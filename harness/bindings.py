@@ -26,15 +26,13 @@ import functools
 import json
 import string
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import jmespath
 import jsonschema
-import yaml
 
-from harness.loader import Problem, _dotted, _line_of, _most_relevant
+from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents
 
 try:  # linear-time matching when google-re2 is installed
     import re2 as _regex  # type: ignore[import-not-found]
@@ -52,12 +50,8 @@ DEFAULT_SIGNALS: tuple[Any, ...] = CHANNEL_SIGNALS
 _VALUE_KEYS = ("arg", "const", "template")
 
 
-class BindingError(ValueError):
-    """A binding (file or shorthand) is invalid; ``problems`` lists every problem, located."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("\n".join(str(problem) for problem in problems))
-        self.problems = problems
+class BindingError(FileProblems, ValueError):
+    """A binding (file or shorthand) is invalid; ``problems`` lists every problem, file:line:field."""
 
 
 class ArgumentMismatch(Exception):
@@ -408,9 +402,8 @@ def _parsed(text: str) -> Any:
 
 
 @functools.cache
-def schema() -> dict[str, Any]:
-    """Returns the binding JSON Schema shipped in the package."""
-    return json.loads(resources.files("harness").joinpath("schema/binding.schema.json").read_text("utf-8"))
+def _checker() -> SchemaChecker:
+    return SchemaChecker(packaged_schema("binding.schema.json"))
 
 
 def load(path: str | Path) -> Binding:
@@ -421,25 +414,20 @@ def load(path: str | Path) -> Binding:
     except (OSError, UnicodeDecodeError) as exc:
         raise BindingError([Problem(path, 1, "", f"cannot read the binding: {getattr(exc, 'strerror', None) or exc}")]) from None
     document, node = _parse(text, path)
-    problems = [Problem(path, _line_of(node, where, at_key), _dotted(where), message)
-                for where, message, at_key in _problems(document)]
-    if problems:
-        raise BindingError(problems)
+    errors = _checker().problems(document) or _semantic_problems(document)
+    if errors:
+        raise BindingError(located(path, node, errors))
     return _build_binding(document, node, str(path))
 
 
 def _parse(text: str, path: Path) -> tuple[Any, Any]:
-    from harness.loader import _Loader
     try:
-        document = yaml.load(text, Loader=_Loader)
-        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise BindingError([Problem(path, mark.line + 1 if mark else 1, "", f"invalid YAML: {problem}")]) from None
-    if document is None:
-        raise BindingError([Problem(path, 1, "", "empty binding (expected `tools:`)")])
-    return _string_keys(document), node
+        documents, nodes = parse_documents(text, path, "binding")
+    except FileProblems as exc:
+        raise BindingError(exc.problems) from None
+    if len(documents) > 1:
+        raise BindingError([Problem(path, nodes[1].start_mark.line + 1, "", "one binding per file (a second YAML document)")])
+    return _string_keys(documents[0]), nodes[0]
 
 
 def _string_keys(value: Any) -> Any:
@@ -449,27 +437,6 @@ def _string_keys(value: Any) -> Any:
     if isinstance(value, list):
         return [_string_keys(item) for item in value]
     return value
-
-
-def _problems(document: Any) -> list[tuple[list[Any], str, bool]]:
-    validator = jsonschema.Draft202012Validator(schema())
-    out = []
-    for error in validator.iter_errors(document):
-        error = _most_relevant(error)
-        where, message, at_key = list(error.absolute_path), error.message, False
-        if error.validator == "additionalProperties":
-            names = [n for n in error.instance if n not in error.schema.get("properties", {})] \
-                if isinstance(error.instance, dict) else []
-            if names:
-                where, at_key = where + [names[0]], True
-                allowed = sorted(error.schema.get("properties", {}))
-                message = f"unknown key {names[0]!r}" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
-        elif error.validator == "required":
-            message = message.replace("is a required property", "is required")
-        out.append((where, message, at_key))
-    if out:
-        return out
-    return _semantic_problems(document)
 
 
 def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, bool]]:
@@ -517,8 +484,9 @@ def _profile_tools(profile: str | None) -> tuple[str, ...] | None:
     """Returns the tools of a known profile, or None when the binding names none (or one we do not know)."""
     if not profile:
         return None
-    from harness.model import PROFILE_TOOLS
-    return PROFILE_TOOLS.get(profile)
+    from harness import profiles
+    known = profiles.builtin().get(profile)
+    return tuple(known.tools) if known else None
 
 
 def _templates(value: Any, where: list[Any]) -> Iterable[tuple[list[Any], str]]:
@@ -583,7 +551,7 @@ def _build_binding(document: dict[str, Any], node: Any, source: str) -> Binding:
             name=name, tool=spec.get("tool", name), args=dict(spec.get("args", {})),
             drop=frozenset(spec.get("drop", ())),
             output=jmespath.compile(spec["output"]) if "output" in spec else None, output_text=spec.get("output", ""),
-            failure=rule, line=_line_of(node, ["tools", name], True) if node is not None else 0)
+            failure=rule, line=line_of(node, ["tools", name], True) if node is not None else 0)
     return Binding(tools=tools, profile=document.get("profile"), source=source)
 
 
@@ -637,16 +605,13 @@ def _tool_map_file(path: Path, renames: dict[str, str], args: dict[str, dict[str
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BindingError([Problem(path, 1, "", f"cannot read the tool map: {getattr(exc, 'strerror', None) or exc}")]) from None
-    try:
-        document, node = _parse(text, path)
-    except BindingError as exc:
-        if "empty binding" in str(exc):
-            return
-        raise
+    if not text.strip():
+        return
+    document, node = _parse(text, path)
     if not isinstance(document, dict):
         raise BindingError([Problem(path, 1, "", "expected a mapping of tool names")])
     for key, value in document.items():
-        line = _line_of(node, [key], True)
+        line = line_of(node, [key], True)
         lines[str(key).partition(".")[0]] = line
         if isinstance(value, dict):
             unknown = set(value) - {"name", "args"}

@@ -309,12 +309,13 @@ source: test
 steps:
   - tool: write_text_file
     args: {args}
-    expect: {expect}
+    expect: {expect}{invalid}
 """
 
 
-def scenario(tmp_path: Path, args: str, expect: str, extra: str = "", id: str = "s"):
-    (found,) = load_text(SCENARIO.format(args=args, expect=expect, extra=extra, id=id), tmp_path / "s.yaml")
+def scenario(tmp_path: Path, args: str, expect: str, extra: str = "", id: str = "s", invalid: bool = False):
+    text = SCENARIO.format(args=args, expect=expect, extra=extra, id=id, invalid="\n    invalid_args: true" if invalid else "")
+    (found,) = load_text(text, tmp_path / "s.yaml")
     return found
 
 
@@ -355,7 +356,7 @@ def test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_t
 
 def test_an_argument_passed_on_that_the_tool_does_not_take_is_the_bindings_mistake(tmp_path: Path) -> None:
     with Runner(shaped(tmp_path)) as runner:
-        result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}', "{error: true}"))
+        result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}', "{error: true}", invalid=True))
     assert result.verdict is Verdict.ERROR
     assert "Additional properties are not allowed ('encoding' was unexpected) (schema rule additionalProperties)" \
         in result.reason
@@ -365,7 +366,7 @@ def test_a_call_left_incomplete_on_purpose_is_sent_as_it_is(tmp_path: Path) -> N
     # seed 003's open question "missing content": the profile's argument is absent, so the target's
     # `text` is too; that is the scenario's question, and the tool's answer is the observation.
     with Runner(shaped(tmp_path)) as runner:
-        result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt"}', "{error: true}"))
+        result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt"}', "{error: true}", invalid=True))
     assert result.verdict is Verdict.PASS, result.reason
     assert result.steps[0].error["message"] == "Error: bad call"
 
@@ -383,7 +384,7 @@ def test_a_cmd_adapter_is_bound_the_same_way(tmp_path: Path) -> None:
     target = CmdTarget("cmd:python -m reference_impl.serve", binding=path)
     with Runner(target) as runner:
         created = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "hey"}', "{output: 3}"))
-        overwrite = load_text(SCENARIO.format(id="o", extra="given: {files: {a.txt: old}}", args='{path: "${workspace}/a.txt", content: "hey"}',
+        overwrite = load_text(SCENARIO.format(id="o", invalid="", extra="given: {files: {a.txt: old}}", args='{path: "${workspace}/a.txt", content: "hey"}',
                                               expect='{error: {code: null, message: "overwrote 3"}}'), tmp_path / "o.yaml")[0]
         overwritten = runner.run(overwrite)
     assert created.verdict is Verdict.PASS, created.reason

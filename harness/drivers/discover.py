@@ -255,18 +255,15 @@ def skeleton(profile: str, guesses: list[Guess], tools: list[ToolInfo], target: 
 
 def profile_tools(profile: str) -> dict[str, dict[str, Any]]:
     """Returns the profile's tools and their argument schemas (empty for an unknown profile)."""
-    from reference_impl.mcp_server import TOOLS  # the contracts' argument schemas, as the reference serves them
-    from harness.model import PROFILE_TOOLS
-    if profile not in PROFILE_TOOLS:
-        return {}
-    base = "claude-code" if profile.startswith("claude-code") else profile
-    return {tool: TOOLS.get(base, {}).get(tool, ("", {}))[1] for tool in PROFILE_TOOLS[profile]}
+    from harness import profiles
+    found = profiles.builtin().get(profile)
+    return {name: tool.arguments for name, tool in found.tools.items()} if found else {}
 
 
 def known_profiles() -> list[str]:
-    """Returns the profiles a skeleton can be written for."""
-    from harness.model import PROFILE_TOOLS
-    return list(PROFILE_TOOLS)
+    """Returns the profiles a skeleton can be written for (the built-in ones)."""
+    from harness import profiles
+    return list(profiles.builtin())
 
 
 def discover_tools(spec: str, timeout: float) -> tuple[list[ToolInfo], str]:
