@@ -180,7 +180,6 @@ def run(options: RunOptions) -> int:
     try:
         targets = [make_target(spec, **options.target_options()) for spec in options.targets]
     except ValueError as exc:  # an unknown target, or a binding with mistakes: file:line: [field] message
-        from rich.markup import escape
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
     if options.usage_error():
