@@ -322,7 +322,7 @@ def scenario(tmp_path: Path, args: str, expect: str, extra: str = "", id: str = 
 def shaped(tmp_path: Path, text: str = SHAPED_BINDING) -> McpTarget:
     path = tmp_path / "shaped.yaml"
     path.write_text(text, "utf-8")
-    return McpTarget(f"mcp:python {SHAPED}", timeout=5.0, binding=path)
+    return McpTarget(f"mcp:python {SHAPED}", timeout=60.0, binding=path)  # a loaded machine starts slowly
 
 
 def test_a_differently_shaped_server_passes_through_its_binding(tmp_path: Path) -> None:

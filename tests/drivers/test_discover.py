@@ -37,7 +37,7 @@ def test_names_are_alike_by_words_synonyms_and_spelling() -> None:
 @pytest.fixture(scope="module")
 def reference_skeleton(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("discover") / "reference.claude-code.yaml"
-    assert main(["discover", REFERENCE, "--profile", "claude-code", "-o", str(out)]) == 0
+    assert main(["discover", REFERENCE, "--profile", "claude-code", "-o", str(out), "--timeout", "120"]) == 0
     return out
 
 
@@ -56,7 +56,8 @@ def test_our_own_server_gets_the_identity_binding_with_nothing_to_check(referenc
 def test_the_identity_skeleton_runs_the_catalog_as_before(reference_skeleton: Path) -> None:
     found = catalog.load([catalog.builtin_dir()]).select(profiles=["claude-code"])
     sample = [s for s in found if not s.requires][:12]
-    with Runner(McpTarget(REFERENCE, binding=reference_skeleton)) as bound, Runner(McpTarget(REFERENCE)) as plain:
+    with Runner(McpTarget(REFERENCE, binding=reference_skeleton, timeout=60.0)) as bound, \
+            Runner(McpTarget(REFERENCE, timeout=60.0)) as plain:
         pairs = [(bound.run(s).verdict, plain.run(s).verdict) for s in sample]
     assert all(a == b for a, b in pairs), pairs
     assert Verdict.PASS in {a for a, _ in pairs}
@@ -65,7 +66,7 @@ def test_the_identity_skeleton_runs_the_catalog_as_before(reference_skeleton: Pa
 def test_a_differently_shaped_server_gets_nesting_and_constants_guessed(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "shaped.yaml"
-    assert main(["discover", SHAPED, "--profile", "mcp-write-text-file", "-o", str(out)]) == 0
+    assert main(["discover", SHAPED, "--profile", "mcp-write-text-file", "-o", str(out), "--timeout", "120"]) == 0
     printed = capsys.readouterr().out
     assert "save_files: Saves files." in printed and "mode: any \"rewrite\"|\"append\" (required)" in printed
     text = out.read_text()
@@ -87,7 +88,7 @@ steps:
 then:
   files: {a.txt: "hi"}
 """, tmp_path / "s.yaml")
-    with Runner(McpTarget(SHAPED, binding=out)) as runner:
+    with Runner(McpTarget(SHAPED, binding=out, timeout=60.0)) as runner:
         result = runner.run(write)
     # The call is accepted and the file written; only the output's shape is left to project.
     assert result.verdict is Verdict.FAIL and not result.then_failures
@@ -95,7 +96,7 @@ then:
 
 
 def test_without_a_profile_it_lists_the_tools_and_ranks_the_profiles(capsys: pytest.CaptureFixture) -> None:
-    assert main(["discover", SHAPED]) == 0
+    assert main(["discover", SHAPED, "--timeout", "120"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("mcp-shaped 1.0: 1 tool(s)\nsave_files: Saves files.\n")
     ranking = out.split("profiles by fit: ", 1)[1].splitlines()[0]
@@ -104,7 +105,7 @@ def test_without_a_profile_it_lists_the_tools_and_ranks_the_profiles(capsys: pyt
 
 
 def test_a_skeleton_to_standard_output_is_a_binding(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(["discover", SHAPED, "--profile", "claude-code"]) == 0
+    assert main(["discover", SHAPED, "--profile", "claude-code", "--timeout", "120"]) == 0
     path = tmp_path / "out.yaml"
     path.write_text(capsys.readouterr().out)
     binding = bindings.load(path)

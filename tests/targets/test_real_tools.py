@@ -33,7 +33,7 @@ TOOLS = {
     "mcp-text-editor": (TEXT_EDITOR, f"mcp:{TEXT_EDITOR}", "bindings/mcp-text-editor.gemini-safe-patch.yaml",
                         "gemini-safe-patch", None),
     "desktop-commander": (DESKTOP_COMMANDER, f"mcp:{ROOT}/tools/desktop-commander/serve.sh {{parent}}",
-                          "bindings/desktop-commander.claude-code.yaml", "claude-code", 12),
+                          "bindings/desktop-commander.claude-code.yaml", "claude-code", 4),
 }
 
 
