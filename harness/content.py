@@ -47,6 +47,30 @@ def check(spec: Any) -> None:
             to_bytes(spec)
 
 
+def size_of(spec: Any) -> int:
+    """Returns how many bytes a content spec stands for (an upper bound for generated lines), without making them."""
+    if isinstance(spec, str):
+        return len(spec.encode("utf-8", "surrogatepass"))
+    if not isinstance(spec, dict):
+        return 0
+    if "text" in spec and isinstance(spec["text"], str):
+        return 4 * len(spec["text"])  # no codec makes more than 4 bytes of a character
+    if "base64" in spec and isinstance(spec["base64"], str):
+        return len(spec["base64"]) * 3 // 4 + 3
+    if "hex" in spec and isinstance(spec["hex"], str):
+        return len(spec["hex"]) // 2
+    if "lines" in spec:
+        lines = spec["lines"] if isinstance(spec["lines"], dict) else {"count": spec["lines"]}
+        count = lines.get("count", 0) if isinstance(lines.get("count", 0), int) else 0
+        template = str(lines.get("template", "line {n}"))
+        per_line = len(template.encode("utf-8", "surrogatepass")) + len(str(lines.get("eol", "\n")).encode("utf-8", "surrogatepass"))
+        per_line += template.count("{n}") * len(str(max(count, 1)))
+        return max(0, count) * per_line
+    if "pattern" in spec and isinstance(spec.get("size"), int):
+        return max(0, spec["size"])
+    return 0
+
+
 def _lines(spec: int | dict[str, Any]) -> bytes:
     if isinstance(spec, int):
         spec = {"count": spec}

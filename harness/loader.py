@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from harness import aspects, profiles
+from harness import aspects, bounds, limits, profiles
 from harness.content import check as check_content
 from harness.matchers import MATCHER_NAMES
 from harness.model import Action, Call, Scenario
@@ -44,6 +44,10 @@ def load_file(path: Path | str) -> list[Scenario]:
     """Returns the scenarios in one file; raises ScenarioError naming file, line and field."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > limits.MAX_SCENARIO_FILE:
+            raise ScenarioError([Problem(path, 1, "", f"the file has {size} bytes, more than the cap of "
+                                                      f"{limits.MAX_SCENARIO_FILE} (HARNESS_MAX_SCENARIO_FILE)")])
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError([Problem(path, 1, "file", f"cannot read: {exc}")]) from None
@@ -52,14 +56,20 @@ def load_file(path: Path | str) -> list[Scenario]:
 
 def load_text(text: str, path: Path) -> list[Scenario]:
     """Returns the scenarios in ``text`` (the content of ``path``)."""
+    too_deep = bounds.depth_problem(text)
+    if too_deep:  # before parsing: libyaml's composer recurses and would exhaust the C stack
+        raise ScenarioError([Problem(path, too_deep[0], "", too_deep[1])])
     try:
         documents, nodes = parse_documents(text, path, "scenario")
     except FileProblems as exc:
         raise ScenarioError(exc.problems) from None
+    if "*" in text and "&" in text and any(bounds.expands_too_far(doc) for doc in documents):
+        raise ScenarioError([Problem(path, 1, "", "aliases expand to more than a million values (a YAML bomb)")])
     problems: list[Problem] = []
     scenarios = []
     for index, document in enumerate(documents):
-        errors = _checker().problems(document) or _semantic_problems(document, path)
+        errors = (bounds.regex_problems(document) or _checker().problems(document)
+                  or _semantic_problems(document, path) + bounds.problems(document))
         if errors:
             for field_path, message, at_key in errors:
                 line = line_of(nodes[index], field_path, at_key)

@@ -18,7 +18,18 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness import difference
+
+# `regex` (pinned in pyproject.toml): the syntax and meaning of Python's `re`, which the scenario
+# format promises ("a string that re.search matches"), plus a time bound on each search, so a
+# catastrophic pattern against a candidate's output is an error verdict, not a hang. A linear-time
+# engine (google-re2) was the other choice; it cannot run the lookarounds the catalog relies on and
+# reads `$`, `\d`, `\s` and `\w` differently, so it would change what existing scenarios mean.
+import regex as _regex_engine
+
 from harness.content import to_bytes
+
+#: Seconds one ``$regex`` search may take.
+REGEX_TIMEOUT = 2.0
 
 
 class _Missing:
@@ -152,9 +163,43 @@ def _deep_equal(a: Any, b: Any) -> bool:
     return _scalar_equal(a, b)
 
 
+class PatternError(Exception):
+    """A ``$regex`` could not be run safely (it timed out, or does not compile): an ``error`` verdict."""
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Returns why ``pattern`` cannot be used as a ``$regex`` (placeholders count as plain text), or None."""
+    probe = re.sub(r"\$\$?\{[^}]*\}", "x", pattern)
+    try:
+        _compiled(probe)
+    except (_regex_engine.error, re.error, ValueError, OverflowError, RecursionError) as exc:
+        return str(exc)
+    return None
+
+
+def _compiled(pattern: str) -> Any:
+    found = _COMPILED.get(pattern)
+    if found is None:
+        if len(_COMPILED) > 4096:
+            _COMPILED.clear()
+        found = _COMPILED[pattern] = _regex_engine.compile(pattern)
+    return found
+
+
+_COMPILED: dict[str, Any] = {}
+
+
 def _regex(arg: str, observed: Any, path: str) -> list[Mismatch]:
-    if isinstance(observed, str) and re.search(arg, observed):
-        return []
+    if isinstance(observed, str):
+        try:
+            found = _compiled(arg).search(observed, timeout=REGEX_TIMEOUT)
+        except TimeoutError:
+            raise PatternError(f"{path}: the $regex {_show(arg, 120)} did not finish within {REGEX_TIMEOUT:g} s "
+                               f"on {len(observed)} characters (catastrophic backtracking?)") from None
+        except (_regex_engine.error, ValueError, OverflowError, RecursionError) as exc:
+            raise PatternError(f"{path}: the $regex {_show(arg, 120)} cannot run: {exc}") from None
+        if found:
+            return []
     detail = difference.regex_progress(arg, observed) if isinstance(observed, str) else ""
     return [Mismatch(path, f"text matching /{arg}/", observed, detail=detail)]
 

@@ -14,7 +14,7 @@ import traceback
 from typing import Any, Callable, Iterable
 
 from harness import aspects, faults
-from harness.matchers import MISSING, Mismatch, match
+from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
@@ -98,7 +98,7 @@ class Runner:
         with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
             # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
             # on a background thread while the next scenario runs.
-            workspace = Workspace(parent=None if fs is not None else self.tmp)
+            workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None)
             try:
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
@@ -140,13 +140,18 @@ class Runner:
         error: str | None = None
         try:
             error = self._steps(scenario, session, workspace, names, result)
+        except PatternError as exc:  # a $regex that cannot run safely: nothing to judge by
+            error = str(exc)
         finally:
             try:
                 session.close()
             except TargetError as exc:
                 error = error or f"closing the session failed: {exc}"
         if error is None and scenario.then:
-            result.then_failures += workspace.check(substitute(scenario.then, names), names)
+            try:
+                result.then_failures += workspace.check(substitute(scenario.then, names), names)
+            except PatternError as exc:
+                error = str(exc)
         result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
                                  for path in workspace.escapes()]
         if self.record_states:  # the final state is for reports and snapshots, as the per-step ones

@@ -4,10 +4,18 @@ Each scenario gets a fresh temporary folder laid out as ``<base>/ws`` (the works
 files around it (``<base>/canary.txt`` and ``<base>/sibling/canary.txt``). After the scenario, the
 canaries and the set of entries in ``<base>`` are checked, so a target that writes outside its
 workspace is caught naming the path. The whole base is removed afterwards.
+
+Everything the harness does here is contained (harness/safepath.py): paths are walked from a
+descriptor of the root with ``O_NOFOLLOW``, so no operation of the harness's own goes through a
+symbolic link out of the workspace; such an operation raises :class:`~harness.safepath.Outside`
+and is not performed. Reading the workspace back never opens what is not a regular file (FIFOs,
+sockets and devices are recorded by type), and the bytes read per file and per workspace and the
+entries recorded are capped (harness/limits.py), the cap shown in the record.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import queue
@@ -21,10 +29,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from harness import limits
 from harness.content import describe, to_bytes
 from harness import difference
 from harness.matchers import Mismatch, match
 from harness.placeholders import substitute
+from harness.safepath import Outside, resolve
 
 CANARY = b"canary: nothing may write here\n"
 TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
@@ -34,7 +44,9 @@ DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content dif
 class Workspace:
     """A fresh workspace with canaries around it; ``remove`` (or a Remover) deletes it afterwards."""
 
-    def __init__(self, prefix: str = "harness-", parent: str | None = None) -> None:
+    def __init__(self, prefix: str = "harness-", parent: str | None = None, *, contained: bool = True) -> None:
+        # On pyfakefs (``contained=False``) nothing real can be reached: plain path operations do.
+        self.contained = contained
         self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         self.root = self.base / "ws"
         self.root.mkdir()
@@ -67,34 +79,29 @@ class Workspace:
         ``record_initial`` keeps the state laid out, which ``others_unchanged`` compares with; a
         scenario that does not ask for it spares reading back what was just written.
         """
-        modes: list[tuple[Path, int]] = []
+        modes: list[tuple[str, int]] = []
         for entry in given.get("dirs", ()):
             rel, mode = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("mode"))
-            path = self.path(rel)
-            path.mkdir(parents=True, exist_ok=True)
+            self._mkdir(rel)
             if mode:
-                modes.append((path, int(mode, 8)))
+                modes.append((rel, int(mode, 8)))
         for rel, spec in given.get("files", {}).items():
             content, mode = (spec["content"], spec.get("mode")) if _has_mode(spec) else (spec, None)
-            path = self.path(rel)
-            path.parent.mkdir(parents=True, exist_ok=True)
             data = to_bytes(content)
-            path.write_bytes(data)
+            self._write(rel, data, append=False, parents=True)
             if len(data) <= DIFF_LIMIT:
                 self._given_bytes[rel] = data
             if mode:
-                modes.append((path, int(mode, 8)))
+                modes.append((rel, int(mode, 8)))
         for rel, target in given.get("symlinks", {}).items():
-            path = self.path(rel)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(_expand(target, names), path)
-        for path, mode in sorted(modes, key=lambda item: -len(item[0].parts)):
-            os.chmod(path, mode)
+            self._symlink(rel, _expand(target, names), parents=True)
+        for rel, mode in sorted(modes, key=lambda item: -len(Path(item[0]).parts)):
+            self._chmod(rel, mode)
         if record_initial:
             self.initial = self.state(with_text=False)
 
     def path(self, rel: str) -> Path:
-        """Returns the absolute path of a workspace-relative path."""
+        """Returns the absolute path of a workspace-relative path (for showing; never opened through)."""
         return self.root / rel
 
     # -- actions -----------------------------------------------------------------------------
@@ -106,46 +113,150 @@ class Workspace:
         write/append/touch move the mtime at least one second forward, unless ``mtime`` says
         otherwise: ``same`` keeps the mtime the file had before, ``-5s`` / ``+500ms`` / ``+1ns``
         set it that far from there (from the time of the action for a file that did not exist),
-        ``@1700000000.25`` sets it to that many seconds since the epoch.
+        ``@1700000000.25`` sets it to that many seconds since the epoch. Raises :class:`Outside`
+        (not performed) when the action would act through a link leading outside.
         """
-        path = self.path(rel)
-        if action in ("write", "append", "touch"):
+        if action in ("write", "append"):
+            self._write(rel, to_bytes(content), append=action == "append", mtime=mtime)
+        elif action == "touch":
+            self._write(rel, b"", append=True, mtime=mtime)
+        elif action == "chmod":
+            self._chmod(rel, int(mode, 8))  # type: ignore[arg-type]
+        elif action == "delete":
+            self._delete(rel)
+        elif action == "mkdir":
+            self._mkdir(rel)
+        elif action == "symlink":
+            self._symlink(rel, _expand(target or "", names or {}))
+        else:  # the schema admits no other action
+            raise ValueError(f"unknown action {action!r}")
+
+    def _write(self, rel: str, data: bytes, *, append: bool, parents: bool = False, mtime: str | None = None) -> None:
+        """Writes (or appends) ``data``; a link to a file inside the workspace is written through."""
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        if not self.contained:
+            path = self.path(rel)
+            if parents:
+                path.parent.mkdir(parents=True, exist_ok=True)
             before = _mtime_ns(path)
             wanted = None if mtime is None else mtime_after(mtime, before)
-            if action == "touch":
-                path.touch()
-            else:
-                with open(path, "ab" if action == "append" else "wb") as handle:
-                    handle.write(to_bytes(content))
+            with open(path, "ab" if append else "wb") as handle:
+                handle.write(data)
             if wanted is None:
                 _advance_mtime(path, before)
             else:
                 os.utime(path, ns=(os.stat(path).st_atime_ns, wanted))
-        elif action == "chmod":
-            os.chmod(path, int(mode, 8))  # type: ignore[arg-type]
-        elif action == "delete":
+            return
+        with resolve(str(self.root), rel, create_parents=parents) as at:
+            before = _mtime_ns_at(at.dir_fd, at.name)
+            wanted = None if mtime is None else mtime_after(mtime, before)
+            fd = os.open(at.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=at.dir_fd)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if wanted is not None:
+                os.utime(fd, ns=(os.fstat(fd).st_atime_ns, wanted))
+            elif before is not None:
+                _advance_mtime_fd(fd, before)
+        finally:
+            os.close(fd)
+
+    def _chmod(self, rel: str, mode: int) -> None:
+        if not self.contained:
+            os.chmod(self.path(rel), mode)
+            return
+        with resolve(str(self.root), rel) as at:
+            fd = os.open(at.name or ".", _PATH_FLAGS, dir_fd=at.dir_fd)
+            try:
+                if stat.S_ISLNK(os.fstat(fd).st_mode):  # swapped for a link after the walk
+                    raise Outside(f"{rel}: became a symbolic link: not changed")
+                os.chmod(f"/proc/self/fd/{fd}", mode)  # the inode held, whatever its name now is
+            finally:
+                os.close(fd)
+
+    def _delete(self, rel: str) -> None:
+        if not self.contained:
+            path = self.path(rel)
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink()
-        elif action == "mkdir":
-            path.mkdir(parents=True, exist_ok=True)
-        elif action == "symlink":
-            os.symlink(_expand(target or "", names or {}), path)
-        else:  # the schema admits no other action
-            raise ValueError(f"unknown action {action!r}")
+            return
+        with resolve(str(self.root), rel, follow_last=False) as at:
+            if not at.name:
+                raise Outside("the workspace root itself: not deleted")
+            if stat.S_ISDIR(os.lstat(at.name, dir_fd=at.dir_fd).st_mode):
+                shutil.rmtree(at.name, dir_fd=at.dir_fd)  # descriptor-based: never leaves the tree
+            else:
+                os.unlink(at.name, dir_fd=at.dir_fd)
+
+    def _mkdir(self, rel: str) -> None:
+        if not self.contained:
+            self.path(rel).mkdir(parents=True, exist_ok=True)
+            return
+        with resolve(str(self.root), rel, create_parents=True) as at:
+            if at.name:
+                try:
+                    os.mkdir(at.name, 0o777, dir_fd=at.dir_fd)
+                except FileExistsError:
+                    if not stat.S_ISDIR(os.stat(at.name, dir_fd=at.dir_fd, follow_symlinks=False).st_mode):
+                        raise
+
+    def _symlink(self, rel: str, target: str, *, parents: bool = False) -> None:
+        if not self.contained:
+            path = self.path(rel)
+            if parents:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target, path)
+            return
+        with resolve(str(self.root), rel, follow_last=False, create_parents=parents) as at:
+            os.symlink(target, at.name, dir_fd=at.dir_fd)
 
     # -- state -------------------------------------------------------------------------------
 
     def state(self, *, with_text: bool = True) -> dict[str, dict[str, Any]]:
-        """Returns every entry under the root: type, mode, size and SHA-256 of files, link targets."""
+        """Returns every entry under the root: type, mode, size and SHA-256 of files, link targets.
+
+        Never follows a link, never opens what is not a regular file; at most ``limits.MAX_ENTRIES``
+        entries and ``limits.MAX_WORKSPACE_READ`` bytes are read (a ``<capped>`` entry says so).
+        """
         out: dict[str, dict[str, Any]] = {}
-        for dirpath, dirnames, filenames in os.walk(self.root):
+        budget = _Budget()
+        if not self.contained:
+            for dirpath, dirnames, filenames in os.walk(self.root):
+                for name in sorted(dirnames + filenames):
+                    full = os.path.join(dirpath, name)
+                    rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+                    out[rel] = entry_state(full, with_text=with_text, cache=self._states)
+            return dict(sorted(out.items()))
+        root = str(self.root)
+        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+            prefix = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            prefix = "" if prefix == "." else prefix + "/"
             for name in sorted(dirnames + filenames):
-                full = os.path.join(dirpath, name)
-                rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                out[rel] = entry_state(full, with_text=with_text, cache=self._states)
+                if budget.entries >= limits.MAX_ENTRIES:
+                    out["<capped>"] = {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries; "
+                                                                "the rest is not recorded"}
+                    dirnames.clear()
+                    break
+                budget.entries += 1
+                out[prefix + name] = entry_state(name, with_text=with_text, cache=self._states, dir_fd=dir_fd,
+                                                 budget=budget, key_path=prefix + name)
         return dict(sorted(out.items()))
+
+    def hard_links_out(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
+        """Returns files in the workspace with hard links outside it (a write there changes a file outside)."""
+        state = self.state(with_text=False) if state is None else state
+        seen: dict[Any, int] = {}
+        for entry in state.values():
+            if entry.get("links", 1) > 1 and "inode" in entry:
+                seen[entry["inode"]] = seen.get(entry["inode"], 0) + 1
+        return [f"hard link to a file outside the workspace: {self.root / rel} ({entry['links']} links)"
+                for rel, entry in state.items()
+                if entry.get("links", 1) > seen.get(entry.get("inode"), 0) and entry.get("links", 1) > 1]
 
     def escapes(self) -> list[str]:
         """Returns what was created, changed or removed around the workspace (canaries, siblings)."""
@@ -173,16 +284,25 @@ class Workspace:
         out: list[Mismatch] = []
         named = set(then.get("files", {})) | set(then.get("absent", ()))
         for rel, want in then.get("files", {}).items():
-            out += self._check_file(rel, want, names)
+            try:
+                out += self._check_file(rel, want, names)
+            except Outside as exc:
+                out.append(Mismatch(f"then.files[{rel}]", "an entry inside the workspace", f"<{exc}>",
+                                    "not followed"))
         for rel in then.get("absent", ()):
-            if os.path.lexists(self.path(rel)):
-                out.append(Mismatch(f"then.absent[{rel}]", "no such entry", _kind(self.path(rel)), "exists"))
+            try:
+                kind = self._kind(rel)
+            except Outside as exc:
+                out.append(Mismatch(f"then.absent[{rel}]", "no such entry", f"<{exc}>", "not followed"))
+                continue
+            if kind != "<missing>":
+                out.append(Mismatch(f"then.absent[{rel}]", "no such entry", kind, "exists"))
         if then.get("others_unchanged"):
             now = self.state(with_text=False)
             for rel in sorted(set(now) | set(self.initial)):
                 if rel in named or _is_parent_of_named(rel, named):
                     continue
-                before, after = self.initial.get(rel), now.get(rel)
+                before, after = _comparable(self.initial.get(rel)), _comparable(now.get(rel))
                 if before != after:
                     out.append(self._changed(rel, before, after))
         return out
@@ -194,53 +314,137 @@ class Workspace:
         why = "created" if before is None else "removed" if after is None else "changed"
         if why == "changed" and rel in self._given_bytes and before and after \
                 and before.get("type") == after.get("type") == "file" and before.get("sha256") != after.get("sha256"):
-            path = self.path(rel)
-            try:
-                info = os.lstat(path)  # a regular file only: never open a FIFO or follow a link
-                if stat.S_ISREG(info.st_mode) and info.st_size <= DIFF_LIMIT:
-                    return _content_mismatch(where, self._given_bytes[rel], path.read_bytes(), why="content changed")
+            try:  # a regular file only, contained: never open a FIFO or follow a link out
+                read = self._read(rel, DIFF_LIMIT)
+                if read.kind == "file" and read.error is None and not read.truncated:
+                    return _content_mismatch(where, self._given_bytes[rel], read.data, why="content changed")
             except OSError:
                 pass  # unreadable now: the hashes below still say that it changed
         return Mismatch(where, _brief(before), _brief(after), why)
 
+    def _kind(self, rel: str) -> str:
+        """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
+        if not self.contained:
+            return _kind(self.path(rel))
+        with resolve(str(self.root), rel, follow_last=False) as at:
+            try:
+                info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
+            except (FileNotFoundError, NotADirectoryError):
+                return "<missing>"
+        return _type_name(info.st_mode)
+
     def _check_file(self, rel: str, want: Any, names: dict[str, str]) -> list[Mismatch]:
         where = f"then.files[{rel}]"
-        path = self.path(rel)
-        if not os.path.lexists(path):
+        kind = self._kind(rel)
+        if kind == "<missing>":
             return [Mismatch(where, "an entry", "<missing>", "does not exist")]
         if not isinstance(want, dict) or not (set(want) & {"content", "matches", "sha256", "size", "mode",
                                                           "type", "target"}):
             want = {"content": want}
         out: list[Mismatch] = []
-        kind = _kind(path)
         if "type" in want and want["type"] != kind:
             out.append(Mismatch(f"{where}.type", want["type"], kind))
         if "target" in want:
-            observed = os.readlink(path) if kind == "symlink" else None
+            observed = self._readlink(rel) if kind == "symlink" else None
             expected = _expand(want["target"], names)
             if observed != expected:
                 out.append(Mismatch(f"{where}.target", expected, observed))
         if "mode" in want:
-            observed_mode = f"0{stat.S_IMODE(os.lstat(path).st_mode):03o}"
+            observed_mode = f"0{stat.S_IMODE(self._lstat(rel).st_mode):03o}"
             if int(observed_mode, 8) != int(want["mode"], 8):
                 out.append(Mismatch(f"{where}.mode", want["mode"], observed_mode))
         content_keys = {"content", "matches", "sha256", "size"} & set(want)
         if content_keys:
-            if not path.is_file():
-                return out + [Mismatch(where, "a file", kind)]
-            data = path.read_bytes()
-            if "content" in want:
-                expected_bytes = to_bytes(want["content"])
-                if data != expected_bytes:
-                    out.append(_content_mismatch(f"{where}.content", expected_bytes, data))
-            if "sha256" in want and hashlib.sha256(data).hexdigest() != want["sha256"]:
-                out.append(Mismatch(f"{where}.sha256", want["sha256"], hashlib.sha256(data).hexdigest()))
-            if "size" in want and len(data) != want["size"]:
-                out.append(Mismatch(f"{where}.size", str(want["size"]), len(data)))
+            expected_bytes = to_bytes(want["content"]) if "content" in want else None
+            # Read no more than can decide: the expected length + 1 for `content`, the cap otherwise.
+            limit = len(expected_bytes) + 1 if expected_bytes is not None and not content_keys - {"content", "size"} \
+                else limits.MAX_FILE_READ
+            read = self._read(rel, limit)
+            if read.kind != "file":
+                return out + [Mismatch(where, "a file", read.kind)]
+            if read.error is not None:
+                return out + [Mismatch(where, "a readable file", f"<{read.error}>", "unreadable")]
+            data = read.data
+            if "size" in want and read.size != want["size"]:
+                out.append(Mismatch(f"{where}.size", str(want["size"]), read.size))
+            if expected_bytes is not None and (read.size != len(expected_bytes) or data != expected_bytes):
+                shown = data if not read.truncated else data[:limits.MAX_SHOWN]
+                out.append(_content_mismatch(f"{where}.content", expected_bytes, shown, size=read.size))
+            if "sha256" in want:
+                if read.truncated:
+                    out.append(Mismatch(f"{where}.sha256", want["sha256"],
+                                        f"<not computed: {read.size} bytes, more than the cap of {limit}>"))
+                elif hashlib.sha256(data).hexdigest() != want["sha256"]:
+                    out.append(Mismatch(f"{where}.sha256", want["sha256"], hashlib.sha256(data).hexdigest()))
             if "matches" in want:
-                text = data.decode("utf-8", errors="replace")
-                out += match(want["matches"], text, f"{where}.matches")
+                if read.truncated:
+                    out.append(Mismatch(f"{where}.matches", "a file within the read cap",
+                                        f"<{read.size} bytes, more than the cap of {limit}>"))
+                else:
+                    out += match(want["matches"], data.decode("utf-8", errors="replace"), f"{where}.matches")
         return out
+
+    def _lstat(self, rel: str) -> os.stat_result:
+        if not self.contained:
+            return os.lstat(self.path(rel))
+        with resolve(str(self.root), rel, follow_last=False) as at:
+            return os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
+
+    def _readlink(self, rel: str) -> str:
+        if not self.contained:
+            return os.readlink(self.path(rel))
+        with resolve(str(self.root), rel, follow_last=False) as at:
+            return os.readlink(at.name, dir_fd=at.dir_fd)
+
+    def _read(self, rel: str, limit: int) -> "_Read":
+        """Reads a regular file (a link followed only inside the workspace), at most ``limit`` bytes."""
+        if not self.contained:
+            path = self.path(rel)
+            if not path.is_file():
+                return _Read(_kind(path))
+            data = path.read_bytes()
+            return _Read("file", data[:limit], len(data), truncated=len(data) > limit)
+        with resolve(str(self.root), rel) as at:
+            return _read_regular(at.dir_fd, at.name, limit)
+
+
+class _Read:
+    """What reading one entry gave: its type, the bytes read (capped), its size, or why it failed."""
+
+    def __init__(self, kind: str, data: bytes = b"", size: int = 0, *, truncated: bool = False,
+                 error: str | None = None) -> None:
+        self.kind, self.data, self.size, self.truncated, self.error = kind, data, size, truncated, error
+
+
+def _read_regular(dir_fd: int, name: str, limit: int) -> _Read:
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return _Read("<missing>")
+    except OSError as exc:
+        try:
+            kind = _type_name(os.lstat(name, dir_fd=dir_fd).st_mode)
+        except OSError:
+            kind = "<missing>"
+        return _Read(kind, error=exc.strerror if kind == "file" else None)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device is never read
+            return _Read(_type_name(info.st_mode))
+        chunks, total = [], 0
+        while total < limit:
+            chunk = os.read(fd, min(1 << 20, limit - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        data = b"".join(chunks)
+        truncated = info.st_size > total or (total >= limit and os.read(fd, 1) != b"")
+        return _Read("file", data, max(info.st_size, total), truncated=truncated)
+    except OSError as exc:
+        return _Read("file", error=exc.strerror)
+    finally:
+        os.close(fd)
 
 
 class Remover:
@@ -273,37 +477,105 @@ class Remover:
             workspace.remove()
 
 
-def entry_state(path: str, *, with_text: bool = True,
-                cache: dict[tuple[Any, ...], dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Returns the recorded state of one entry (not following symlinks).
+class _Budget:
+    """What one reading of the workspace has used so far: entries and bytes."""
 
-    With ``cache``, a file whose inode, size, mode, mtime and ctime are unchanged is not read again.
+    def __init__(self) -> None:
+        self.entries = 0
+        self.bytes = 0
+
+
+def entry_state(path: str, *, with_text: bool = True,
+                cache: dict[tuple[Any, ...], dict[str, Any]] | None = None, dir_fd: int | None = None,
+                budget: _Budget | None = None, key_path: str | None = None) -> dict[str, Any]:
+    """Returns the recorded state of one entry (``path`` relative to ``dir_fd`` when given), never following links.
+
+    Only a regular file is opened (``O_NOFOLLOW | O_NONBLOCK``, then checked again on the open
+    descriptor); a FIFO, socket or device is recorded by its type. At most ``limits.MAX_FILE_READ``
+    bytes of a file (and what is left of the workspace's ``budget``) are hashed; a file cut short
+    records ``sha256_of_first`` with the number of bytes instead of ``sha256``. A file with more
+    than one hard link records ``links`` and ``inode``. With ``cache``, a file whose inode, size,
+    mode, mtime and ctime are unchanged is not read again.
     """
-    info = os.lstat(path)
+    info = os.lstat(path, dir_fd=dir_fd)
     mode = f"0{stat.S_IMODE(info.st_mode):03o}"
     if stat.S_ISLNK(info.st_mode):
-        return {"type": "symlink", "target": os.readlink(path)}
+        return {"type": "symlink", "target": os.readlink(path, dir_fd=dir_fd)}
     if stat.S_ISDIR(info.st_mode):
         return {"type": "dir", "mode": mode}
-    key = (path, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns, with_text)
+    if not stat.S_ISREG(info.st_mode):
+        return {"type": _type_name(info.st_mode), "mode": mode}
+    key = (key_path or path, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns,
+           info.st_nlink, with_text)
     if cache is not None and key in cache:
         return dict(cache[key])
-    entry = _file_state(path, mode, info.st_size, with_text)
+    limit = limits.MAX_FILE_READ
+    if budget is not None:
+        limit = max(0, min(limit, limits.MAX_WORKSPACE_READ - budget.bytes))
+    entry = _file_state(path, mode, info.st_size, with_text, dir_fd, limit)
+    if budget is not None:
+        budget.bytes += min(info.st_size, limit)
+    if info.st_nlink > 1:
+        entry.update(links=info.st_nlink, inode=info.st_ino)
     if cache is not None:
         cache[key] = dict(entry)
     return entry
 
 
-def _file_state(path: str, mode: str, size: int, with_text: bool) -> dict[str, Any]:
+def _file_state(path: str, mode: str, size: int, with_text: bool, dir_fd: int | None, limit: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "file", "mode": mode, "size": size}
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        if dir_fd is None:  # on pyfakefs, whose os.open changes an existing file's mode; nothing real there
+            with open(path, "rb") as handle:
+                return _finish_file_state(entry, handle.read(limit + 1), limit, with_text)
+        fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         entry["unreadable"] = exc.strerror
         return entry
     except Exception as exc:  # pyfakefs: a file whose write failed on a full disk has a size but no data
         entry["unreadable"] = type(exc).__name__
+        return entry
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped after the lstat: recorded as what it is now
+            return {"type": _type_name(info.st_mode), "mode": mode}
+        digest = hashlib.sha256()
+        head = b""
+        total = 0
+        while total < limit:
+            chunk = os.read(fd, min(1 << 20, limit - total))
+            if not chunk:
+                break
+            if total < TEXT_LIMIT + 1:
+                head += chunk[:TEXT_LIMIT + 1 - total]
+            digest.update(chunk)
+            total += len(chunk)
+        more = total >= limit and os.read(fd, 1) != b""
+    except OSError as exc:
+        entry["unreadable"] = exc.strerror
+        return entry
+    except Exception as exc:  # pyfakefs, as above
+        entry["unreadable"] = type(exc).__name__
+        return entry
+    finally:
+        os.close(fd)
+    if more:
+        entry["sha256_of_first"] = {"bytes": total, "sha256": digest.hexdigest(),
+                                    "why": f"read capped at {total} bytes (harness/limits.py)"}
+        return entry
+    entry["sha256"] = digest.hexdigest()
+    if with_text and total <= TEXT_LIMIT:
+        try:
+            entry["text"] = head.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return entry
+
+
+def _finish_file_state(entry: dict[str, Any], data: bytes, limit: int, with_text: bool) -> dict[str, Any]:
+    if len(data) > limit:
+        entry["sha256_of_first"] = {"bytes": limit, "sha256": hashlib.sha256(data[:limit]).hexdigest(),
+                                    "why": f"read capped at {limit} bytes (harness/limits.py)"}
         return entry
     entry["sha256"] = hashlib.sha256(data).hexdigest()
     if with_text and len(data) <= TEXT_LIMIT:
@@ -314,12 +586,47 @@ def _file_state(path: str, mode: str, size: int, with_text: bool) -> dict[str, A
     return entry
 
 
+def _type_name(mode: int) -> str:
+    """Returns the recorded type of a file mode: file, dir, symlink, fifo, socket, char-device, block-device."""
+    for test, name in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISLNK, "symlink"),
+                       (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "char-device"),
+                       (stat.S_ISBLK, "block-device")):
+        if test(mode):
+            return name
+    return "unknown"
+
+
+def _comparable(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    # The inode of a multiply-linked file is bookkeeping, not a change of the file.
+    if entry is None or "inode" not in entry:
+        return entry
+    return {k: v for k, v in entry.items() if k != "inode"}
+
+
 def _has_mode(spec: Any) -> bool:
     return isinstance(spec, dict) and "content" in spec
 
 
 def _expand(text: str, names: dict[str, str]) -> str:
     return substitute(text, names)
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _mtime_ns_at(dir_fd: int, name: str) -> int | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _advance_mtime_fd(fd: int, before: int) -> None:
+    """Moves the mtime of the open file at least one second past ``before`` (any mtime resolution sees it)."""
+    now = os.fstat(fd).st_mtime_ns
+    wanted = max(now, before + 1_000_000_000, time.time_ns())
+    os.utime(fd, ns=(wanted, wanted))
 
 
 def _mtime_ns(path: Path) -> int | None:
@@ -362,6 +669,8 @@ def _advance_mtime(path: Path, before: int | None) -> None:
 
 
 def _kind(path: Path) -> str:
+    if not os.path.lexists(path):
+        return "<missing>"
     if path.is_symlink():
         return "symlink"
     if path.is_dir():
@@ -381,11 +690,16 @@ def _brief(entry: dict[str, Any] | None) -> str:
         return f"file {entry['size']} bytes sha256 {entry.get('sha256', '?')[:12]} mode {entry['mode']}"
     if entry["type"] == "symlink":
         return f"symlink -> {entry['target']}"
-    return f"dir mode {entry['mode']}"
+    if entry["type"] == "dir":
+        return f"dir mode {entry['mode']}"
+    return entry["type"]
 
 
-def _content_mismatch(where: str, expected: bytes, observed: bytes, why: str = "") -> Mismatch:
+def _content_mismatch(where: str, expected: bytes, observed: bytes, why: str = "", size: int | None = None) -> Mismatch:
     why = why or _first_difference(expected, observed)
+    if size is not None and size != len(observed):  # only the start was read
+        why = f"length {size} instead of {len(expected)}"
+        observed = observed[:limits.MAX_SHOWN]
     try:
         return Mismatch(where, describe(expected), observed.decode("utf-8"), why,
                         expected_value=expected.decode("utf-8"))

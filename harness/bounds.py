@@ -1,0 +1,192 @@
+"""What a scenario file may ask of the harness: paths inside the workspace, bounded size, depth and regexes.
+
+Scenario files are untrusted (anyone may contribute one by pull request), so the loader refuses,
+with file, line and field, before anything runs:
+
+- a path the harness acts on (``given`` files, dirs, link locations and ``read_only``, action
+  paths, ``then.files`` and ``then.absent`` keys) that is absolute or climbs out with ``..``;
+- more generated content in one scenario than ``limits.MAX_SCENARIO_CONTENT`` bytes (given
+  files, action contents, ``$content`` arguments, expected contents, ``$sha256`` specs);
+- YAML nested deeper than ``limits.MAX_YAML_DEPTH`` (checked on the text, before a parser that
+  recurses can exhaust its stack);
+- a ``$regex`` that does not compile.
+
+At run time, ``$regex`` runs with a time bound (harness/matchers.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+import yaml
+
+from harness import limits
+from harness.content import size_of
+from harness.safepath import lexical_problem
+
+_INDENT = re.compile(r"^[ \t]*", re.M)
+
+ErrorList = list[tuple[list[Any], str, bool]]
+
+
+def depth_problem(text: str) -> tuple[int, str] | None:
+    """Returns (line, message) when the YAML text nests deeper than the cap, else None.
+
+    A cheap bound first (indentation, flow brackets, the longest line's room for ``- `` and
+    ``k: `` markers): ordinary files never reach the exact check, which walks parser events
+    (libyaml's parser keeps its own stack, unlike the composer) and stops at the cap.
+    """
+    cap = limits.MAX_YAML_DEPTH
+    if not text:
+        return None
+    indent = max(map(len, _INDENT.findall(text)))
+    longest = max(map(len, text.splitlines()), default=0)
+    if 2 * (indent + 1) + longest // 2 + text.count("[") + text.count("{") <= cap:
+        return None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > cap:
+                    line = event.start_mark.line + 1 if event.start_mark else 1
+                    return line, f"nested deeper than {cap} levels (harness/limits.py MAX_YAML_DEPTH)"
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # the loader reports the syntax error itself, with its line
+    return None
+
+
+def expands_too_far(document: Any, cap: int = 1_000_000) -> bool:
+    """Returns True when a document, its aliases expanded, has more than ``cap`` values (a YAML bomb)."""
+    count = 0
+    stack = [document]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > cap:
+            return True
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
+def problems(document: dict[str, Any]) -> ErrorList:
+    """Returns the containment and size problems of one (schema-valid) scenario document."""
+    out: ErrorList = []
+    for field_path, rel in _paths(document):
+        why = lexical_problem(rel)
+        if why:
+            out.append((field_path, f"outside the workspace: {why}", False))
+    sizes = list(_contents(document))
+    total = sum(size for _, size in sizes)
+    if total > limits.MAX_SCENARIO_CONTENT:
+        field_path, size = max(sizes, key=lambda item: item[1])
+        out.append((field_path, f"the scenario makes {total} bytes of content (this one {size}), more than the "
+                                f"cap of {limits.MAX_SCENARIO_CONTENT} (HARNESS_MAX_SCENARIO_CONTENT)", False))
+    return out
+
+
+def regex_problems(document: Any) -> ErrorList:
+    """Returns every ``$regex`` that does not compile (before the schema, whose message is vaguer)."""
+    from harness.matchers import regex_problem
+    out: ErrorList = []
+    if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
+        return out
+    for field_path, pattern in _regexes(document):
+        why = regex_problem(pattern)
+        if why:
+            out.append((field_path, f"invalid $regex: {why}", False))
+    return out
+
+
+def _paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
+    given = document.get("given") or {}
+    for key in ("files", "symlinks"):
+        for rel in given.get(key) or {}:
+            yield ["given", key, rel], rel
+    for index, entry in enumerate(given.get("dirs") or ()):
+        yield ["given", "dirs", index], entry if isinstance(entry, str) else entry.get("path", "")
+    for index, rel in enumerate(given.get("read_only") or ()):
+        yield ["given", "read_only", index], rel
+    for index, step in enumerate(document.get("steps") or ()):
+        if "action" in step:
+            yield ["steps", index, "path"], step.get("path", "")
+        yield from _then_paths(step.get("then"), ["steps", index, "then"])
+    yield from _then_paths(document.get("then"), ["then"])
+
+
+def _then_paths(then: Any, where: list[Any]) -> Iterator[tuple[list[Any], str]]:
+    if not isinstance(then, dict):
+        return
+    for rel in then.get("files") or {}:
+        yield where + ["files", rel], rel
+    for index, rel in enumerate(then.get("absent") or ()):
+        yield where + ["absent", index], rel
+
+
+def _contents(document: dict[str, Any]) -> Iterator[tuple[list[Any], int]]:
+    given = document.get("given") or {}
+    for rel, spec in (given.get("files") or {}).items():
+        spec = spec["content"] if isinstance(spec, dict) and "content" in spec else spec
+        yield ["given", "files", rel], size_of(spec)
+    for index, step in enumerate(document.get("steps") or ()):
+        if "content" in step:
+            yield ["steps", index, "content"], size_of(step["content"])
+        for key in ("args", "expect"):
+            for path, spec in _specs_in(step.get(key), ["steps", index, key], ("$content", "$sha256")):
+                yield path, size_of(spec)
+        yield from _then_contents(step.get("then"), ["steps", index, "then"])
+    yield from _then_contents(document.get("then"), ["then"])
+
+
+def _then_contents(then: Any, where: list[Any]) -> Iterator[tuple[list[Any], int]]:
+    if not isinstance(then, dict):
+        return
+    for rel, want in (then.get("files") or {}).items():
+        spec = want.get("content") if isinstance(want, dict) and "content" in want else want
+        if not (isinstance(want, dict) and "content" not in want and set(want) & {"matches", "sha256", "size",
+                                                                               "mode", "type", "target"}):
+            yield where + ["files", rel], size_of(spec)
+        if isinstance(want, dict) and "matches" in want:
+            for path, spec in _specs_in(want["matches"], where + ["files", rel, "matches"], ("$sha256",)):
+                yield path, size_of(spec)
+
+
+def _specs_in(value: Any, path: list[Any], keys: tuple[str, ...]) -> Iterator[tuple[list[Any], Any]]:
+    if isinstance(value, dict):
+        if len(value) == 1 and next(iter(value)) in keys:
+            yield path, next(iter(value.values()))
+            return
+        for key, item in value.items():
+            yield from _specs_in(item, path + [key], keys)
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            yield from _specs_in(item, path + [position], keys)
+
+
+def _regexes(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
+    for index, step in enumerate(document.get("steps") or ()):
+        if not isinstance(step, dict):
+            continue
+        yield from _regexes_in(step.get("expect"), ["steps", index, "expect"])
+        yield from _regexes_in(step.get("then"), ["steps", index, "then"])
+    yield from _regexes_in(document.get("then"), ["then"])
+
+
+def _regexes_in(value: Any, path: list[Any]) -> Iterator[tuple[list[Any], str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$regex" and isinstance(item, str):
+                yield path + [key], item
+            else:
+                yield from _regexes_in(item, path + [key])
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            yield from _regexes_in(item, path + [position])

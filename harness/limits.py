@@ -1,0 +1,36 @@
+"""The bounds the harness keeps on untrusted input: scenario files, and what candidates leave behind.
+
+Each bound is documented in docs/security.md; the ones a large but honest catalog might need to
+raise read an environment variable (bytes or counts, plain integers).
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+MIB = 1024 * 1024
+
+#: Bytes of content one scenario may make (given files, action content, ``$content`` arguments,
+#: expected contents), summed over the scenario; checked when the scenario is loaded.
+MAX_SCENARIO_CONTENT = _env_int("HARNESS_MAX_SCENARIO_CONTENT", 256 * MIB)
+#: Nesting depth of a scenario file's YAML (mappings and sequences), checked before it is parsed.
+MAX_YAML_DEPTH = _env_int("HARNESS_MAX_YAML_DEPTH", 64)
+#: Bytes of one scenario file.
+MAX_SCENARIO_FILE = _env_int("HARNESS_MAX_SCENARIO_FILE", 16 * MIB)
+
+#: Bytes read (and hashed) of one file in the workspace; a longer file records the hash of its start.
+MAX_FILE_READ = _env_int("HARNESS_MAX_FILE_READ", 64 * MIB)
+#: Bytes read of the whole workspace in one recording.
+MAX_WORKSPACE_READ = _env_int("HARNESS_MAX_WORKSPACE_READ", 256 * MIB)
+#: Entries recorded of one workspace.
+MAX_ENTRIES = _env_int("HARNESS_MAX_ENTRIES", 20000)
+#: Bytes of a file shown in a mismatch when only its start was read.
+MAX_SHOWN = 4096

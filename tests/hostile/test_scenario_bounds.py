@@ -1,0 +1,100 @@
+"""Scenario files that ask for too much: huge generated content, deep nesting, a YAML bomb, a catastrophic regex.
+
+Each is refused at load time with file, line and field (``harness run`` exits 2, the rest of the
+catalog still runs), or, for a regex that only misbehaves on what a candidate returned, is an
+``error`` verdict within a bounded time: never a crash, an exhausted memory or a hang.
+"""
+
+from __future__ import annotations
+
+import resource
+
+from tests.hostile.conftest import harness_run, write_scenarios
+
+HEAD = """
+id: hostile/{name}
+profile: claude-code
+title: asks for too much
+source: test
+"""
+
+
+def test_generated_content_beyond_the_cap_is_invalid_before_anything_is_made(tmp_path):
+    folder = tmp_path / "scenarios"
+    write_scenarios(folder, HEAD.format(name="lines") + """
+given:
+  files:
+    big.txt: {lines: 10000000000}
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/big.txt"}
+""", "lines.yaml")
+    write_scenarios(folder, HEAD.format(name="pattern") + """
+steps:
+  - tool: Write
+    args: {file_path: "${workspace}/x", content: {$content: {pattern: "ab", size: 99999999999}}}
+""", "pattern.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2
+    reasons = " ".join(r["reason"] for r in outcome.report["results"])
+    assert "lines.yaml:9: [given.files.big.txt]" in reasons and "pattern.yaml:9: [steps[0].args.content]" in reasons
+    assert reasons.count("more than the cap") == 2
+    assert outcome.seconds < 30
+
+
+def test_yaml_nested_50000_deep_is_invalid_with_its_line_not_a_crash(tmp_path):
+    folder = tmp_path / "scenarios"
+    write_scenarios(folder, HEAD.format(name="deep") + "steps:\n  - tool: Read\n    args: {file_path: "
+                    + "[" * 50000 + "]" * 50000 + "}\n", "deep.yaml")
+    write_scenarios(folder, HEAD.format(name="block") + "options:\n" + "".join(
+        " " * (2 * i + 2) + "k:\n" for i in range(500)) + "steps: []\n", "block.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2, outcome.stderr
+    reasons = " ".join(r["reason"] for r in outcome.report["results"])
+    assert "deep.yaml:8:" in reasons and "block.yaml:" in reasons and reasons.count("nested deeper than") == 2
+
+
+def test_a_yaml_bomb_is_invalid(tmp_path):
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}]"
+              for i in range(1, 9)]
+    text = HEAD.format(name="bomb") + "options:\n" + "".join("  " + line + "\n" for line in lines) + \
+        "steps:\n  - tool: Read\n    args: {file_path: x}\n"
+    write_scenarios(tmp_path / "scenarios", text)
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", timeout=60)
+    assert outcome.code == 2 and "YAML bomb" in outcome.report["results"][0]["reason"]
+
+
+def test_a_regex_that_does_not_compile_is_invalid(tmp_path):
+    write_scenarios(tmp_path / "scenarios", HEAD.format(name="bad-regex") + """
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/x"}
+    expect: {error: {message: {$regex: "(unclosed"}}}
+""")
+    outcome = harness_run(tmp_path, tmp_path / "scenarios")
+    assert outcome.code == 2 and "hostile.yaml:10: [steps[0].expect.error.message.$regex] invalid $regex" in outcome.stdout
+    assert "regex" in outcome.report["results"][0]["reason"]
+
+
+def test_a_catastrophic_regex_is_an_error_verdict_within_bounded_time(tmp_path):
+    write_scenarios(tmp_path / "scenarios", HEAD.format(name="redos") + """
+given:
+  files:
+    a.txt: {pattern: "a", size: 5000}
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect: {output: {$regex: "(a+)+b"}}
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+then:
+  files:
+    a.txt: {matches: {$regex: "(.*a){20}x"}}
+""")
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", timeout=60)
+    result = outcome.result("hostile/redos")
+    assert outcome.code == 1 and result["verdict"] == "error"
+    assert "did not finish within" in result["reason"]
+    assert outcome.seconds < 30
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1024 * 1024  # KiB: under 1 GiB
