@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.options import RunOptions, default_jobs
+from harness import processes
 from harness.targets.base import spec_slug
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -472,9 +473,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return args.handler(args)
+    except processes.Terminated as exc:  # SIGTERM / SIGHUP: cleaned up on the way out, as for Ctrl-C
+        return 128 + exc.signum
     except KeyboardInterrupt:
         return 130
 
 
+def entry(argv: Sequence[str] | None = None) -> int:
+    """The ``harness`` program: :func:`main`, owning its process tree.
+
+    SIGTERM and SIGHUP unwind like Ctrl-C (every target stopped, every workspace removed; exit
+    143 / 129). The harness is a child subreaper, and whatever still runs below it when it ends
+    (nothing, unless a keeper itself was killed) is killed (harness/processes.py).
+    """
+    processes.own_tree()
+    try:
+        return main(argv)
+    except processes.Terminated as exc:  # before main's own handling began (still importing)
+        return 128 + exc.signum
+    finally:
+        processes.sweep()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -14,11 +14,14 @@ from __future__ import annotations
 import fcntl
 import os
 import select
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
+
+from harness import processes
 
 #: Longest response line accepted, newline excluded.
 DEFAULT_LINE_CAP = 16 * 1024 * 1024
@@ -100,9 +103,17 @@ class Channel:
         extra: dict = {}
         if user is not None:
             extra.update(user=user, group=group, extra_groups=[])
+        search = (env or os.environ).get("PATH", os.defpath)
+        relative = bool(self.argv) and "/" in self.argv[0] and not os.path.isabs(self.argv[0]) and cwd
+        if not self.argv or (not relative and shutil.which(self.argv[0], path=search) is None):
+            what = "No such file or directory" if not self.argv or not os.path.exists(self.argv[0]) else "Permission denied"
+            raise ChannelError("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: {what}")
+        # Under a keeper (harness/processes.py): whatever the command starts, however detached,
+        # ends with it.
+        command, self.tag = processes.kept(self.argv, for_others=user is not None)
         try:
             self.proc = subprocess.Popen(
-                self.argv,
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -255,13 +266,16 @@ class Channel:
             self._reap(grace)
 
     def _kill_group(self) -> None:
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+        if self.tag is None:  # no keeper (no interpreter the --run-as user can reach): its group only
             try:
-                self.proc.kill()
-            except ProcessLookupError:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
                 pass
+            return
+        if self.proc.poll() is not None:
+            return  # the keeper already ended, and its whole family with it
+        # The keeper kills the candidate's whole family on SIGTERM; SIGKILL of its group if it cannot.
+        processes.end(self.pid, self.proc.wait)
 
     def _close_fds(self) -> None:
         for name in ("_in", "_out"):

@@ -20,10 +20,12 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness import processes
 from harness.targets.cmd_channel import StderrTail
 
 #: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
@@ -123,6 +125,7 @@ class Connection:
                  roots: Sequence[str] | None = None) -> None:
         self._loop = loop
         self.argv = list(argv)
+        self.tag: str | None = None  # the keeper's tag (harness/processes.py), once started
         self.url = url  # a Streamable HTTP endpoint instead of a command
         # The client's roots (folders) when it offers the roots capability, else None.
         self.roots = list(roots) if roots is not None else None
@@ -145,6 +148,14 @@ class Connection:
 
     def open(self, timeout: float) -> None:
         """Starts the server, initialises and lists its tools; raises ConnectionBroken."""
+        if self.url is None:
+            search = self.env.get("PATH", os.defpath)
+            if not self.argv or ("/" not in self.argv[0] or os.path.isabs(self.argv[0]) or not self.cwd) and \
+                    shutil.which(self.argv[0], path=search) is None:
+                raise ConnectionBroken("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: "
+                                                "No such file or directory")
+            # Under a keeper: whatever the server starts, however detached, ends with it.
+            self._command, self.tag = processes.kept(self.argv)
         try:
             self._loop.run(self._open(), timeout)
         except TimeoutError:
@@ -176,7 +187,7 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             transport = streamable_http_client(self.url)
         else:
-            params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd)
+            params = StdioServerParameters(command=self._command[0], args=self._command[1:], env=self.env, cwd=self.cwd)
             transport = stdio_client(params, errlog=errlog)
         try:
             async with transport as (read, write):
@@ -266,12 +277,13 @@ class Connection:
         """Ends the connection: the SDK closes stdin, then terminates and kills the process tree."""
         self.alive = False
         life, stop = self._life, self._stop
-        if life is None or stop is None:
-            return
-        try:
-            self._loop.run(self._close(life, stop, grace), grace + 1.0)
-        except TimeoutError:
-            pass
+        if life is not None and stop is not None:
+            try:
+                self._loop.run(self._close(life, stop, grace), grace + 1.0)
+            except TimeoutError:
+                pass
+        if self.tag is not None:  # also after a hang in initialize or tools/list: nothing of it stays
+            processes.end_tagged(self.tag)
         if self.stderr is not None:
             self.stderr.wait(0.5)
 

@@ -21,6 +21,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from harness import processes
 from harness.targets.base import CallResult, Session, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult
@@ -135,8 +136,9 @@ class ClaudeCodeSession(Session):
         self.cwd = self.outside or workspace
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5)).start()
         try:
+            # Under a keeper (harness/processes.py): whatever the CLI starts ends with it.
             self.proc = subprocess.Popen(
-                cli_mod.command(cli, mode=mode),
+                processes.kept(cli_mod.command(cli, mode=mode))[0],
                 cwd=self.cwd,
                 env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode),
                 stdin=subprocess.DEVNULL,
@@ -225,7 +227,7 @@ class ClaudeCodeSession(Session):
         self._cleanup()
 
     def _kill(self) -> None:
-        self.proc.terminate()
+        processes.end(self.proc.pid, self.proc.wait)  # the keeper ends the CLI and all it started
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

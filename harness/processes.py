@@ -1,0 +1,303 @@
+"""Process lifetime: nothing a candidate starts outlives it.
+
+A candidate, an MCP server or the Claude Code CLI may start processes of its own, and some of
+them leave its process group (``setsid``) or its family (double fork: the child exits, the
+grandchild is re-parented). Killing a process group misses both. So every such command runs under
+a small *keeper* (:data:`KEEPER`, a few lines of Python passed with ``-c``, so it needs no file the
+candidate's user could not read under ``--run-as``):
+
+- the keeper makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): every process
+  that becomes an orphan anywhere below it is re-parented to the keeper, not to init, so the whole
+  family stays in its subtree whatever the candidate does;
+- it starts the command as its child and waits for it; when the command exits, or when the keeper
+  gets SIGTERM, SIGHUP or SIGINT, it kills its whole subtree (a walk of ``/proc`` by parent pid,
+  repeated until nothing is left) and ends with the command's own status;
+- it asks for SIGTERM when the harness dies (``PR_SET_PDEATHSIG``), so even a harness killed with
+  SIGKILL leaves nothing running.
+
+The harness ends a keeper with SIGTERM (:func:`end`), and finds one whose pid it does not hold
+(the MCP SDK spawns the server itself) by the tag in its argv (:func:`end_tagged`). What a keeper
+cannot catch: a process that escapes to another PID namespace or is started through a service
+manager (systemd, at, cron) -- ``--sandbox`` (a PID namespace) covers the first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import uuid
+from typing import Iterable
+
+#: The keeper, run as ``python -I -S -c KEEPER <tag> <harness pid> -- <argv...>``.
+KEEPER = r"""
+import ctypes, os, signal, sys
+tag, harness_pid, argv = sys.argv[1], int(sys.argv[2]), sys.argv[4:]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1, 0, 0, 0)                 # PR_SET_CHILD_SUBREAPER: orphans below come to us
+libc.prctl(1, signal.SIGTERM, 0, 0, 0)     # PR_SET_PDEATHSIG: the harness died -> clean up
+class Stop(Exception):
+    pass
+def stop(signum, frame):
+    raise Stop
+for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    signal.signal(s, stop)
+def family():
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == pid]
+        found += kids
+        todo += kids
+    return found
+def clean():
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)
+    for _ in range(200):
+        pids = family()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+status = None
+try:
+    if os.getppid() != harness_pid:
+        sys.exit(1)                         # the harness is already gone
+    child = os.fork()
+    if child == 0:
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(s, signal.SIG_DFL)
+        try:
+            os.execvp(argv[0], argv)
+        except OSError as exc:
+            os.write(2, ("cannot start %r: %s\n" % (argv[0], exc.strerror)).encode())
+        os._exit(127)
+    while True:
+        pid, st = os.waitpid(-1, 0)
+        if pid == child:
+            status = st
+            break
+except (Stop, ChildProcessError):
+    pass
+clean()
+if status is not None and os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else 137)
+"""
+
+#: Seconds a keeper gets to clean up after SIGTERM before it is killed outright.
+GRACE = 3.0
+
+
+def python(for_others: bool = False) -> str | None:
+    """Returns the interpreter for the keeper: this one (the real file, not a venv's link); for
+    another user (``--run-as``), the first of this one and the system's that every user can reach."""
+    mine = os.path.realpath(sys.executable)
+    if not for_others:
+        return mine
+    for candidate in (mine, "/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
+        real = os.path.realpath(candidate)
+        if os.path.isfile(real) and _reachable_by_others(real):
+            return real
+    return None
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Returns True when every folder above ``path`` is searchable, and the file runnable, by others."""
+    try:
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        parent = os.path.dirname(path)
+        while True:
+            if not os.stat(parent).st_mode & 0o001:
+                return False
+            if parent == "/":
+                return True
+            parent = os.path.dirname(parent)
+    except OSError:
+        return False
+
+
+def kept(argv: Iterable[str], *, for_others: bool = False) -> tuple[list[str], str | None]:
+    """Returns ``argv`` run under a keeper, and the keeper's tag (found in its argv).
+
+    ``for_others``: the command will run as another user, so the keeper's interpreter must be
+    reachable by it; when none is, ``argv`` runs as it is (tag None) and only its process group
+    is killed.
+    """
+    argv = list(argv)
+    interpreter = python(for_others)
+    if interpreter is None:
+        return argv, None
+    tag = f"harness-keeper-{uuid.uuid4().hex[:12]}"
+    return [interpreter, "-I", "-S", "-c", KEEPER, tag, str(os.getpid()), "--", *argv], tag
+
+
+def end(pid: int, wait, grace: float = GRACE) -> None:
+    """Ends the keeper ``pid``: SIGTERM (it kills its family), then SIGKILL of its group after ``grace``.
+
+    ``wait(timeout)`` waits for the keeper's exit (e.g. ``Popen.wait``), raising on timeout.
+    """
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        wait(grace)
+        return
+    except Exception:  # noqa: BLE001 - a keeper that does not exit in time is killed outright
+        pass
+    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _children() -> list[str] | None:
+    """Returns this process's children (every thread's), or None when the kernel does not list them."""
+    found: list[str] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as handle:
+                found += handle.read().split()
+    except OSError:
+        return None
+    return found
+
+
+def tagged(tag: str) -> list[int]:
+    """Returns the pids of live processes whose argv holds ``tag`` (the keeper, and nothing else)."""
+    found = []
+    needle = tag.encode()
+    children = _children()  # a keeper is a child of the harness: its children are enough to look at
+    for name in children if children is not None else os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
+def end_tagged(tag: str, grace: float = GRACE) -> None:
+    """Ends the keeper carrying ``tag`` (and so its whole family), if it still runs."""
+    pids = tagged(tag)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while pids and time.monotonic() < deadline:
+        time.sleep(0.02)
+        pids = [pid for pid in pids if _alive(pid)]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP reached the harness: unwind (stopping targets, removing workspaces) as for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _terminated(signum: int, frame: object) -> None:
+    # Once: a second signal must not interrupt the clean-up. The keepers are told first, so that no
+    # polite goodbye to a candidate waits for its timeout on the way out.
+    for other in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(other, signal.SIG_IGN)
+    for pid in _children() or ():
+        try:
+            os.kill(int(pid), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+    raise Terminated(signum)
+
+
+def own_tree() -> None:
+    """Makes this process a child subreaper, and SIGTERM / SIGHUP raise :class:`Terminated`."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass  # not Linux: keepers still end their families
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _terminated)
+
+
+def sweep() -> None:
+    """Kills every process still running below this one (the harness is ending), and reaps them."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)  # a second signal must not interrupt the clean-up
+    for _ in range(50):
+        pids = _descendants(os.getpid())
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        time.sleep(0.01)
+
+
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                if fields[0] != b"Z":
+                    parents[int(name)] = int(fields[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == pid]
+        found += kids
+        todo += kids
+    return found

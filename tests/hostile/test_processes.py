@@ -1,0 +1,90 @@
+"""Candidates and MCP servers that leave processes behind: nothing of theirs outlives them.
+
+Each hostile process starts a ``setsid`` child and a double-forked grandchild carrying a unique
+marker in their argv; after the harness moved on (or exited, or was sent SIGTERM / SIGHUP), no
+live process with that marker may remain.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, processes_with, write_scenarios
+
+READ = """
+id: hostile/forks-{n}
+profile: claude-code
+title: a candidate that leaves processes behind
+source: test
+steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/a.txt"}}
+"""
+
+
+def marker() -> str:
+    return f"hostile-marker-{uuid.uuid4().hex[:10]}"
+
+
+def gone(mark: str, within: float = 5.0) -> list[str]:
+    """Returns the processes with ``mark`` still alive after waiting up to ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while (left := processes_with(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def scenarios(tmp_path, count=2):
+    folder = tmp_path / "scenarios"
+    for n in range(count):
+        write_scenarios(folder, READ.format(n=n), f"s{n}.yaml")
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["fork", "hang-forked"])
+def test_a_cmd_candidates_detached_children_end_with_it(tmp_path, mode):
+    mark = marker()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode {mode} --marker {mark}"
+    outcome = harness_run(tmp_path, scenarios(tmp_path), "--target", spec, "--timeout", "2")
+    assert outcome.code == (0 if mode == "fork" else 1)
+    assert not gone(mark), "processes left behind"
+    assert outcome.seconds < 40
+
+
+@pytest.mark.parametrize("hang", ["initialize", "tools/list", "never"])
+def test_an_mcp_server_and_its_children_end_also_after_a_hang_in_initialize_or_tools_list(tmp_path, hang):
+    mark = marker()
+    spec = f"mcp:python {CANDIDATES / 'hostile_mcp.py'} --hang {hang} --marker {mark}"
+    outcome = harness_run(tmp_path, scenarios(tmp_path, 1), "--target", spec, "--timeout", "2", timeout=120)
+    assert outcome.code == (0 if hang == "never" else 1), outcome.stdout
+    assert not gone(mark), "processes left behind"
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path, signum, code):
+    mark = marker()
+    folder = scenarios(tmp_path, 1)
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode hang-forked --marker {mark}"
+    tmp = tmp_path / "workspaces"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--no-builtin", "--scenarios", str(folder),
+                             "--no-snapshots", "--target", spec, "--timeout", "60", "--tmp", str(tmp)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 30
+    while len(processes_with(mark)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(mark), "the candidate never started its children"
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, out + err
+    assert "Traceback" not in out + err
+    assert not gone(mark), "processes left behind"
+    assert not list(tmp.iterdir()), "the workspace was left behind"
