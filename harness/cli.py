@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from harness.options import RunOptions, default_jobs
 from harness import processes
+from harness.printable import shown
 from harness.targets.base import spec_slug
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -181,7 +182,7 @@ def run(options: RunOptions) -> int:
     try:
         targets = [make_target(spec, **options.target_options()) for spec in options.targets]
     except ValueError as exc:  # an unknown target, or a binding with mistakes: file:line: [field] message
-        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(shown(str(exc)))}", soft_wrap=True)
         return EXIT_USAGE
     if options.usage_error():
         console.print(f"[red]error:[/red] {options.usage_error()}")
@@ -189,6 +190,10 @@ def run(options: RunOptions) -> int:
     if cat.unknown_profiles(options.profiles):  # a typo must not silently narrow the run
         console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(options.profiles))}", soft_wrap=True)
         return EXIT_USAGE
+    if not options.sandbox and any(not target.in_process for target in targets) and not options.quiet:
+        make_console(options.color, stderr=True, highlight=False).print(
+            "note: without --sandbox a candidate can write anywhere its user can; only writes around each "
+            "workspace (canaries, siblings, hard links) are detected (docs/security.md)", style="dim")
     scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
     if len(targets) > 1:  # a campaign is split by target, so each target's report stays whole
         targets = [target for target in targets if options.in_shard(target.spec)]
@@ -203,7 +208,7 @@ def run(options: RunOptions) -> int:
     if len(targets) == 1:  # each shard's report holds its own part of them, so merged shards hold each once
         broken = [result for result in broken if options.in_shard(result.id)]
     for problem in cat.problems:
-        console.print(f"[red]invalid {_file_kind(problem)}:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        console.print(f"[red]invalid {_file_kind(problem)}:[/red] {escape(shown(str(problem)))}", highlight=False, soft_wrap=True)
     if not scenarios and not broken:
         if options.shard and not cat.problems:
             console.print("[yellow]no scenario in this shard[/yellow]")
@@ -314,7 +319,7 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, *, severa
     for line in terminal.aspect_lines(results):
         console.print(Text(line), highlight=False, soft_wrap=True)
     for line in terminal.skip_reasons(results):
-        console.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
+        console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
     _remember(results, info, spec, target_run.seconds)
     return postrun.finish(options, console, cat, results, spec, target_run.slug, info) or bad
 
@@ -439,6 +444,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Prints a scenario's file and its last recorded observation."""
+    from rich.markup import escape
     from rich.syntax import Syntax
     console = make_console(args.color, soft_wrap=False)
     cat = _catalog(args)
@@ -458,8 +464,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if found is None:
         console.print(f"[yellow]the last run ({document['target']['spec']}) did not include it[/yellow]")
         return EXIT_OK
-    console.print(f"\n[bold]last observation[/bold] on {document['target']['spec']}: {found['verdict']}"
-                  + (f" — {found['reason']}" if found["reason"] else ""))
+    console.print(f"\n[bold]last observation[/bold] on {escape(shown(document['target']['spec']))}: {found['verdict']}"
+                  + (f" — {escape(shown(found['reason']))}" if found["reason"] else ""))
     console.print_json(json.dumps({"steps": found["steps"], "then": found["then"]}, ensure_ascii=False))
     return EXIT_OK
 

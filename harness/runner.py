@@ -9,13 +9,16 @@ How a target is reached is the target's business (harness/targets/).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import sys
 import time
 import traceback
 from typing import Any, Callable, Iterable
 
-from harness import aspects, faults
+from harness import aspects, faults, printable
 from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
+from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Remover, Workspace
@@ -53,6 +56,9 @@ class Runner:
         with contextlib.suppress(Exception):
             self.target.stop()
         self._remover.drain()
+        for left in self._remover.leftovers:  # never left silently (docs/security.md, "Leftovers")
+            print(f"harness: {printable.shown(left)}", file=sys.stderr)
+        self._remover.leftovers.clear()
 
     def __enter__(self) -> "Runner":
         self.start()
@@ -84,7 +90,7 @@ class Runner:
             where = traceback.format_exception(exc)[-2].strip()
             result = Result(scenario, Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc} ({where})")
         result.seconds = time.perf_counter() - started
-        return aspects.apply(result)  # every aspect judged; `harness run --aspects` narrows it afterwards
+        return made_safe(aspects.apply(result))  # every aspect judged; `harness run --aspects` narrows it afterwards
 
     def _run(self, scenario: Scenario) -> Result:
         if self.start_reason:
@@ -152,10 +158,10 @@ class Runner:
                 result.then_failures += workspace.check(substitute(scenario.then, names), names)
             except PatternError as exc:
                 error = str(exc)
-        result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
-                                 for path in workspace.escapes()]
         if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
             result.workspace = workspace.state()
+        result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
+                                 for path in workspace.escapes(result.workspace)]
         result.verdict, result.reason = _verdict(scenario, result, error)
         return result
 
@@ -209,6 +215,26 @@ def _compares_with_given(scenario: Scenario) -> bool:
     """Returns whether an expectation compares the workspace with its laid-out state (``others_unchanged``)."""
     thens = [scenario.then, *(getattr(step, "then", None) for step in scenario.steps)]
     return any(isinstance(then, dict) and then.get("others_unchanged") for then in thens)
+
+
+def made_safe(result: Result) -> Result:
+    """Returns ``result`` with every observed value storable and showable (harness/printable.py).
+
+    Done once the verdict is decided, so that no report, snapshot or worker pipe meets a lone
+    surrogate, a NaN or a 900-deep value from a candidate.
+    """
+    def mismatches(items: list[Mismatch]) -> list[Mismatch]:
+        return [dataclasses.replace(m, observed=json_safe(m.observed), expected=json_safe(m.expected))
+                if m.observed is not MISSING else m for m in items]
+    for record in result.steps:
+        record.args, record.output, record.error = json_safe(record.args), json_safe(record.output), json_safe(record.error)
+        record.events, record.extra = json_safe(record.events), json_safe(record.extra)
+        record.failures = mismatches(record.failures)
+    result.then_failures = mismatches(result.then_failures)
+    result.reason = json_safe(result.reason)
+    if result.workspace is not None:
+        result.workspace = json_safe(result.workspace)
+    return result
 
 
 def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:

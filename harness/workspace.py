@@ -15,6 +15,7 @@ entries recorded are capped (harness/limits.py), the cap shown in the record.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -22,6 +23,7 @@ import queue
 import re
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 import time
@@ -53,23 +55,39 @@ class Workspace:
         (self.base / "canary.txt").write_bytes(CANARY)
         (self.base / "sibling").mkdir()
         (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
+        # A canary rewritten and restored (content and mtime) still has a new ctime; replaced, a new inode.
+        self._canaries = {path: _signature(path) for path in (self.base / "canary.txt",
+                                                                self.base / "sibling" / "canary.txt")}
         self.initial: dict[str, dict[str, Any]] = {}
         # The bytes `given` laid out (small files only): a changed file is then shown as a diff.
         self._given_bytes: dict[str, bytes] = {}
         # A file's recorded state by its stat signature: recording after every step re-reads only what changed.
         self._states: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def remove(self) -> None:
-        """Removes the workspace and everything around it, whatever modes the scenario left."""
-        if not self.base.exists():
-            return
-        for dirpath, dirnames, _ in os.walk(self.base):
-            for name in dirnames:
-                path = os.path.join(dirpath, name)
-                if not os.path.islink(path):
-                    os.chmod(path, 0o700)
-        os.chmod(self.base, 0o700)
-        shutil.rmtree(self.base, ignore_errors=True)
+    def remove(self) -> str | None:
+        """Removes the workspace and everything around it, whatever modes or flags the candidate left.
+
+        Folders are made searchable first (mode 000 trees); what still resists (an immutable
+        flag) gets ``chattr -R -i`` and a second try. Returns why the base could not be removed, or None.
+        """
+        if not os.path.lexists(self.base):
+            return None
+        for attempt in range(2):
+            for dirpath, dirnames, _ in os.walk(self.base):
+                for name in dirnames:
+                    path = os.path.join(dirpath, name)
+                    if not os.path.islink(path):
+                        with contextlib.suppress(OSError):
+                            os.chmod(path, 0o700)
+            with contextlib.suppress(OSError):
+                os.chmod(self.base, 0o700)
+            shutil.rmtree(self.base, ignore_errors=True)
+            if not os.path.lexists(self.base):
+                return None
+            if attempt == 0 and shutil.which("chattr"):
+                subprocess.run(["chattr", "-R", "-i", "-a", str(self.base)], capture_output=True, timeout=60)
+        left = sum(len(dirs) + len(files) for _, dirs, files in os.walk(self.base))
+        return f"could not remove {self.base} ({left} entries left)"
 
     # -- given -------------------------------------------------------------------------------
 
@@ -249,7 +267,17 @@ class Workspace:
 
     def hard_links_out(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Returns files in the workspace with hard links outside it (a write there changes a file outside)."""
-        state = self.state(with_text=False) if state is None else state
+        if state is None:  # no recorded state: the link counts alone, without reading any file
+            state = {}
+            if self.contained:
+                root = str(self.root)
+                for dirpath, _, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+                    for name in filenames:
+                        with contextlib.suppress(OSError):
+                            info = os.lstat(name, dir_fd=dir_fd)
+                            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                                state[rel] = {"links": info.st_nlink, "inode": info.st_ino}
         seen: dict[Any, int] = {}
         for entry in state.values():
             if entry.get("links", 1) > 1 and "inode" in entry:
@@ -258,16 +286,24 @@ class Workspace:
                 for rel, entry in state.items()
                 if entry.get("links", 1) > seen.get(entry.get("inode"), 0) and entry.get("links", 1) > 1]
 
-    def escapes(self) -> list[str]:
-        """Returns what was created, changed or removed around the workspace (canaries, siblings)."""
+    def escapes(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
+        """Returns what was created, changed or removed around the workspace (canaries by content,
+        inode and ctime; siblings), and, given the workspace's ``state``, files hard-linked outside it."""
         found: list[str] = []
+        for canary, signature in getattr(self, "_canaries", {}).items():
+            now = _signature(canary)
+            if now is not None and now != signature:
+                found.append(f"changed {canary} (rewritten: inode or ctime differs)")
+        if state is not None:
+            found += self.hard_links_out(state)
         expected = {"ws", "canary.txt", "sibling"}
         present = set(os.listdir(self.base))
         found += [f"created {self.base / name}" for name in sorted(present - expected)]
         found += [f"removed {self.base / name}" for name in sorted(expected - present)]
         for canary in (self.base / "canary.txt", self.base / "sibling" / "canary.txt"):
             try:
-                if canary.is_symlink() or canary.read_bytes() != CANARY:
+                if (canary.is_symlink() or canary.read_bytes() != CANARY) and not any(
+                        f.startswith(f"changed {canary} ") for f in found):
                     found.append(f"changed {canary}")
             except OSError:
                 pass  # reported as removed above, or the sibling itself went
@@ -456,6 +492,7 @@ class Remover:
 
     def __init__(self) -> None:
         self._queue: queue.Queue[Workspace | None] = queue.Queue()
+        self.leftovers: list[str] = []  # workspaces that could not be removed, said at the end
         self._thread: threading.Thread | None = None
 
     def remove(self, workspace: Workspace) -> None:
@@ -474,7 +511,12 @@ class Remover:
 
     def _work(self) -> None:
         while (workspace := self._queue.get()) is not None:
-            workspace.remove()
+            try:
+                left = workspace.remove()
+            except OSError as exc:
+                left = f"could not remove {workspace.base}: {exc}"
+            if left:
+                self.leftovers.append(left)
 
 
 class _Budget:
@@ -613,6 +655,14 @@ def _expand(text: str, names: dict[str, str]) -> str:
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_ctime_ns
 
 
 def _mtime_ns_at(dir_fd: int, name: str) -> int | None:

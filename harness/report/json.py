@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import harness
+from harness.printable import json_safe
 from harness.model import Result, Verdict
 from harness.targets.base import TargetInfo
 
@@ -48,7 +49,9 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
 def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None,
           **extra: Any) -> None:
     """Writes the report to ``path`` (``extra``: ``start_error``, ``baseline``; see ``document``)."""
-    text = json.dumps(document(results, target, spec, seconds, **extra), indent=1, ensure_ascii=False, default=str)
+    # Strict JSON whatever a candidate said (NaN, lone surrogates, deep values: harness/printable.py).
+    text = json.dumps(json_safe(document(results, target, spec, seconds, **extra)), indent=1, ensure_ascii=False,
+                      default=str, allow_nan=False)
     Path(path).write_text(text + "\n", "utf-8")
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.printable import shown
 from harness.model import Result, Verdict
 
 STYLES = {
@@ -37,7 +38,7 @@ def print_start_error(console: Console, start_error: str) -> None:
     """Prints, once, why the target did not start: the reason and the tail of its stderr."""
     lines = start_error.rstrip().splitlines()
     console.print(Text("TARGET DID NOT START", style="bold magenta"), highlight=False)
-    console.print(Text("\n".join("  " + line for line in lines)), highlight=False, soft_wrap=True)
+    console.print(Text(shown("\n".join("  " + line for line in lines))), highlight=False, soft_wrap=True)
     console.print(Text("  every selected scenario is an error; fix the target and run again", style="dim"))
     console.print()
 
@@ -58,7 +59,7 @@ def print_failures(console: Console, results: Iterable[Result], *, brief: str | 
                                         (" (did not run: the target did not start)", "dim")),
                           highlight=False, soft_wrap=True)
         else:
-            console.print(Text(explain(result)), highlight=False, soft_wrap=True)
+            console.print(Text(shown(explain(result))), highlight=False, soft_wrap=True)
             console.print()
     if known:
         console.print(Text(f"{len(known)} known failure(s) listed in the baseline (they do not fail the run):",
@@ -77,7 +78,7 @@ def summary_table(results: list[Result], title: str) -> Table:
     # A known failure (listed in the baseline) counts under "known", not under fail or error.
     columns = [v.value for v in Verdict] + (["known"] if any(r.known is not None for r in results) else [])
     styles = {**{v.value: s for v, s in STYLES.items()}, "known": KNOWN_STYLE}
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(shown(title)) if isinstance(title, str) else title, title_justify="left")
     table.add_column("profile")
     for column in columns:
         table.add_column(column, justify="right", style=styles[column])
@@ -100,7 +101,7 @@ def skip_reasons(results: Iterable[Result]) -> list[str]:
 
 def targets_table(runs: list, title: str = "targets") -> Table:
     """Returns the matrix of a run on several targets: one row per target, its verdict counts and time."""
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(shown(title)) if isinstance(title, str) else title, title_justify="left")
     table.add_column("target")
     table.add_column("implementation")
     for verdict in Verdict:
@@ -109,7 +110,7 @@ def targets_table(runs: list, title: str = "targets") -> Table:
     table.add_column("seconds", justify="right")
     for run in runs:
         counts = Counter(result.verdict for result in run.results)
-        table.add_row(Text(run.spec), Text(f"{run.info.name} {run.info.version}".strip()),
+        table.add_row(Text(shown(run.spec)), Text(shown(f"{run.info.name} {run.info.version}".strip())),
                       *(str(counts.get(v, 0)) for v in Verdict), str(len(run.results)), f"{run.seconds:.2f}")
     return table
 

@@ -302,16 +302,17 @@ class CmdTarget(Target):
             self._failure = TargetError(f"{self.spec} could not be started: {exc.args[0]}", detail=exc.detail)
             raise self._failure from None
         except _Declined as exc:
+            # Nothing can run: an error for every scenario, so that CI cannot go green on it.
             channel.kill()
-            self._unsupported = str(exc)
-            raise Unsupported(self._unsupported) from None
+            self._failure = TargetError(str(exc), detail=channel.tail())
+            raise self._failure from None
         if hello.get("protocol", PROTOCOL) != PROTOCOL:
             channel.close(b'{"op": "bye"}\n', 1.0)
-            self._unsupported = (
+            self._failure = TargetError(
                 f"the candidate speaks cmd: protocol version {hello['protocol']!r}; "
-                f"this harness speaks version {PROTOCOL}"
+                f"this harness speaks version {PROTOCOL}: nothing can run"
             )
-            raise Unsupported(self._unsupported)
+            raise self._failure
         self.info = TargetInfo(name=hello["name"], version=hello["version"], profiles=tuple(hello["profiles"]))
         return channel
 

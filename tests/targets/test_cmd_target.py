@@ -268,16 +268,22 @@ def test_ok_false_is_an_error_verdict_with_the_reason(tmp_path: Path) -> None:
 # -- the handshake -----------------------------------------------------------------------------
 
 
-def test_an_unsupported_protocol_version_skips_every_scenario_with_the_reason(tmp_path: Path) -> None:
-    results = run(misbehaving("hello-protocol-2"), tmp_path, "a", "b")
-    assert [r.verdict for r in results] == [Verdict.SKIP, Verdict.SKIP]
-    assert "speaks cmd: protocol version 2; this harness speaks version 1" in results[0].reason
+def test_an_unsupported_protocol_version_is_an_error_for_every_scenario(tmp_path: Path) -> None:
+    target = misbehaving("hello-protocol-2")
+    with Runner(target) as runner:
+        results = [runner.run(write(name, tmp_path)) for name in ("a", "b")]
+        why = runner.start_error
+    assert [r.verdict for r in results] == [Verdict.ERROR, Verdict.ERROR]
+    assert "speaks cmd: protocol version 2; this harness speaks version 1" in why
 
 
-def test_a_hello_that_declines_the_protocol_skips_with_its_reason(tmp_path: Path) -> None:
-    (result,) = run(misbehaving("hello-declines"), tmp_path, "a")
-    assert result.verdict is Verdict.SKIP
-    assert "declined cmd: protocol version 1: this adapter only speaks protocol 2" in result.reason
+def test_a_hello_that_declines_the_protocol_is_an_error_with_its_reason(tmp_path: Path) -> None:
+    target = misbehaving("hello-declines")
+    with Runner(target) as runner:
+        (result,) = [runner.run(write("a", tmp_path))]
+        why = runner.start_error
+    assert result.verdict is Verdict.ERROR
+    assert "declined cmd: protocol version 1: this adapter only speaks protocol 2" in why
 
 
 def test_a_hello_without_the_scenario_profile_skips_with_the_reason(tmp_path: Path, workspace: Path) -> None:

@@ -1,0 +1,80 @@
+"""Strings and values from scenarios and candidates, made safe to show and to store.
+
+Everything a candidate returns and everything a scenario names is shown literally: no terminal
+escape sequence, no Rich markup, no lone surrogate (which no UTF-8 file or terminal accepts), no
+NaN or Infinity (which strict JSON has not), no nesting deeper than a report can hold.
+
+- :func:`shown` escapes control characters (all but newline and tab) as ``\\x1b`` / ``\\u009b``
+  and lone surrogates as ``\\udc80``; Rich markup is left as plain text by the callers (they
+  print :class:`rich.text.Text` or escape it).
+- :func:`json_safe` returns a value that ``json.dumps(..., allow_nan=False)`` and a UTF-8 file
+  accept: NaN and the infinities become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
+  lone surrogates are escaped as above; a value nested deeper than :data:`MAX_DEPTH` becomes a
+  string saying so with its SHA-256; mapping keys become strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+#: Containers deeper than this in one observed value are replaced by a summary.
+MAX_DEPTH = 64
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: str) -> str:
+    """Returns ``text`` with control characters (but newline and tab) and lone surrogates escaped."""
+    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+
+
+def _text(text: str) -> str:
+    # Only what cannot be stored is changed in data: lone surrogates (control characters are
+    # valid JSON and YAML, and shown escaped wherever they reach a terminal).
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return re.sub(r"[\ud800-\udfff]", _escape, text)
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """Returns ``value`` in a form strict JSON and UTF-8 accept (see the module docstring)."""
+    if depth == 0 and isinstance(value, (dict, list)):
+        try:  # the common case, decided in C: nothing to change
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+            text.encode("utf-8")
+            if text.count("[") + text.count("{") <= MAX_DEPTH:
+                return value
+        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+            pass
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH:
+            try:
+                text = repr(value)[:100000]
+            except RecursionError:
+                text = "<too deep to show>"
+            return f"<nested deeper than {MAX_DEPTH} levels; sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]}>"
+        if isinstance(value, dict):
+            return {_text(str(k)) if not isinstance(k, str) else _text(k): json_safe(v, depth + 1) for k, v in value.items()}
+        return [json_safe(item, depth + 1) for item in value]
+    return value
