@@ -276,7 +276,9 @@ class SnapshotStore:
 
     def path(self, scenario_id: str) -> Path:
         """Returns the file of one scenario's snapshot."""
-        return self.folder / f"{scenario_id}{SUFFIX}"
+        parts = [_bounded(part) for part in scenario_id.split("/")]
+        parts[-1] += SUFFIX
+        return self.folder.joinpath(*parts)
 
     def read(self, scenario_id: str) -> str | None:
         """Returns the stored text, or None when there is none."""
@@ -308,13 +310,39 @@ class SnapshotStore:
             parent = parent.parent
 
 
+#: Longest file or folder name a snapshot path uses; a longer id part keeps its start and a hash.
+MAX_NAME = 100
+_HASHED = re.compile(r"-[0-9a-f]{12}$")
+
+
+def _bounded(part: str) -> str:
+    """Returns ``part`` when short enough, else its first 80 characters and 12 hex digits of its SHA-256."""
+    if len(part.encode("utf-8")) <= MAX_NAME:
+        return part
+    return part[:80] + "-" + hashlib.sha256(part.encode("utf-8")).hexdigest()[:12]
+
+
 def folder_ids(folder: Path) -> list[str]:
-    """Returns the scenario ids of the snapshot files under ``folder``, sorted."""
+    """Returns the scenario ids of the snapshot files under ``folder``, sorted.
+
+    A file whose name was shortened (see :func:`_bounded`) names its id in its ``scenario:`` line.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    return sorted(path.relative_to(folder).as_posix()[: -len(SUFFIX)] for path in folder.rglob(f"*{SUFFIX}")
-                  if path.is_file())
+    out = []
+    for path in folder.rglob(f"*{SUFFIX}"):
+        if not path.is_file():
+            continue
+        found = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
+        if any(_HASHED.search(part) for part in found.split("/")):
+            with path.open(encoding="utf-8") as handle:
+                for line in handle.readlines(4096):
+                    if line.startswith("scenario: "):
+                        found = line[len("scenario: "):].strip().strip("'\"")
+                        break
+        out.append(found)
+    return sorted(out)
 
 
 def default_root() -> Path:
