@@ -367,7 +367,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     """Lists the selected scenarios: id, profile, title (and ? for open questions)."""
     cat = _catalog(args)
     for problem in cat.problems:
-        print(f"invalid scenario: {problem}", file=sys.stderr)
+        print(f"invalid scenario: {shown(str(problem))}", file=sys.stderr)
     if cat.unknown_profiles(args.profile):
         print(f"error: {cat.unknown_profiles(args.profile)}", file=sys.stderr)
         return EXIT_USAGE
@@ -381,7 +381,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     """Validates every scenario and profile file; prints each problem as file:line: [field] message."""
     cat = _catalog(args)
     for problem in cat.problems:
-        print(problem)
+        print(shown(str(problem)))
     count = len(cat.scenarios)
     if cat.problems:
         print(f"{len(cat.problems)} problem(s) in {len(set(p.file for p in cat.problems))} file(s); "
@@ -453,7 +453,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(f"[red]no scenario with id {args.id!r}[/red]")
         return EXIT_USAGE
     console.print(f"[bold]{scenario.id}[/bold]  {scenario.location}")
-    console.print(Syntax(scenario.file.read_text("utf-8"), "yaml", line_numbers=True, word_wrap=True) if scenario.file else scenario.raw)
+    console.print(Syntax(shown(scenario.file.read_text("utf-8")), "yaml", line_numbers=True, word_wrap=True) if scenario.file else scenario.raw)
     last = state_dir() / (f"last-{spec_slug(args.target)}.json" if args.target else "last.json")
     try:
         document = json.loads(last.read_text("utf-8"))
@@ -466,7 +466,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         return EXIT_OK
     console.print(f"\n[bold]last observation[/bold] on {escape(shown(document['target']['spec']))}: {found['verdict']}"
                   + (f" — {escape(shown(found['reason']))}" if found["reason"] else ""))
-    console.print_json(json.dumps({"steps": found["steps"], "then": found["then"]}, ensure_ascii=False))
+    from rich.json import JSON  # printed wrapped to the width (print_json would let long values run on)
+    console.print(JSON(shown(json.dumps({"steps": found["steps"], "then": found["then"]}, ensure_ascii=False))),
+                  soft_wrap=False)
     return EXIT_OK
 
 

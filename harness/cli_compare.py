@@ -150,7 +150,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Builds the matrix over the sources; prints it and writes the asked formats."""
     from harness.report import matrix as matrix_mod
-    console = make_console(args.color, soft_wrap=True)
+    console = make_console(args.color, soft_wrap=False)  # a report is read by people: wrapped to the width
     loaded = _load(args, list(args.sources), console, several=True)
     if loaded is None:
         return EXIT_USAGE

@@ -29,6 +29,7 @@ from harness import snapshot as snap
 from harness import profiles
 from harness.aspects import ASPECTS, rate_line
 from harness.model import TARGET_NOT_STARTED
+from harness.printable import shown as printable  # the one helper for showing strings literally
 from harness.sources import Observation, Source
 
 #: What a cell shows: a verdict; ``known`` for a fail or error the run's baseline lists (it did not
@@ -323,12 +324,75 @@ def as_json(matrix: Matrix) -> dict[str, Any]:
 
 # -- terminal ----------------------------------------------------------------------------------
 
+#: The widest a column label gets in the terminal (the legend under the table names the target in full).
+LABEL_WIDTH = 28
+#: What each mark of the terminal matrix means (the legend prints those that appear).
+MARKS = {
+    "≠": "behaves unlike the first column ({base})",
+    "?": "an open question: the table below puts the answers side by side",
+    "pass": "met every expectation", "fail": "an expectation was not met", "recorded": "an open question's answer",
+    "skip": "the target cannot run it", "error": "the target or the harness broke",
+    "known": "a failure the baseline lists (it did not fail the run)",
+    "observed": "recorded in a snapshot folder (no verdict)", "absent": "not in that source",
+}
+
+
+def short_labels(matrix: Matrix) -> dict[str, str]:
+    """Returns a short, unique column label per source: the target's name and version when known (a
+    command line says little in a column header), else the label, cut to ``LABEL_WIDTH``."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for source in matrix.sources:
+        name, version = source.target.get("name"), source.target.get("version")
+        if name:  # each part at most half the width: shown as two lines, name over version
+            half = LABEL_WIDTH // 2
+            name, version = (str(part) if len(str(part)) <= half else str(part)[: half - 1] + "…"
+                             for part in (name, version or ""))
+            short = f"{name} {version}".strip()
+        else:
+            short = source.label if len(source.label) <= LABEL_WIDTH // 2 else source.label[: LABEL_WIDTH // 2 - 1] + "…"
+        candidate, number = short, 2
+        while candidate in used:
+            candidate, number = f"{short} ({number})", number + 1
+        used.add(candidate)
+        out[source.label] = candidate
+    return out
+
+
+def legend(matrix: Matrix, shown: dict[str, str]) -> Table:
+    """Returns the legend under the terminal matrix: each column's full target, and every mark that appears."""
+    grid = Table(title="legend", title_justify="left", show_header=False, box=None, padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for source in matrix.sources:
+        where = source.label if source.origin in (source.label, "") else f"{source.label} (from {source.origin})"
+        grid.add_row(shown[source.label], printable(where))
+    marks = {cell.verdict for row in matrix.rows for cell in row.cells.values()}
+    if any(cell.differs for row in matrix.rows for cell in row.cells.values()):
+        marks.add("≠")
+    if matrix.open_questions:
+        marks.add("?")
+    base = shown[matrix.labels[0]] if matrix.labels else ""
+    for mark, meaning in MARKS.items():
+        if mark in marks:
+            grid.add_row(Text(mark, style=STYLES.get(mark, "bold yellow" if mark == "≠" else "")),
+                         meaning.format(base=base))
+    return grid
+
+
+def _row_name(row: Row) -> str:
+    """Returns the id as the terminal shows it under its group: without the profile the group names."""
+    return row.id[len(row.profile) + 1:] if row.id.startswith(row.profile + "/") else row.id
+
+
 def table(matrix: Matrix, *, title: str = "conformance matrix") -> Table:
-    """Returns the matrix as a rich table, one section per profile and tool."""
+    """Returns the matrix as a rich table, one section per profile and tool; short column labels
+    (``short_labels``; ``legend`` maps them to the targets)."""
+    shown = short_labels(matrix)
     grid = Table(title=title, title_justify="left", show_lines=False)
-    grid.add_column("scenario", overflow="fold")
-    for label in matrix.labels:
-        grid.add_column(label, overflow="fold")
+    grid.add_column("scenario", overflow="fold", ratio=1)
+    for label in matrix.labels:  # "name version" on two lines: a narrow column leaves the ids room
+        grid.add_column(shown[label].replace(" ", "\n", 1), no_wrap=True)
     for profile, tool, rows in matrix.groups():
         grid.add_section()
         grid.add_row(Text(f"{profile} · {tool or '—'}", style="bold"), *("" for _ in matrix.labels))
@@ -342,24 +406,44 @@ def table(matrix: Matrix, *, title: str = "conformance matrix") -> Table:
                 if cell.differs:
                     text.append(" ≠", style="bold yellow")
                 cells.append(text)
-            grid.add_row(("? " if row.open_question else "  ") + row.id, *cells)
+            grid.add_row(Text(("? " if row.open_question else "  ") + printable(_row_name(row))), *cells)
     return grid
 
 
 def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> None:
-    """Prints the matrix, then each notable cell's explanation and diff, then a summary line per target."""
+    """Prints the matrix and its legend, then each failure's explanation, then a summary line per target.
+
+    A cell that only behaves unlike the first column is counted, not shown: ``harness diff`` (or the
+    HTML report) shows those diffs one pair of sources at a time.
+    """
+    shown = short_labels(matrix)
     console.print(table(matrix))
+    console.print(legend(matrix, shown))
+    differing: dict[str, int] = {}
     if details:
         for row in matrix.rows:
             for label, cell in row.cells.items():
-                if cell.notable:
-                    console.print(Text(f"\n{row.id} on {label}: {cell.verdict}" + (" (differs)" if cell.differs else ""),
-                                       style="bold"))
-                    print_diff(console, explain_cell(cell))
+                if not cell.notable:
+                    continue
+                if cell.verdict not in ("fail", "error", "known"):
+                    differing[label] = differing.get(label, 0) + 1
+                    continue
+                console.print(Text(f"\n{printable(row.id)} on {shown[label]}: {cell.verdict}"
+                                   + (" (differs)" if cell.differs else ""), style="bold"))
+                print_diff(console, explain_cell(cell))
     console.print()
+    base = matrix.labels[0] if matrix.labels else ""
     for label in matrix.labels:
-        console.print(matrix.summary_line(label), highlight=False)
-    lines = [line for label in matrix.labels for line in matrix.aspect_lines(label)]
+        counts = matrix.summary(label)
+        parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+        if label != base:
+            parts.append(f"{counts['differs']} differ from {shown[base]}")
+        console.print(Text(f"{shown[label]}: " + (", ".join(parts) or "nothing")))
+    for label, count in differing.items():
+        console.print(Text(f"{count} cell(s) of {shown[label]} behave unlike {shown[base]}, not shown here: "
+                           "`harness diff` of the two shows each diff", style="dim"))
+    lines = [shown[label] + line[len(label):] if line.startswith(label) else line
+             for label in matrix.labels for line in matrix.aspect_lines(label)]
     for line in lines:
         console.print(line, highlight=False, markup=False)
     if lines:
@@ -368,23 +452,26 @@ def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> N
 
 def print_diff(console: Console, text: str) -> None:
     """Prints a unified diff: coloured on a terminal, plain text otherwise (CI logs)."""
+    text = printable(text)  # a candidate's output never reaches the terminal raw
     if console.is_terminal:
         console.print(Syntax(text.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
     else:
-        console.print(text.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+        console.print(text.rstrip("\n"), markup=False, highlight=False)  # wrapped as the console wraps
 
 
 def open_questions_table(matrix: Matrix) -> Table:
     """Returns the open questions with each target's recorded answer side by side."""
+    shown = short_labels(matrix)
     grid = Table(title="open questions", title_justify="left", show_lines=True)
     grid.add_column("question", overflow="fold")
     grid.add_column("source", overflow="fold")
     for label in matrix.labels:
-        grid.add_column(label, overflow="fold")
+        grid.add_column(shown[label], overflow="fold")
     for row in matrix.open_questions:
-        question = Text(row.open_question or "")
-        question.append(f"\n{row.id}", style="dim")
-        grid.add_row(question, Text(row.source), *(Text(row.cells[label].shown_answer) for label in matrix.labels))
+        question = Text(printable(row.open_question or ""))
+        question.append(f"\n{printable(row.id)}", style="dim")
+        grid.add_row(question, Text(printable(row.source)),
+                     *(Text(printable(row.cells[label].shown_answer)) for label in matrix.labels))
     return grid
 
 

@@ -36,7 +36,7 @@ def explain(result: Result) -> str:
 
 def print_start_error(console: Console, start_error: str) -> None:
     """Prints, once, why the target did not start: the reason and the tail of its stderr."""
-    lines = start_error.rstrip().splitlines()
+    lines = shown(start_error).rstrip().splitlines()
     console.print(Text("TARGET DID NOT START", style="bold magenta"), highlight=False)
     console.print(Text(shown("\n".join("  " + line for line in lines))), highlight=False, soft_wrap=True)
     console.print(Text("  every selected scenario is an error; fix the target and run again", style="dim"))
@@ -65,8 +65,8 @@ def print_failures(console: Console, results: Iterable[Result], *, brief: str | 
         console.print(Text(f"{len(known)} known failure(s) listed in the baseline (they do not fail the run):",
                            style=KNOWN_STYLE))
         for result in known:
-            console.print(Text.assemble((f"KNOWN {result.verdict.value} ", KNOWN_STYLE), result.id,
-                                        (f"  baseline: {result.known}", "dim")), highlight=False, soft_wrap=True)
+            console.print(Text.assemble((f"KNOWN {result.verdict.value} ", KNOWN_STYLE), shown(result.id),
+                                        (f"  baseline: {shown(result.known)}", "dim")), highlight=False, soft_wrap=True)
         console.print()
 
 
@@ -96,7 +96,7 @@ def summary_table(results: list[Result], title: str) -> Table:
 def skip_reasons(results: Iterable[Result]) -> list[str]:
     """Returns one line per distinct skip reason, most frequent first: ``34 skipped: <reason>``."""
     reasons = Counter(result.reason for result in results if result.verdict is Verdict.SKIP)
-    return [f"{count} skipped: {reason}" for reason, count in reasons.most_common()]
+    return [f"{count} skipped: {shown(reason)}" for reason, count in reasons.most_common()]
 
 
 def targets_table(runs: list, title: str = "targets") -> Table:
