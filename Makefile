@@ -4,12 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint profiles coverage bench mutation sandbox-tools capture-claude-code capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
+.PHONY: run test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 ## run: the whole catalog against the reference, with the report
@@ -19,7 +19,11 @@ run: $(STAMP)
 ## test: every test of the harness, and the catalog through pytest
 test: $(STAMP)
 	$(BIN)/harness lint
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto -m "not install"
+
+## test-install: build the package from a fresh clone and install it into another project's .venv
+test-install: $(STAMP)
+	$(BIN)/python -m pytest -q -m install tests/test_install.py
 
 ## coverage: regenerate docs/coverage.md (seed sections -> scenarios)
 coverage: $(STAMP)

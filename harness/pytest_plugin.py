@@ -59,8 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from harness.catalog import builtin_dir
         catalog = builtin_dir().resolve()
         dirs.append(catalog)
-        # Installed, the catalog lives in site-packages, outside every path pytest would walk.
-        if not any(catalog.is_relative_to(Path(arg.split("::")[0]).resolve()) for arg in config.args):
+        # Installed, the catalog lives in site-packages: outside the paths pytest walks, or inside one
+        # it never enters (a project's .venv: norecursedirs skips dot-folders and virtualenvs). So it
+        # is always given as a path of its own, unless an argument already points into it; a file
+        # reached twice is collected once (pytest_collection_modifyitems).
+        if not any(Path(arg.split("::")[0]).resolve().is_relative_to(catalog) for arg in config.args):
             config.args.append(str(catalog))
     config.stash[_DIRS] = dirs
 
