@@ -24,6 +24,7 @@ import pytest
 
 _RUNNER = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
+_CATALOG = pytest.StashKey["Path"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,12 +60,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from harness.catalog import builtin_dir
         catalog = builtin_dir().resolve()
         dirs.append(catalog)
-        # Installed, the catalog lives in site-packages: outside the paths pytest walks, or inside one
-        # it never enters (a project's .venv: norecursedirs skips dot-folders and virtualenvs). So it
-        # is always given as a path of its own, unless an argument already points into it; a file
-        # reached twice is collected once (pytest_collection_modifyitems).
-        if not any(Path(arg.split("::")[0]).resolve().is_relative_to(catalog) for arg in config.args):
-            config.args.append(str(catalog))
+        # Installed, the catalog lives in site-packages: outside the paths pytest walks, or inside a
+        # folder it never enters (a project's .venv: norecursedirs skips dot-folders and virtualenvs,
+        # for an explicit path too). So the files pytest did not reach are collected here, after it
+        # (pytest_collection_modifyitems), wherever the catalog is installed.
+        config.stash[_CATALOG] = catalog
     config.stash[_DIRS] = dirs
 
 
@@ -88,8 +88,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: they apply to the catalog's items too
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The built-in catalog may be reached twice (ini folder and --harness-catalog): keep each file once."""
+    """Adds the built-in catalog's files pytest did not reach (``--harness-catalog``); the catalog may
+    also be reached twice (ini folder and --harness-catalog): keeps each file once."""
+    catalog = config.stash.get(_CATALOG, None)
+    if catalog is not None:
+        from harness.catalog import scenario_files
+        reached = {item.path.resolve() for item in items if isinstance(item, (ScenarioItem, InvalidScenarioItem))}
+        for path in scenario_files([catalog]):
+            if path.resolve() not in reached:
+                items.extend(ScenarioFile.from_parent(session, path=path).collect())
     seen: set[tuple[Path, str]] = set()
     keep = []
     for item in items:

@@ -6,6 +6,7 @@ These build a wheel and a virtual environment (a minute on a quiet machine): the
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import sysconfig
@@ -18,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # This machine's pip configuration names package folders that may be absent; pip says so for every
 # package it looks up. That is the machine's, not the project's: those lines are not counted.
 MACHINE_NOISE = "is ignored: it is neither a file nor a directory"
+# The other project's Python sees only its .venv (never this checkout through PYTHONPATH).
+ENV = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
 
 
 @pytest.fixture(scope="module")
@@ -57,19 +60,19 @@ def test_pytest_harness_catalog_runs_in_another_project_with_a_venv(built):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+                               capture_output=True, text=True, check=True, env=ENV).stdout.strip())
     # The harness's dependencies come from this environment (their installation is not under test);
     # the harness itself is the wheel, installed into the project's .venv.
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
                    check=True, capture_output=True)
     where = subprocess.run([str(python), "-c", "import harness; print(harness.__file__)"], cwd=project,
-                           capture_output=True, text=True, check=True).stdout
+                           capture_output=True, text=True, check=True, env=ENV).stdout
     assert where.startswith(str(site))
     (project / "tests").mkdir()
     (project / "tests" / "test_mine.py").write_text("def test_mine():\n    assert True\n")
     run = subprocess.run([str(python), "-m", "pytest", "--harness-catalog", "-q", "-p", "no:cacheprovider",
-                          "-k", "mine or aptix-tul-004/catalog"], cwd=project, capture_output=True, text=True)
+                          "-k", "mine or aptix-tul-004/catalog"], cwd=project, capture_output=True, text=True, env=ENV)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     counts = run.stdout.strip().splitlines()[-1]
     passed = int(counts.split(" passed")[0].split()[-1])
