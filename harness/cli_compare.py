@@ -158,7 +158,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     grid = matrix_mod.build(sources, scenarios)
     if args.quiet:
         for label in grid.labels:
-            console.print(grid.summary_line(label))
+            console.print(grid.summary_line(label), soft_wrap=True)  # one line each, for scripts
     else:
         matrix_mod.print_matrix(console, grid)
         if grid.open_questions:

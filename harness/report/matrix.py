@@ -442,8 +442,7 @@ def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> N
     for label, count in differing.items():
         console.print(Text(f"{count} cell(s) of {shown[label]} behave unlike {shown[base]}, not shown here: "
                            "`harness diff` of the two shows each diff", style="dim"))
-    lines = [shown[label] + line[len(label):] if line.startswith(label) else line
-             for label in matrix.labels for line in matrix.aspect_lines(label)]
+    lines = [line for label in matrix.labels for line in matrix.aspect_lines(label)]
     for line in lines:
         console.print(line, highlight=False, markup=False)
     if lines:
