@@ -122,8 +122,21 @@ class Session:
 
 def write_text_file(params: dict) -> dict:
     """Writes ``params["content"]`` to ``params["path"]``; returns the result or raises McpError."""
-    path, content = params.get("path"), params.get("content")
     # 1. Validate params.
+    path, data = validate(params)
+
+    # 2. Check if the file exists (for the ``created`` flag); an error counts as "did not exist".
+    file_existed = os.path.exists(path)
+
+    # 3. Write (the local-filesystem path of the seed; there is no ACP client to try first here).
+    write_local(path, data)
+
+    return {"success": True, "bytes_written": len(data), "created": not file_existed}
+
+
+def validate(params: dict) -> tuple[str, bytes]:
+    """Returns the path and the content's UTF-8 bytes; raises the seed's McpError for bad params."""
+    path, content = params.get("path"), params.get("content")
     if not isinstance(path, str):
         raise McpError(INVALID_PARAMS, "Invalid params: path must be a string")
     if not isinstance(content, str):
@@ -136,18 +149,16 @@ def write_text_file(params: dict) -> dict:
         raise McpError(INVALID_PATH, f"Path must be absolute: {path}")
     if "\x00" in path:
         raise McpError(INVALID_PARAMS, "Invalid params: path contains NUL")
+    return path, data
 
-    # 2. Check if the file exists (for the ``created`` flag); an error counts as "did not exist".
-    file_existed = os.path.exists(path)
 
-    # 3. Write (the local-filesystem path of the seed; there is no ACP client to try first here).
+def write_local(path: str, data: bytes) -> None:
+    """The seed's ``fs::write``: create or truncate ``path``, write ``data``; an OSError becomes McpError."""
     try:
         with open(path, "wb") as handle:
             handle.write(data)
     except OSError as exc:
         raise _map_os_error(exc, path, len(data)) from None
-
-    return {"success": True, "bytes_written": len(data), "created": not file_existed}
 
 
 def raw_input(args: dict) -> dict:

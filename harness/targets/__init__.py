@@ -1,4 +1,5 @@
-"""Targets by name: ``reference``, ``cmd:<command line>``, ``mcp:<command line>``, ``claude-code[:options]``."""
+"""Targets by name: ``reference``, ``cmd:<command line>``, ``mcp:<command line>``, ``claude-code[:options]``,
+``acp:[options] <command line>``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from harness.targets.base import Target
 
-TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...]"
+TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code"
 
 
 def make_target(spec: str, **options: Any) -> Target:
@@ -27,4 +28,7 @@ def make_target(spec: str, **options: Any) -> Target:
     if spec == "claude-code" or spec.startswith("claude-code:"):
         from harness.targets.claude_code import ClaudeCodeTarget
         return ClaudeCodeTarget(spec, **options)
+    if spec.startswith("acp:"):
+        from harness.targets.acp import AcpTarget
+        return AcpTarget(spec, **options)
     raise ValueError(f"unknown target {spec!r}; expected {TARGET_HELP}")
