@@ -75,6 +75,22 @@ capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
 	$(BIN)/python -m harness.drivers.capture_claude_code --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
 	  --findings docs/claude-code-report.md
 
+## claude-code-acp: install the pinned Claude Code ACP agent (tools/claude-code-acp) and the pinned CLI it
+## is pointed at (CLAUDE_CODE_EXECUTABLE); the acp:claude-code target and its live tests need both
+.PHONY: claude-code-acp capture-acp-claude-code
+CLAUDE_CODE_ACP_STAMP := tools/claude-code-acp/node_modules/.installed
+$(CLAUDE_CODE_ACP_STAMP): tools/claude-code-acp/package.json tools/claude-code-acp/package-lock.json
+	npm ci --prefix tools/claude-code-acp --no-audit --no-fund
+	touch $@
+
+claude-code-acp: $(CLAUDE_CODE_ACP_STAMP) $(CLAUDE_CODE_STAMP)
+
+## capture-acp-claude-code: the claude-code catalogs through the ACP agent (the harness as its editor),
+## snapshots into snapshots/acp-claude-code-<agent>-cli-<cli>/; a fail verdict is a finding, an error fails it
+capture-acp-claude-code: $(STAMP) claude-code-acp
+	$(BIN)/python -m harness.drivers.capture_claude_code --target acp:claude-code --jobs $(CLAUDE_CODE_JOBS) \
+	  --json-dir .harness
+
 ## capture-mcp-filesystem: install the pinned official MCP filesystem server (locally) and run the
 ## mcp-write-text-file catalog through it, snapshots updated (divergences: docs/mcp-filesystem-divergences.md)
 MCP_FILESYSTEM_STAMP := tools/mcp-filesystem/node_modules/.installed

@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.model import Verdict
 
     parser = argparse.ArgumentParser(prog="python -m harness.drivers.capture_claude_code", description=__doc__.split("\n")[0])
-    parser.add_argument("--target", action="append", help="claude-code[:opt=val,...] (repeatable; default: "
+    parser.add_argument("--target", action="append", help="claude-code[:opt=val,...] or acp:[opt=val ...] claude-code (repeatable; default: "
                         + " and ".join(DEFAULT_TARGETS) + ")")
     parser.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="CLI sessions at once")
     parser.add_argument("--snapshots", type=Path, default=Path("snapshots"), help="snapshot root")
@@ -106,10 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-k", dest="keyword", default=None, help="only scenarios matching (pytest -k syntax)")
     args = parser.parse_args(argv)
     specs = args.target or list(DEFAULT_TARGETS)
+    from harness.targets import acp
     from harness.targets.claude_code import parse_spec
     try:
-        for spec in specs:
-            parse_spec(spec)
+        for spec in specs:  # acp:claude-code is the same CLI behind the ACP agent
+            acp.parse_spec(spec) if spec.startswith(acp.PREFIX) else parse_spec(spec)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -29,6 +29,9 @@ def make_target(spec: str, **options: Any) -> Target:
         from harness.targets.claude_code import ClaudeCodeTarget
         return ClaudeCodeTarget(spec, **options)
     if spec.startswith("acp:"):
-        from harness.targets.acp import AcpTarget
+        from harness.targets.acp import AcpTarget, parse_spec
+        if parse_spec(spec)[1] == ["claude-code"]:
+            from harness.targets.acp_claude_code import ClaudeCodeAcpTarget
+            return ClaudeCodeAcpTarget(spec, **options)
         return AcpTarget(spec, **options)
     raise ValueError(f"unknown target {spec!r}; expected {TARGET_HELP}")

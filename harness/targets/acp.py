@@ -13,6 +13,9 @@ is not a known ``option=value`` starts the command line; ``python`` means this i
 - ``writes=serve`` (default) or ``refuse``: answer every ``fs/write_text_file`` with an error;
 - ``parents=fail`` (default) or ``create``: whether a write creates missing parent directories;
 - ``mode=<id>``: ``session/set_mode`` right after ``session/new``;
+- ``events=wire`` (default) or ``seed003``: the shape of the recorded events (`acp_events.py`:
+  seed 003 writes ACP's tool-call updates as ``{"type": "toolCall", "id"}`` /
+  ``{"type": "toolCallUpdate", "id", "fields"}``);
 - ``timeout=<seconds>``: the bound on one call (default: the run's ``--timeout``);
 - ``profile=<name>[,<name>]``: the profiles the agent serves (others are skipped);
 - for ``claude-code`` only: ``cli=pinned|bundled|<path>``, ``tokens=<policy>`` (see there).
@@ -44,6 +47,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +64,7 @@ REQUIRES = "acp"
 
 _FS = {"read,write": (True, True), "write,read": (True, True), "read": (True, False), "write": (False, True),
        "none": (False, False)}
-_OPTIONS = ("fs", "permission", "writes", "parents", "mode", "timeout", "profile", "cli", "tokens")
+_OPTIONS = ("fs", "permission", "writes", "parents", "mode", "events", "timeout", "profile", "cli", "tokens")
 _SCENARIO_OPTIONS = ("fs", "permission", "writes", "parents")
 
 
@@ -90,6 +94,10 @@ def check_options(options: dict[str, Any], where: str) -> None:
         raise ValueError(f"{where}: writes={options['writes']!r}: expected serve or refuse")
     if "parents" in options and options["parents"] not in ("fail", "create"):
         raise ValueError(f"{where}: parents={options['parents']!r}: expected fail or create")
+    if "events" in options:
+        from harness.targets.acp_events import PROJECTIONS
+        if options["events"] not in PROJECTIONS:
+            raise ValueError(f"{where}: events={options['events']!r}: expected one of {', '.join(PROJECTIONS)}")
     if "timeout" in options:
         try:
             if float(options["timeout"]) <= 0:
@@ -138,7 +146,7 @@ class AcpSession(Session):
             self._target.broke(self._connection)
             raise TargetError(f"{exc} ({tool})", detail=self._connection.tail(), kind=exc.kind) from None
         events, fs, permissions = self._recorder.since(mark)
-        return observation(tool_result(events, tool), events, fs, permissions)
+        return observation(tool_result(events, tool), self._target.shaped(events), fs, permissions)
 
     def close(self) -> None:
         """Forgets the session; a connection of its own is closed with it."""
@@ -221,6 +229,7 @@ class AcpTarget(Target):
         self.profiles = tuple(p for p in self.acp_options.get("profile", "").split(",") if p)
         self.info: TargetInfo | None = None
         self._loop: Any = None
+        self._loop_lock = threading.Lock()  # scenarios may open sessions from several threads
         self._shared: Any = None
         self._failure: TargetError | None = None
 
@@ -264,6 +273,12 @@ class AcpTarget(Target):
             return f"the ACP agent serves only {', '.join(self.profiles)} (not {profile})"
         return None
 
+    def shaped(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Returns the call's events in the shape ``events=`` names (the wire's, by default)."""
+        from harness.targets.acp_events import PROJECTIONS
+        project = PROJECTIONS[self.acp_options.get("events", "wire")]
+        return [project(event) for event in events]
+
     def broke(self, connection: Any) -> None:
         """Retires a connection that broke (its process group killed); the next scenario starts afresh."""
         connection.close(force=True)
@@ -281,6 +296,14 @@ class AcpTarget(Target):
 
     # -- connections -----------------------------------------------------------------------------
 
+    def loop(self) -> Any:
+        """Returns the event loop thread every connection of this target runs on (started once)."""
+        from harness.targets.mcp_connection import LoopThread
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = LoopThread()
+            return self._loop
+
     def _shared_connection(self) -> Any:
         if self._shared is None or not self._shared.alive:
             if self._shared is not None:
@@ -291,10 +314,8 @@ class AcpTarget(Target):
     def _connect(self, options: dict[str, str]) -> Any:
         from harness.targets.acp_client import AgentBroken
         from harness.targets.acp_connection import Connection
-        from harness.targets.mcp_connection import LoopThread
-        self._loop = self._loop or LoopThread()
         read, write = _FS[options.get("fs", "read,write")]
-        connection = Connection(self._loop, self.argv, env=self.env, cwd=None, fs_read=read, fs_write=write)
+        connection = Connection(self.loop(), self.argv, env=self.env, cwd=None, fs_read=read, fs_write=write)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except AgentBroken as exc:
@@ -307,5 +328,5 @@ class AcpTarget(Target):
         """Returns ``acp-<agent name>`` plus the options that change what the agent sees."""
         name = self.info.name if self.info and self.info.name else Path(self.argv[0]).name
         parts = ["acp", name] + [f"{key}-{value.replace(',', '-')}" for key, value in sorted(self.acp_options.items())
-                                 if key in ("fs", "permission", "writes", "parents", "mode")]
+                                 if key in ("fs", "permission", "writes", "parents", "mode", "events")]
         return "-".join("".join(c if c.isalnum() or c in "-_." else "-" for c in part) for part in parts)

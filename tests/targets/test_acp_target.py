@@ -313,3 +313,36 @@ def test_bad_specs_are_usage_errors(spec):
 def test_the_slug_names_the_agent_and_the_client_options(reference):
     assert reference.slug == "acp-reference-acp-agent"
     assert AcpTarget("acp:fs=none permission=reject agent").slug == "acp-agent-fs-none-permission-reject"
+
+
+# -- event shapes ------------------------------------------------------------------------------------
+
+
+def test_seed003_projection_renames_and_nests_but_keeps_every_value():
+    from harness.targets.acp_events import seed003
+    start = {"method": "session/update", "params": {"sessionId": "s", "update": {
+        "sessionUpdate": "tool_call", "toolCallId": "c1", "kind": "edit", "status": "pending", "title": "t"}}}
+    done = {"method": "session/update", "params": {"sessionId": "s", "update": {
+        "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "rawOutput": {"a": 1},
+        "_meta": {"m": 1}}}}
+    message = {"method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk"}}}
+    assert seed003(start)["params"]["update"] == {"type": "toolCall", "id": "c1", "kind": "edit", "status": "pending", "title": "t"}
+    assert seed003(done)["params"]["update"] == {"type": "toolCallUpdate", "id": "c1", "_meta": {"m": 1},
+                                                 "fields": {"status": "completed", "rawOutput": {"a": 1}}}
+    assert seed003(message) == message
+
+
+def test_with_the_seed_shape_only_the_kind_differs_from_seed_003(workspace):
+    target = AcpTarget("acp:events=seed003 python -m reference_impl.acp_agent", timeout=20)
+    try:
+        session = target.open("mcp-write-text-file", workspace, {})
+        result = session.call("write_text_file", {"path": f"{workspace}/f.txt", "content": "Hello, World!\n"})
+        session.close()
+    finally:
+        target.stop()
+    begin, end = (event["params"]["update"] for event in result.events)
+    assert begin == {"type": "toolCall", "id": "call-1", "title": "write_text_file", "kind": "edit", "status": "pending",
+                     "locations": [{"path": f"{workspace}/f.txt"}],
+                     "rawInput": {"path": f"{workspace}/f.txt", "content": "Hello, World!\n"}}
+    assert end == {"type": "toolCallUpdate", "id": "call-1",
+                   "fields": {"status": "completed", "rawOutput": {"success": True, "bytes_written": 14, "created": True}}}

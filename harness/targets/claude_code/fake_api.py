@@ -318,6 +318,7 @@ class FakeMessagesAPI:
         self.tokens = tokens if isinstance(tokens, TokenPolicy) else TokenPolicy(tokens)
         self.script = StepScript(hold_timeout=hold_timeout)
         self.requests: list[Recorded] = []
+        self.user_agents: set[str] = set()  # which client (and version) called: e.g. claude-cli/2.1.330
         self._messages = itertools.count(1)
         self._main_lock = threading.Lock()  # main-loop requests are answered one at a time, in order
         self._httpd: ThreadingHTTPServer | None = None
@@ -408,6 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data).encode(), "application/json")
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        self.api.user_agents.add(str(self.headers.get("User-Agent", ""))[:200])
         path = urlsplit(self.path).path
         body = self._body()
         api = self.api
