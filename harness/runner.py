@@ -127,6 +127,8 @@ class Runner:
             return f"target {info.name} does not offer profile {scenario.profile}"
         missing = [need for need in scenario.requires if need not in self.target.realises]
         if missing:
+            if missing == ["acp"]:  # a client-side condition, not a fault of the file system
+                return f"target {self.target.spec} is no ACP client (the scenario requires acp)"
             return f"target {self.target.spec} cannot realise {', '.join(missing)} (e.g. it runs as root)"
         return None
 

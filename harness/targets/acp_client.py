@@ -10,7 +10,8 @@ What is recorded (the :class:`Recorder`, sliced per call by the target):
 
 - ``events``: every ``session/update`` notification, as it came over the wire
   (``{"method": "session/update", "params": {"sessionId", "update"}}``), strings longer than
-  `EVENT_TEXT_LIMIT` characters cut with a note;
+  `EVENT_TEXT_LIMIT` characters cut with a note; ``available_commands_update`` (`SESSION_LEVEL`)
+  is kept apart, since it belongs to no call and arrives whenever the agent sends it;
 - ``fs``: every ``fs/*`` request: ``method``, ``path``, ``line``/``limit`` (reads), ``content_bytes``
   (writes), and ``answer`` (``served`` with ``bytes``, or ``refused`` with the ``error`` sent); an
   ``escape: true`` marks a path outside the workspace (refused, never touched);
@@ -59,6 +60,9 @@ RECORD_LIMIT = 10_000
 #: Seconds an agent gets to exit after its stdin closed, before its process group is killed.
 EXIT_GRACE = 2.0
 
+#: ``session/update`` kinds about the session rather than a call (recorded apart from the calls' events).
+SESSION_LEVEL = frozenset({"available_commands_update"})
+
 #: The code of the reply when the client refuses every write (``writes=refuse``).
 REFUSED_WRITE = -32603
 
@@ -89,6 +93,7 @@ class Recorder:
     """Everything the agent sent or asked, in order of arrival; the target slices it per call."""
 
     events: list[dict[str, Any]] = field(default_factory=list)
+    session_updates: list[dict[str, Any]] = field(default_factory=list)  # SESSION_LEVEL ones, never per call
     fs: list[dict[str, Any]] = field(default_factory=list)
     permissions: list[dict[str, Any]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
@@ -396,8 +401,14 @@ class AgentProcess:
             where = ".".join(str(part) for part in first.get("loc", ()))
             self._violation(f"a session/update the ACP schema rejects ({where}: {first.get('msg', exc)})")
         session = self.client.recorder_of(params.get("sessionId") if isinstance(params, dict) else None)
-        if session is not None:  # updates before session/new returned belong to no call
-            session.add("events", {"method": "session/update", "params": _bounded(params)})
+        if session is None:  # updates before session/new returned belong to no call
+            return
+        update = params.get("update") if isinstance(params, dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        # An announcement about the session, sent whenever the agent gets round to it: in a call's
+        # window it would land in one run's first call and not in the next's.
+        bucket = "session_updates" if kind in SESSION_LEVEL else "events"
+        session.add(bucket, {"method": "session/update", "params": _bounded(params)})
 
     def _violation(self, text: str) -> None:
         self.recorder.add("violations", text)
