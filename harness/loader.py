@@ -252,9 +252,15 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
         id=document["id"], profile=document["profile"], title=document["title"], source=document["source"],
         steps=tuple(steps), given=document.get("given", {}), then=document.get("then"),
         tags=tuple(document.get("tags", ())), open_question=document.get("open_question"),
-        requires=tuple(document.get("requires", ())), options=document.get("options", {}),
+        requires=_requires(document), options=document.get("options", {}), acp=document.get("acp", {}),
         file=path, line=line, raw=document,
     )
+
+
+def _requires(document: dict[str, Any]) -> tuple[str, ...]:
+    """Returns the scenario's ``requires``; client settings (``acp``) need an ACP client."""
+    requires = tuple(document.get("requires", ()))
+    return requires + ("acp",) if "acp" in document and "acp" not in requires else requires
 
 
 def _step_lines(node: yaml.Node | None) -> list[int]:

@@ -72,6 +72,7 @@ class Scenario:
     open_question: str | None = None
     requires: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    acp: dict[str, Any] = field(default_factory=dict)  # the editor's behaviour towards an ACP agent
     file: Path | None = None
     line: int = 1
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)

@@ -20,8 +20,9 @@ is not a known ``option=value`` starts the command line; ``python`` means this i
 - ``profile=<name>[,<name>]``: the profiles the agent serves (others are skipped);
 - for ``claude-code`` only: ``cli=pinned|bundled|<path>``, ``tokens=<policy>`` (see there).
 
-A scenario may set ``permission``, ``writes``, ``parents`` and ``fs`` for itself under ``options: {acp: {...}}``;
-such a scenario also says ``requires: [acp]``, so that targets which are no ACP client skip it.
+A scenario may set ``permission``, ``writes``, ``parents`` and ``fs`` for itself in a top-level
+``acp: {...}`` entry; such a scenario requires ``acp``, so that targets which are no ACP client skip
+it, and the runner hands the entry to ``open`` as ``options["acp"]``.
 
 How calls are driven. An ACP client cannot call an agent's tools; it sends prompts. For a generic
 agent every call is one ``session/prompt`` whose one text block is the JSON

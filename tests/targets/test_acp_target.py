@@ -269,7 +269,7 @@ def test_the_runner_turns_a_hang_into_an_error_verdict_and_goes_on(scenario_from
         source: test
         steps:
           - tool: write_text_file
-            args: {}
+            args: {path: "${workspace}/f", content: ""}
     """)
     target = make_target(MISBEHAVING, timeout=1, tool_map=["write_text_file=hang"])
     with Runner(target) as runner:
@@ -346,3 +346,38 @@ def test_with_the_seed_shape_only_the_kind_differs_from_seed_003(workspace):
                      "rawInput": {"path": f"{workspace}/f.txt", "content": "Hello, World!\n"}}
     assert end == {"type": "toolCallUpdate", "id": "call-1",
                    "fields": {"status": "completed", "rawOutput": {"success": True, "bytes_written": 14, "created": True}}}
+
+
+# -- scenarios with client settings ------------------------------------------------------------------
+
+
+def test_a_scenario_with_acp_settings_requires_an_acp_client(scenario_from):
+    scenario = scenario_from("""
+        id: t/acp
+        profile: mcp-write-text-file
+        title: refused
+        source: test
+        acp: {writes: refuse}
+        steps:
+          - tool: write_text_file
+            args: {path: "${workspace}/f", content: ""}
+    """)
+    assert scenario.requires == ("acp",) and scenario.acp == {"writes": "refuse"}
+    with Runner(make_target("reference")) as runner:
+        result = runner.run(scenario)
+    assert result.verdict == Verdict.SKIP and "no ACP client" in result.reason
+
+
+def test_bad_acp_settings_are_a_scenario_error(scenario_from):
+    from harness.loader import ScenarioError
+    with pytest.raises(ScenarioError, match="acp"):
+        scenario_from("""
+            id: t/acp
+            profile: mcp-write-text-file
+            title: refused
+            source: test
+            acp: {writes: sometimes}
+            steps:
+              - tool: write_text_file
+                args: {path: "${workspace}/f", content: ""}
+        """)
