@@ -14,7 +14,9 @@ model, then (briefly) for the tool call's final ``tool_call_update``. The tool n
 the agent offers the model: with the client's fs capabilities on, ``Read`` is ``mcp__acp__Read``,
 ``Write`` and ``Edit`` are ``mcp__acp__Write`` and ``mcp__acp__Edit`` (the built-ins are disallowed
 then); with them off, the built-ins. The result's normal form is the ``claude-code`` target's:
-``output`` is the tool_result's content, ``error`` ``{"code": null, "message": <its text>}``.
+``output`` is the tool_result's content, ``error`` ``{"code": null, "message": <its text>}``; a
+content that is one text block (what an MCP tool such as ``mcp__acp__Read`` returns) is its text,
+as the ``mcp:`` target gives it, so that it compares with the built-ins' plain strings.
 
 A turn the agent ends before the tool_result reaches the model (it interrupts the turn when a
 permission request is rejected) is the call's observation: an error with code ``turn-ended`` and
@@ -125,7 +127,7 @@ class ClaudeCodeAcpSession(AcpSession):
             code = PERMISSION_REQUEST if _PERMISSION.search(result.text) else None
             normal = CallResult(error={"code": code, "message": result.text})
         else:
-            normal = CallResult(output=result.content)
+            normal = CallResult(output=_one_text(result.content))
         return observation(normal, self._target.shaped(events), fs, permissions)
 
     def _turn_ended(self, tool: str, mark: Any) -> CallResult:
@@ -172,6 +174,14 @@ class ClaudeCodeAcpSession(AcpSession):
             super().close()
             self.api.stop()
             shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _one_text(content: Any) -> Any:
+    """Returns the text of a content that is one text block (as the mcp: target does), else the content."""
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
+            and content[0].get("type") == "text" and set(content[0]) <= {"type", "text"}:
+        return content[0].get("text", "")
+    return content
 
 
 class ClaudeCodeAcpTarget(AcpTarget):
