@@ -140,7 +140,7 @@ class Runner:
         names = self._names(workspace)
         result = Result(scenario, Verdict.PASS)
         try:
-            session = self.target.open(scenario.profile, workspace.root, dict(scenario.options))
+            session = self.target.open(scenario.profile, workspace.root, session_options(scenario))
         except Unsupported as exc:
             return Result(scenario, Verdict.SKIP, str(exc))
         except TargetError as exc:
@@ -237,6 +237,14 @@ def made_safe(result: Result) -> Result:
     if result.workspace is not None:
         result.workspace = json_safe(result.workspace)
     return result
+
+
+def session_options(scenario: Scenario) -> dict[str, Any]:
+    """Returns what ``Target.open`` gets: the scenario's options, and ``acp`` (only targets that realise acp see it)."""
+    options = dict(scenario.options)
+    if scenario.acp:
+        options["acp"] = dict(scenario.acp)
+    return options
 
 
 def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
