@@ -54,7 +54,7 @@ from typing import Any
 
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.commandline import split_command_line
-from harness.targets.mcp_toolmap import ToolMap
+from harness import bindings
 
 PREFIX = "acp:"
 DEFAULT_TIMEOUT = 10.0
@@ -219,13 +219,15 @@ class AcpTarget(Target):
 
     realises = frozenset({REQUIRES})
 
-    def __init__(self, spec: str, *, timeout: float | None = None, tool_map: Any = (),
-                 tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
+    def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
+                 tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
                  **options: Any) -> None:
         super().__init__(spec, **options)
         self.acp_options, self.argv = parse_spec(spec)
         self.timeout = float(self.acp_options.get("timeout") or timeout or DEFAULT_TIMEOUT)
-        self.tool_map = ToolMap.parse([tool_map] if isinstance(tool_map, str) else tool_map or (), tool_map_file)
+        # The profile's tools as the agent names them (--binding / --tool-map; harness/bindings.py).
+        self.tool_map = bindings.from_options(binding, [tool_map] if isinstance(tool_map, str) else tool_map or (),
+                                              tool_map_file)
         self.env = dict(os.environ if env is None else env)
         self.profiles = tuple(p for p in self.acp_options.get("profile", "").split(",") if p)
         self.info: TargetInfo | None = None
