@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
+.PHONY: run test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -90,6 +90,28 @@ claude-code-acp: $(CLAUDE_CODE_ACP_STAMP) $(CLAUDE_CODE_STAMP)
 capture-acp-claude-code: $(STAMP) claude-code-acp
 	$(BIN)/python -m harness.drivers.capture_claude_code --target acp:claude-code --jobs $(CLAUDE_CODE_JOBS) \
 	  --json-dir .harness
+
+## gemini-cli-tools: install the pinned @google/gemini-cli-core (locally, no install scripts) for --target gemini-cli
+GEMINI_CLI_STAMP := tools/gemini-cli/node_modules/.installed
+$(GEMINI_CLI_STAMP): tools/gemini-cli/package.json tools/gemini-cli/package-lock.json
+	npm ci --prefix tools/gemini-cli --no-audit --no-fund --ignore-scripts
+	touch $@
+gemini-cli-tools: $(GEMINI_CLI_STAMP)
+
+## capture-gemini-cli: record gemini-cli's real tools (offline, tools/gemini-cli/adapter.mjs) into
+## snapshots/gemini-cli-<version>/: the gemini-cli-captured catalog, and seed 004's read_file and
+## write_file scenarios (their open questions answered, their divergences reported)
+# Exit 1 from a run is a finding (the real tools disagree with seed 004), not a broken capture; an
+# error verdict fails it. Scenarios calling safe_patch skip: gemini-cli has no such tool.
+capture-gemini-cli: $(STAMP) $(GEMINI_CLI_STAMP)
+	mkdir -p .harness
+	$(BIN)/harness run -q --target gemini-cli --profile gemini-cli-captured --snapshot-update \
+	  --json .harness/gemini-cli-captured.json; status=$$?; test $$status -le 1
+	$(BIN)/harness run -q --target gemini-cli --profile gemini-safe-patch \
+	  -k 'gemini-safe-patch/read_file or gemini-safe-patch/write_file' --snapshot-update \
+	  --json .harness/gemini-cli-safe-patch.json; status=$$?; test $$status -le 1
+	$(BIN)/python -c "import json, sys; bad = [r['id'] for f in sys.argv[1:] for r in json.load(open(f))['results'] if r['verdict'] == 'error']; sys.exit(f'error verdicts: {bad}' if bad else 0)" \
+	  .harness/gemini-cli-captured.json .harness/gemini-cli-safe-patch.json
 
 ## capture-mcp-filesystem: install the pinned official MCP filesystem server (locally) and run the
 ## mcp-write-text-file catalog through it, snapshots updated (divergences: docs/mcp-filesystem-divergences.md)

@@ -1,5 +1,6 @@
 """Targets by name: ``reference``, ``cmd:<command line>``, ``mcp:<command line>``, ``claude-code[:options]``,
-``acp:[options] <command line>``."""
+``acp:[options] <command line>``,
+``gemini-cli[:options]`` (a cmd: command line: gemini-cli's real tools behind the project's adapter)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from harness.targets.base import Target
 
-TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code"
+TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code | gemini-cli[:node=PATH]"
 
 
 def make_target(spec: str, **options: Any) -> Target:
@@ -34,4 +35,7 @@ def make_target(spec: str, **options: Any) -> Target:
             from harness.targets.acp_claude_code import ClaudeCodeAcpTarget
             return ClaudeCodeAcpTarget(spec, **options)
         return AcpTarget(spec, **options)
+    if spec == "gemini-cli" or spec.startswith("gemini-cli:"):
+        from harness.targets.gemini_cli import GeminiCliTarget
+        return GeminiCliTarget(spec, **options)
     raise ValueError(f"unknown target {spec!r}; expected {TARGET_HELP}")
