@@ -60,12 +60,26 @@ sandbox-tools:
 
 ## capture-claude-code: install the pinned Claude Code CLI (locally), record the claude-code catalog through it
 ## into snapshots/claude-code-<version>-acceptEdits[-outside]/ (working directory = the workspace, and
-## outside it), and write docs/claude-code-report.md from the two runs
-CLAUDE_CODE_STAMP := tools/claude-code/node_modules/.installed
-CLAUDE_CODE_JOBS ?= 3
-$(CLAUDE_CODE_STAMP): tools/claude-code/package.json tools/claude-code/package-lock.json
-	npm ci --prefix tools/claude-code --no-audit --no-fund
-	tools/claude-code/node_modules/.bin/claude --version
+## outside it; the permission scenarios once more as CLAUDE_CODE_RUN_AS), and write
+## docs/claude-code-report.md from the two runs. VERSION=x.y.z captures that release instead: pinned
+## into tools/claude-code-x.y.z/ (package.json and lockfile written on first use, then `npm ci`).
+VERSION ?=
+CLAUDE_CODE_DIR := $(if $(VERSION),tools/claude-code-$(VERSION),tools/claude-code)
+CLAUDE_CODE_CLI := $(CURDIR)/$(CLAUDE_CODE_DIR)/node_modules/.bin/claude
+CLAUDE_CODE_STAMP := $(CLAUDE_CODE_DIR)/node_modules/.installed
+CLAUDE_CODE_JOBS ?= 2
+CLAUDE_CODE_RUN_AS ?= nobody
+# The findings report describes the pinned release only.
+CLAUDE_CODE_FINDINGS := $(if $(VERSION),,--findings docs/claude-code-report.md)
+$(CLAUDE_CODE_DIR)/package.json:
+	mkdir -p $(CLAUDE_CODE_DIR)
+	printf '{\n  "name": "file-tool-conformance-claude-code-%s",\n  "private": true,\n  "description": "Claude Code CLI %s, pinned for make capture-claude-code VERSION=%s.",\n  "dependencies": {\n    "@anthropic-ai/claude-code": "%s"\n  }\n}\n' \
+	  $(VERSION) $(VERSION) $(VERSION) $(VERSION) > $@
+$(CLAUDE_CODE_DIR)/package-lock.json: $(CLAUDE_CODE_DIR)/package.json
+	npm install --prefix $(CLAUDE_CODE_DIR) --package-lock-only --no-audit --no-fund
+$(CLAUDE_CODE_STAMP): $(CLAUDE_CODE_DIR)/package.json $(CLAUDE_CODE_DIR)/package-lock.json
+	npm ci --prefix $(CLAUDE_CODE_DIR) --no-audit --no-fund
+	$(CLAUDE_CODE_CLI) --version
 	touch $@
 
 # Same runner and snapshot files as `harness run --target claude-code --profile claude-code
@@ -73,7 +87,8 @@ $(CLAUDE_CODE_STAMP): tools/claude-code/package.json tools/claude-code/package-l
 # verdict (the CLI disagrees with the seed) is a finding; an error verdict fails the capture.
 capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
 	$(BIN)/python -m harness.drivers.capture_claude_code --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
-	  --findings docs/claude-code-report.md
+	  --target 'claude-code:cli=$(CLAUDE_CODE_CLI)' --target 'claude-code:cli=$(CLAUDE_CODE_CLI),cwd=outside' \
+	  $(if $(CLAUDE_CODE_RUN_AS),--run-as $(CLAUDE_CODE_RUN_AS)) $(CLAUDE_CODE_FINDINGS)
 
 ## claude-code-acp: install the pinned Claude Code ACP agent (tools/claude-code-acp) and the pinned CLI it
 ## is pointed at (CLAUDE_CODE_EXECUTABLE); the acp:claude-code target and its live tests need both

@@ -42,17 +42,19 @@ def default_jobs() -> int:
 
 
 def capture(spec: str, scenarios: Sequence[Any], known_ids: Sequence[str], *, jobs: int, snapshots: Path,
-            json_dir: Path | None, out: Any = sys.stdout) -> tuple[str, list[Any]]:
-    """Runs ``scenarios`` on the target ``spec``; writes its snapshots and ``<json_dir>/<slug>.json``.
+            json_dir: Path | None, out: Any = sys.stdout, run_as: str | None = None,
+            json_suffix: str = "") -> tuple[str, list[Any]]:
+    """Runs ``scenarios`` on the target ``spec``; writes its snapshots and ``<json_dir>/<slug><suffix>.json``.
 
-    Returns the target's slug (its snapshot folder's name) and the results in the catalog's order.
+    ``run_as`` runs the CLI as that user (the permission scenarios). Returns the target's slug (its
+    snapshot folder's name) and the results in the catalog's order.
     """
     from harness import snapshot as snap
     from harness.report import json as json_report
     from harness.runner import Runner
     from harness.targets import make_target
 
-    target = make_target(spec)
+    target = make_target(spec, run_as=run_as)
     started = time.perf_counter()
     lock = threading.Lock()
     done = 0
@@ -81,7 +83,7 @@ def capture(spec: str, scenarios: Sequence[Any], known_ids: Sequence[str], *, jo
     check = snap.check(store, dicts, known_ids, update=True, prune=True)
     if json_dir is not None:
         json_dir.mkdir(parents=True, exist_ok=True)
-        json_report.write(json_dir / f"{target.slug}.json", results, info, spec, seconds)
+        json_report.write(json_dir / f"{target.slug}{json_suffix}.json", results, info, spec, seconds)
     counts = json_report.summary(results)
     print(f"{spec}: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + f" in {seconds:.0f} s; "
           f"snapshots: {len(check.written)} written, {len(check.matched)} unchanged, "
@@ -104,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--findings", type=Path, default=None,
                         help="write the Markdown findings report of these runs to FILE (harness/targets/claude_code/findings.py)")
     parser.add_argument("-k", dest="keyword", default=None, help="only scenarios matching (pytest -k syntax)")
+    parser.add_argument("--run-as", metavar="USER", default=None,
+                        help="then run the scenarios that require permissions once more, the CLI as USER, "
+                        "into the first target's snapshots")
     args = parser.parse_args(argv)
     specs = args.target or list(DEFAULT_TARGETS)
     from harness.targets import acp
@@ -129,6 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 json_dir=args.json_dir)
         reports.append(args.json_dir / f"{slug}.json")
         broken += [f"{slug}: {r.scenario.id}: {r.reason.splitlines()[0] if r.reason else ''}"
+                   for r in results if r.verdict is Verdict.ERROR]
+    if args.run_as:
+        # As root, file modes do not bite: those scenarios skipped above and run here as USER.
+        permission = [s for s in scenarios if "permissions" in (s.requires or ())]
+        slug, results = capture(specs[0], permission, known, jobs=max(1, args.jobs), snapshots=args.snapshots,
+                                json_dir=args.json_dir, run_as=args.run_as, json_suffix="-run-as")
+        broken += [f"{slug} (--run-as {args.run_as}): {r.scenario.id}: {r.reason.splitlines()[0] if r.reason else ''}"
                    for r in results if r.verdict is Verdict.ERROR]
     for line in broken:
         print(f"error verdict: {line}", file=sys.stderr)

@@ -265,3 +265,21 @@ def test_only_the_clis_own_permission_text_counts_as_a_permission_request() -> N
     assert _PERMISSION.search("Claude requested permissions to read from /w/a.txt, but you haven't granted it yet.")
     echoed = "<tool_use_error>String to replace not found in file.\nString: permission to write</tool_use_error>"
     assert not _PERMISSION.search(echoed)
+
+
+def test_messages_after_the_result_come_with_it_without_cache_hints() -> None:
+    note = {"role": "system", "content": [{"type": "text", "text": "[Truncated: PARTIAL view — /w/a.txt: showing lines 1-42 of 2001 total (1000000 tokens, cap 25000).]",
+                                           "cache_control": {"type": "ephemeral"}}]}
+    body = main_request([{"role": "user", "content": "go"}, tool_result_message("t1", "1\tx"), note])
+    found = find_tool_result(body, "t1")
+    assert found is not None and found.text == "1\tx"
+    assert found.following == [{"role": "system", "content": [{"type": "text", "text": note["content"][0]["text"]}]}]
+    assert find_tool_result(main_request([tool_result_message("t1", "x")]), "t1").following == []  # type: ignore[union-attr]
+
+
+def test_count_tokens_can_be_unavailable(api: FakeMessagesAPI) -> None:
+    api.tokens = TokenPolicy("unavailable")
+    status, body, _ = post(api, "/v1/messages/count_tokens?beta=true", {"messages": [{"role": "user", "content": "x"}]})
+    assert status == 404 and json.loads(body)["error"]["type"] == "not_found_error"
+    assert (api.requests[-1].kind, api.requests[-1].answer) == ("count_tokens", "404")
+    assert not api.tokens.available and TokenPolicy("chars4").available

@@ -133,3 +133,36 @@ def test_a_cli_that_never_calls_is_a_bounded_target_error(tmp_path: Path, worksp
         session.close()
     assert time.monotonic() - started < 25  # the call's bound, then close's bounded wait and kill
     assert session.proc.poll() is not None
+
+
+def test_allowed_rules_and_session_options_are_read(tmp_path: Path) -> None:
+    target = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude,allowed=Write;Read(//tmp/**)")
+    assert target.allowed == ("Write", "Read(//tmp/**)")
+    assert cli_mod.command(Path("claude"), mode="default", allowed_tools=target.allowed)[-3:] == [
+        "--allowedTools", "Write", "Read(//tmp/**)"]
+    with pytest.raises(ValueError):
+        parse_spec("claude-code:allowed=Write;")
+    captured = {"profile": "claude-code-captured", "source": "captured: claude-code 2.1.330 (default, cwd=outside)"}
+    # The target's own mode differs from the capture's: skipped, unless the scenario pins them itself.
+    assert "captured with default, cwd=outside" in (target.skip_reason(captured) or "")
+    pinned = dict(captured, options={"permission_mode": "default", "cwd": "outside"})
+    assert target.skip_reason(pinned) == NOT_INSTALLED  # not a mode mismatch: only the CLI is missing
+
+
+def test_run_as_realises_permissions_and_names_the_user() -> None:
+    plain = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude")
+    needs = {"profile": "claude-code-captured", "requires": ["permissions"]}
+    if os.geteuid() == 0:
+        assert "--run-as" in (plain.skip_reason(needs) or "")
+    as_nobody = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude", run_as="nobody")
+    assert "permissions" in as_nobody.realises and as_nobody.user is not None and as_nobody.user[0] != 0
+    with pytest.raises(ValueError, match="no such user"):
+        ClaudeCodeTarget("claude-code", run_as="no-such-user-here")
+
+
+def test_a_note_after_the_result_becomes_an_event() -> None:
+    from harness.targets.claude_code.session import note_event
+    assert note_event({"role": "system", "content": [{"type": "text", "text": "[Truncated: ...]"}]}) == {
+        "role": "system", "text": "[Truncated: ...]"}
+    image = {"type": "image", "source": {}}
+    assert note_event({"role": "user", "content": [image]}) == {"role": "user", "content": [image]}

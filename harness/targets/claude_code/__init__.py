@@ -8,15 +8,23 @@ Spec: ``claude-code`` or ``claude-code:opt=val,opt=val`` with
   folder, which puts every workspace file outside the directories the CLI trusts;
 - ``tokens=<policy>``: how the fake API answers ``count_tokens`` (``chars4`` default, ``bytes``,
   ``const:N``; see `fake_api.TokenPolicy`) — Read's size limit depends on it;
+- ``allowed=<rule>;<rule>``: permission rules passed as ``--allowedTools`` (e.g. ``allowed=Write``,
+  ``allowed=Read(//tmp/**);Edit``), which the permission mode then does not ask about;
 - ``timeout=<seconds>``: the bound on one call (default 60; the first call also gets the CLI's
   start-up time, `session.STARTUP_ALLOWANCE`).
+
+A scenario may set the same things for its own session (its ``options``, claude-code-captured
+only): ``permission_mode``, ``cwd`` (``workspace`` | ``outside``), ``allowed_tools`` (a list of
+rules) and ``count_tokens`` (a token policy, e.g. ``unavailable``); they win over the target's.
 
 A scenario captured from this CLI says under which mode and working directory
 (``source: "captured: claude-code 2.1.330 (acceptEdits, cwd=workspace)"``); a target running under
 others skips it with that reason.
 
-Run-wide settings from the command line: ``timeout`` raises the bound on one call; ``run_as`` and
-``sandbox`` are ignored (the CLI runs as the harness's user, on loopback only).
+Run-wide settings from the command line: ``timeout`` raises the bound on one call; ``run_as`` runs
+each CLI process as that user (its scratch HOME, working directory and workspace given to it), so
+file modes bite and ``requires: [permissions]`` scenarios run; ``sandbox`` is ignored (the CLI
+talks to loopback only).
 
 Each scenario gets its own CLI process, HOME and fake API server (`session.py`); the CLI's
 session state (which files were read, and when) is the scenario's.
@@ -25,7 +33,8 @@ Snapshot masks (registered with `harness.snapshot.register_mask` when this packa
 the CLI's scratch HOME ``<dir>/harness-claude-home-<8 random>`` becomes ``${cli-home}`` (it shows
 in ``~`` paths and permission requests) and its working directory with ``cwd=outside``,
 ``<dir>/harness-claude-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
-directory" notes). Nothing else the CLI says varies between runs: its ``tool_use`` ids are the fake
+directory" notes), and its temporary file ``<name>.tmp.<pid>.<12 hex>`` (named when writing it
+fails) becomes ``<name>.tmp.${pid}.${random}``. Nothing else the CLI says varies between runs: its ``tool_use`` ids are the fake
 API's own and never recorded, and it prints no times or random names into tool results.
 """
 
@@ -49,6 +58,8 @@ PROFILES = (PROFILE, "claude-code-captured")
 _SCRATCH = r"""(?:/[^/\s'"`<>|\\]+)*?/{prefix}[a-z0-9_]{{8}}(?![a-z0-9_])"""
 snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}")
 snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}")
+# The CLI writes through `<name>.tmp.<pid>.<12 hex>` and names it when that fails (e.g. EACCES).
+snapshot.register_mask(r"\.tmp\.[0-9]+\.[0-9a-f]{12}(?![0-9a-f])", ".tmp.${pid}.${random}")
 NOT_INSTALLED = "Claude Code CLI not installed (make capture-claude-code installs it)"
 ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realised"
 
@@ -57,7 +68,9 @@ ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realis
 _CAPTURED = re.compile(r"^captured: claude-code \S+ \((?P<mode>[A-Za-z]+), cwd=(?P<cwd>workspace|outside)\)")
 
 _MODES = ("acceptEdits", "default", "plan", "bypassPermissions", "dontAsk", "auto")
-_OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout")
+_OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout", "allowed")
+#: Session options a scenario may set for itself (see the module docstring).
+SESSION_OPTIONS = ("permission_mode", "cwd", "allowed_tools", "count_tokens")
 
 
 def parse_spec(spec: str) -> dict[str, str]:
@@ -76,6 +89,8 @@ def parse_spec(spec: str) -> dict[str, str]:
     if options["cwd"] not in ("workspace", "outside"):
         raise ValueError(f"claude-code cwd {options['cwd']!r}: expected workspace or outside")
     TokenPolicy(options["tokens"])  # validates
+    if "allowed" in options and not all(options["allowed"].split(";")):
+        raise ValueError(f"claude-code allowed {options['allowed']!r}: expected rule;rule;...")
     if "timeout" in options:
         float(options["timeout"])
     return options
@@ -88,7 +103,8 @@ def _is_root() -> bool:
 class ClaudeCodeTarget(Target):
     """Runs each scenario's calls through the real Claude Code CLI (one process per scenario)."""
 
-    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, **_run_wide: Any) -> None:
+    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, run_as: str | None = None,
+                 **_run_wide: Any) -> None:
         super().__init__(spec)
         self.options = parse_spec(spec)  # ValueError: a usage error, like any unknown target
         self.cli = Path(self.options["cli"]).expanduser() if "cli" in self.options else cli_mod.default_cli()
@@ -97,9 +113,21 @@ class ClaudeCodeTarget(Target):
         self.tokens = TokenPolicy(self.options["tokens"])
         # The spec's timeout wins; else the run-wide one, but never below what a live CLI needs.
         self.call_timeout = float(self.options["timeout"]) if "timeout" in self.options else max(timeout or 0, CALL_TIMEOUT)
+        self.allowed = tuple(self.options["allowed"].split(";")) if "allowed" in self.options else ()
         self.version = ""
-        # As root, modes never bite; nothing else in `requires` can be realised by a live CLI either.
-        self.realises = frozenset() if _is_root() else frozenset({"permissions"})
+        self.run_as = run_as
+        self.user: tuple[int, int] | None = None
+        if run_as is not None:
+            import pwd
+            try:
+                entry = pwd.getpwuid(int(run_as)) if run_as.isdigit() else pwd.getpwnam(run_as)
+            except (KeyError, ValueError):
+                raise ValueError(f"--run-as: no such user {run_as!r}") from None
+            self.user = (entry.pw_uid, entry.pw_gid)
+        # As root, modes never bite (unless the CLI runs as another user); nothing else in
+        # `requires` can be realised by a live CLI.
+        bites = (self.user[0] != 0) if self.user is not None else not _is_root()
+        self.realises = frozenset({"permissions"}) if bites else frozenset()
 
     @property
     def installed(self) -> bool:
@@ -122,13 +150,14 @@ class ClaudeCodeTarget(Target):
             return f"claude-code runs only the {' and '.join(PROFILES)} profiles (not {profile})"
         for condition in _field(scenario, "requires") or ():
             if condition not in self.realises:
-                if condition == "permissions" and _is_root():
-                    return ROOT_CANNOT.format(condition)
+                if condition == "permissions" and "permissions" not in self.realises:
+                    return ROOT_CANNOT.format(condition) + " (run with --run-as USER)"
                 return f"the claude-code target cannot realise '{condition}'"
         captured = _CAPTURED.match(_field(scenario, "source") or "")
-        if captured and (captured["mode"], captured["cwd"]) != (self.mode, self.options["cwd"]):
+        mode, cwd = self._session_mode(_field(scenario, "options") or {})
+        if captured and (captured["mode"], captured["cwd"]) != (mode, cwd):
             return (f"captured with {captured['mode']}, cwd={captured['cwd']}; this target runs "
-                    f"{self.mode}, cwd={self.options['cwd']}")
+                    f"{mode}, cwd={cwd}")
         if not self.installed:
             return NOT_INSTALLED
         return None
@@ -139,14 +168,29 @@ class ClaudeCodeTarget(Target):
             raise Unsupported(f"claude-code runs only the {' and '.join(PROFILES)} profiles")
         if not self.installed:
             raise Unsupported(NOT_INSTALLED)
+        options = options or {}
+        unknown = sorted(set(options) - set(SESSION_OPTIONS))
+        if unknown:
+            raise Unsupported(f"claude-code has no session option {', '.join(unknown)} (it has {', '.join(SESSION_OPTIONS)})")
+        mode, cwd = self._session_mode(options)
+        if mode not in _MODES:
+            raise Unsupported(f"claude-code permission mode {mode!r}: expected one of {', '.join(_MODES)}")
+        tokens = TokenPolicy(options["count_tokens"]) if "count_tokens" in options else self.tokens
+        allowed = tuple(options.get("allowed_tools", ())) or self.allowed
         return ClaudeCodeSession(
             cli=self.cli,
             workspace=Path(workspace),
-            mode=self.mode,
-            cwd_outside=self.outside,
-            tokens=self.tokens,
+            mode=mode,
+            cwd_outside=cwd == "outside",
+            tokens=tokens,
             call_timeout=self.call_timeout,
+            allowed_tools=allowed,
+            user=self.user,
         )
+
+    def _session_mode(self, options: dict[str, Any]) -> tuple[str, str]:
+        """Returns the permission mode and working directory a session runs with (its options win)."""
+        return options.get("permission_mode", self.mode), options.get("cwd", self.options["cwd"])
 
     @property
     def slug(self) -> str:

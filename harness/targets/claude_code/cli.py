@@ -73,9 +73,35 @@ def clean_env(home: Path, base_url: str, *, mode: str) -> dict[str, str]:
     return env
 
 
-def command(cli: Path, *, mode: str) -> list[str]:
-    """Returns the command line of one non-interactive, stream-json session."""
-    return [str(cli), "-p", PROMPT, "--output-format", "stream-json", "--verbose", "--permission-mode", mode]
+def command(cli: Path, *, mode: str, allowed_tools: tuple[str, ...] = ()) -> list[str]:
+    """Returns the command line of one non-interactive, stream-json session.
+
+    ``allowed_tools`` become ``--allowedTools`` (permission rules such as ``Write`` or ``Read(//tmp/**)``).
+    """
+    argv = [str(cli), "-p", PROMPT, "--output-format", "stream-json", "--verbose", "--permission-mode", mode]
+    if allowed_tools:
+        argv += ["--allowedTools", *allowed_tools]
+    return argv
+
+
+def hand_over(path: Path, uid: int, gid: int) -> None:
+    """Gives ``path`` and everything under it (never following links) to ``uid``:``gid``."""
+    os.lchown(path, uid, gid)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, gid)
+
+
+def open_for_traversal(folder: Path) -> None:
+    """Lets other users traverse ``folder`` (``o+x``, never read or write) so a workspace inside is reachable.
+
+    Raises PermissionError naming the first folder above it that others cannot traverse (the
+    machine's folders are checked, never changed).
+    """
+    os.chmod(folder, (folder.stat().st_mode & 0o7777) | 0o001)
+    for parent in folder.parents:
+        if parent.stat().st_mode & 0o001 == 0:
+            raise PermissionError(f"{parent} is not traversable by other users")
 
 
 def scratch_home() -> Path:

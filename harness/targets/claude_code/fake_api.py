@@ -125,6 +125,10 @@ class ToolResult:
     siblings: list[Any] = field(default_factory=list)
     #: False when the CLI asked for the next turn without this result (``content`` is then its last user message).
     found: bool = True
+    #: The messages that follow the one carrying the result in the same request, in order, as
+    #: ``{"role", "content"}`` (e.g. the ``system`` note ``[Truncated: PARTIAL view — ...]`` after a Read
+    #: the token cap cut); ``cache_control`` markers, the CLI's caching hints, are left out.
+    following: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -150,10 +154,16 @@ def last_user_message(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def find_tool_result(body: dict[str, Any], tool_use_id: str | None = None) -> ToolResult | None:
-    """Returns the ``tool_result`` in the request's last user message (for ``tool_use_id`` if given)."""
+    """Returns the ``tool_result`` in the request's last user message (for ``tool_use_id`` if given).
+
+    The messages after that user message (the CLI's notes about the result, such as a ``system``
+    message) come with it, as `ToolResult.following`.
+    """
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     message = last_user_message(body)
     if message is None or not isinstance(message.get("content"), list):
         return None
+    after = messages[next(i for i, m in enumerate(messages) if m is message) + 1:]
     blocks = message["content"]
     for block in blocks:
         if not (isinstance(block, dict) and block.get("type") == "tool_result"):
@@ -166,8 +176,17 @@ def find_tool_result(body: dict[str, Any], tool_use_id: str | None = None) -> To
             content=block.get("content", ""),
             is_error=bool(block.get("is_error", False)),
             siblings=siblings,
+            following=[_without_cache_control(m) for m in after],
         )
     return None
+
+
+def _without_cache_control(message: dict[str, Any]) -> dict[str, Any]:
+    """Returns ``{"role", "content"}`` of a message, its blocks without ``cache_control``."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in content]
+    return {"role": message.get("role"), "content": content}
 
 
 def is_main_loop(body: dict[str, Any]) -> bool:
@@ -185,6 +204,8 @@ class TokenPolicy:
     ``chars4`` (default): ceil(characters of the JSON of ``messages`` + ``system`` + ``tools`` / 4),
     a common rule of thumb for English text and code. ``const:N``: always N (``const:0`` never
     trips a token limit; a large N always does). ``bytes``: the UTF-8 byte count of the same JSON.
+    ``unavailable``: the endpoint answers 404 ``not_found_error``, as where a gateway does not offer
+    it (the CLI then falls back to its own estimate).
     """
 
     def __init__(self, spec: str = "chars4") -> None:
@@ -193,13 +214,20 @@ class TokenPolicy:
             self.kind, self.value = "chars4", 0
         elif spec == "bytes":
             self.kind, self.value = "bytes", 0
+        elif spec == "unavailable":
+            self.kind, self.value = "unavailable", 0
         elif spec.startswith("const:") and spec[6:].isdigit():
             self.kind, self.value = "const", int(spec[6:])
         elif spec.isdigit():
             self.kind, self.value = "const", int(spec)
         else:
-            raise ValueError(f"unknown count_tokens policy {spec!r} (chars4, bytes, const:N)")
+            raise ValueError(f"unknown count_tokens policy {spec!r} (chars4, bytes, const:N, unavailable)")
         self.spec = spec
+
+    @property
+    def available(self) -> bool:
+        """Returns False when count_tokens is to be answered 404 (policy ``unavailable``)."""
+        return self.kind != "unavailable"
 
     def count(self, body: dict[str, Any]) -> int:
         """Returns the ``input_tokens`` to answer for this count_tokens request body."""
@@ -414,6 +442,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         api = self.api
         if path == "/v1/messages/count_tokens" and isinstance(body, dict):
+            if not api.tokens.available:
+                api.record(Recorded("POST", self.path, "count_tokens", body, answer="404"))
+                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "count_tokens is not available"}})
+                return
             tokens = api.tokens.count(body)
             api.record(Recorded("POST", self.path, "count_tokens", body, answer=str(tokens)))
             self._json(200, {"input_tokens": tokens})

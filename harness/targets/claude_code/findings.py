@@ -113,8 +113,9 @@ THEMES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "read/limit-from-start", "read/offset-is-one-based", "read/offset-reads-to-end", "read/offset-past-default-window",
       "session/read-changes-nothing", "read/notebook-cells-with-outputs", "paths/read-absolute-accepted",
       "session/partial-read-counts-as-read", "session/reads-fetch-current-disk-content")),
-    ("Limits", "No 2,000-line or 2,000-character cut at these sizes; big files are cut by a token budget or refused "
-     "over 256 KB.", ("read/default-limit-2000-lines", "read/long-line-truncated-at-2000",
+    ("Limits", "No 2,000-line or 2,000-character cut at these sizes; big files are cut at a 25,000-token cap, "
+     "announced by a system note after the result (claude-code-captured/read/token-cap-partial-view-note), or "
+     "refused over 256 KB.", ("read/default-limit-2000-lines", "read/long-line-truncated-at-2000",
                      "read/truncation-counts-characters", "read/line-of-2000-kept-whole")),
     ("Relative paths", "Accepted by all three tools, resolved against the working directory.",
      ("paths/read-relative-bare-rejected", "paths/read-relative-dot-slash-rejected", "paths/write-relative-bare-rejected",
@@ -130,7 +131,9 @@ THEMES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
                     "edit/modified-since-read-rejected", "edit/appended-since-read-rejected",
                     "write/modified-since-read-rejected", "session/modification-after-write-detected",
                     "session/metadata-change-is-not-modification", "session/reread-after-modification-allows-edit")),
-    ("Quote handling", "Straight and curly quotes match each other; the replacement takes the file's quote style.",
+    ("Quote handling", "Straight and curly quotes match each other both ways; on a curly file a straight new_string "
+     "is written curly, on a straight file a curly new_string is written as sent "
+     "(claude-code-captured/edit/curly-quotes-on-straight-file).",
      ("edit/straight-quotes-do-not-match-curly", "edit/curly-quotes-do-not-match-straight")),
     ("Error texts", "The seed's texts differ from the CLI's (see question 1).",
      ("read/file-not-found", "edit/missing-file-rejected", "edit/zero-matches-rejected", "read/empty-file-warning")),

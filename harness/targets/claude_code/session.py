@@ -2,7 +2,8 @@
 
 `ClaudeCodeSession.call` plays a tool call as the model's next ``tool_use`` and waits (bounded)
 for the ``tool_result`` the CLI sends back; stdout's stream-json adds the structured
-``tool_use_result`` of the same call. Every wait is bounded: a CLI that exits or stops calling
+``tool_use_result`` of the same call, and the messages the CLI put after the result in the same
+request (a ``system`` note such as ``[Truncated: PARTIAL view — ...]``) are the call's ``events``. Every wait is bounded: a CLI that exits or stops calling
 becomes a `TargetError` carrying what it said, never a hang. A permission request is the tool
 result the model got, so it is the call's observation: an error with code ``permission-request``
 and the CLI's words (tool errors carry no code).
@@ -24,7 +25,7 @@ from typing import Any
 from harness import processes
 from harness.targets.base import CallResult, Session, TargetError
 from harness.targets.claude_code import cli as cli_mod
-from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult
+from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
 
 #: How long one call may take, from queuing the tool_use to receiving its tool_result.
 CALL_TIMEOUT = 60.0
@@ -41,6 +42,15 @@ PERMISSION_REQUEST = "permission-request"
 # The text -p mode sends back instead of running a tool the permission mode does not allow.
 # Anchored at the start: a tool error that merely echoes an old_string mentioning permissions is no request.
 _PERMISSION = re.compile(r"^(<tool_use_error>)?Claude requested permissions? to ")
+
+
+def note_event(message: dict[str, Any]) -> dict[str, Any]:
+    """Returns a message that followed a tool result as an event: ``{"role", "text"}`` when it is text only."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else None
+    if isinstance(content, str) or (blocks is not None and all(isinstance(b, dict) and b.get("type") == "text" for b in blocks)):
+        return {"role": message.get("role"), "text": content_text(content)}
+    return {"role": message.get("role"), "content": content}
 
 
 class StreamJsonLog:
@@ -120,8 +130,12 @@ class ClaudeCodeSession(Session):
         tokens: TokenPolicy | str = "chars4",
         call_timeout: float = CALL_TIMEOUT,
         startup_allowance: float = STARTUP_ALLOWANCE,
+        allowed_tools: tuple[str, ...] = (),
+        user: tuple[int, int] | None = None,
     ) -> None:
         self.cli = cli
+        self.user = user  # (uid, gid) the CLI runs as (--run-as), or None: the harness's own user
+        self._workspace_dirty = False
         self.workspace = workspace
         self.mode = mode
         self.call_timeout = call_timeout
@@ -134,11 +148,22 @@ class ClaudeCodeSession(Session):
         # keeps its canaries), so every workspace file is outside its working directory.
         self.outside = Path(tempfile.mkdtemp(prefix=cli_mod.CWD_PREFIX)) if cwd_outside else None
         self.cwd = self.outside or workspace
+        if user is not None:
+            # Its scratch HOME, its working directory and the workspace become the user's, and the
+            # harness's folder around the workspace traversable, so that file modes bite as for anyone.
+            try:
+                for folder in filter(None, (self.home, self.outside, workspace)):
+                    cli_mod.hand_over(folder, *user)
+                cli_mod.open_for_traversal(workspace.parent)
+            except PermissionError as exc:
+                self._cleanup_scratch()
+                raise TargetError(f"--run-as: {exc}; the CLI cannot reach its workspace (point TMPDIR elsewhere)") from None
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5)).start()
+        ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
         try:
             # Under a keeper (harness/processes.py): whatever the CLI starts ends with it.
             self.proc = subprocess.Popen(
-                processes.kept(cli_mod.command(cli, mode=mode))[0],
+                processes.kept(cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools))[0],
                 cwd=self.cwd,
                 env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode),
                 stdin=subprocess.DEVNULL,
@@ -148,6 +173,7 @@ class ClaudeCodeSession(Session):
                 encoding="utf-8",
                 errors="replace",
                 start_new_session=True,
+                **ids,
             )
         except OSError as exc:
             self._cleanup()
@@ -178,6 +204,9 @@ class ClaudeCodeSession(Session):
             raise TargetError("the Claude Code session is closed")
         if self.proc.poll() is not None:
             raise TargetError(f"Claude Code exited before the call {tool}", detail=self.said())
+        if self._workspace_dirty and self.user is not None:
+            cli_mod.hand_over(self.workspace, *self.user)  # what the harness just made is root's
+        self._workspace_dirty = False
         self.calls += 1
         tool_use_id = self.api.script.call(tool, args)
         bound = self.call_timeout + (self.startup_allowance if self.calls == 1 else 0.0)
@@ -207,12 +236,19 @@ class ClaudeCodeSession(Session):
         reminders = [b for b in result.siblings if not (isinstance(b, dict) and b.get("type") == "tool_result")]
         if reminders:
             extra["reminders"] = reminders
+        # What the CLI told the model right after the result, in the same request (e.g. the system
+        # note after a Read the token cap cut): the call's events, so scenarios can expect them.
+        events = [note_event(message) for message in result.following] or None
         if result.is_error:
             # A permission request is what the model was told instead of a result: an observation
             # (an open question's answer), marked so that it never passes for the tool's own error text.
             code = PERMISSION_REQUEST if _PERMISSION.search(text) else None
-            return CallResult(error={"code": code, "message": text}, extra=extra)
-        return CallResult(output=result.content, extra=extra)
+            return CallResult(error={"code": code, "message": text}, events=events, extra=extra)
+        return CallResult(output=result.content, events=events, extra=extra)
+
+    def before_action(self) -> None:
+        """Under --run-as, files the harness is about to create are given to the CLI's user before the next call."""
+        self._workspace_dirty = True
 
     def close(self) -> None:
         """Sends the final text turn, waits (bounded) for the CLI to exit, then kills what is left."""
@@ -240,6 +276,9 @@ class ClaudeCodeSession(Session):
         self.api.stop()
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
+        self._cleanup_scratch()
+
+    def _cleanup_scratch(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
         if self.outside is not None:
             shutil.rmtree(self.outside, ignore_errors=True)
