@@ -283,3 +283,17 @@ def test_count_tokens_can_be_unavailable(api: FakeMessagesAPI) -> None:
     assert status == 404 and json.loads(body)["error"]["type"] == "not_found_error"
     assert (api.requests[-1].kind, api.requests[-1].answer) == ("count_tokens", "404")
     assert not api.tokens.available and TokenPolicy("chars4").available
+
+
+def test_a_warmup_conversation_with_tools_is_a_side_request() -> None:
+    own = main_request([{"role": "user", "content": [{"type": "text", "text": "Run the scenario."}]}])
+    warmup = main_request([{"role": "user", "content": [{"type": "text", "text": "Warmup"}]}])
+    assert is_main_loop(own, "Run the scenario.") and is_main_loop(warmup)
+    assert not is_main_loop(warmup, "Run the scenario.")
+    server = FakeMessagesAPI(hold_timeout=20, prompt="Run the scenario.").start()
+    try:
+        status, body, _ = post(server, "/v1/messages", warmup)  # answered at once, never held
+        assert status == 200 and server.requests[-1].kind == "side"
+        assert SIDE_TEXT in body.decode()
+    finally:
+        server.stop()

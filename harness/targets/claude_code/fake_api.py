@@ -12,8 +12,9 @@ What this module does not do: start the CLI, read its stdout, or turn results in
 Request kinds, as observed with the pinned CLI (see docs/claude-code-findings.md):
 - main loop: ``POST /v1/messages?beta=true`` with a non-empty ``tools`` list — held, then answered
   with one ``tool_use`` or the final text;
-- side requests: a ``POST /v1/messages`` without tools (titles, summaries, quota probes) — answered
-  at once with a short ``end_turn`` text, recorded, never held;
+- side requests: a ``POST /v1/messages`` without tools (titles, summaries, quota probes), or with
+  tools but not in the session's conversation (the "Warmup" conversations older CLIs start) —
+  answered at once with a short ``end_turn`` text, recorded, never held;
 - ``POST /v1/messages/count_tokens`` — answered with a deterministic count (`TokenPolicy`);
 - anything else — recorded and answered 404.
 """
@@ -189,10 +190,19 @@ def _without_cache_control(message: dict[str, Any]) -> dict[str, Any]:
     return {"role": message.get("role"), "content": content}
 
 
-def is_main_loop(body: dict[str, Any]) -> bool:
-    """Returns True for a request of the agent loop (it offers tools); False for side requests."""
+def is_main_loop(body: dict[str, Any], prompt: str | None = None) -> bool:
+    """Returns True for a request of the agent loop (it offers tools); False for side requests.
+
+    With ``prompt``, the conversation must also be the session's own (its first user message holds
+    the prompt): older CLIs send tool-offering "Warmup" conversations of their own at start-up.
+    """
     tools = body.get("tools")
-    return isinstance(tools, list) and len(tools) > 0
+    if not (isinstance(tools, list) and len(tools) > 0):
+        return False
+    if prompt is None:
+        return True
+    first = next((m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"), None)
+    return first is not None and prompt in content_text(first.get("content"))
 
 
 # --------------------------------------------------------------------------- count_tokens
@@ -342,7 +352,9 @@ class StepScript:
 class FakeMessagesAPI:
     """The loopback HTTP server; one per CLI session (its port goes into ANTHROPIC_BASE_URL)."""
 
-    def __init__(self, *, tokens: TokenPolicy | str = "chars4", hold_timeout: float = 300.0) -> None:
+    def __init__(self, *, tokens: TokenPolicy | str = "chars4", hold_timeout: float = 300.0,
+                 prompt: str | None = None) -> None:
+        self.prompt = prompt  # when given, only the conversation that starts with it is the main loop
         self.tokens = tokens if isinstance(tokens, TokenPolicy) else TokenPolicy(tokens)
         self.script = StepScript(hold_timeout=hold_timeout)
         self.requests: list[Recorded] = []
@@ -452,7 +464,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path == "/v1/messages" and isinstance(body, dict):
             stream = bool(body.get("stream"))
-            if is_main_loop(body):
+            if is_main_loop(body, api.prompt):
                 entry = Recorded("POST", self.path, "main", body)
                 api.record(entry)
                 sse = api.answer_main(body)

@@ -158,7 +158,7 @@ class ClaudeCodeSession(Session):
             except PermissionError as exc:
                 self._cleanup_scratch()
                 raise TargetError(f"--run-as: {exc}; the CLI cannot reach its workspace (point TMPDIR elsewhere)") from None
-        self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5)).start()
+        self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5), prompt=cli_mod.PROMPT).start()
         ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
         try:
             # Under a keeper (harness/processes.py): whatever the CLI starts ends with it.
