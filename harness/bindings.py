@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping
 import jmespath
 import jsonschema
 
-from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents
+from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents, read_yaml_text
 
 try:  # linear-time matching when google-re2 is installed
     import re2 as _regex  # type: ignore[import-not-found]
@@ -410,7 +410,9 @@ def load(path: str | Path) -> Binding:
     """Returns the binding in a YAML file; raises BindingError naming file, line and field."""
     path = Path(path)
     try:
-        text = path.read_text("utf-8")
+        text = read_yaml_text(path, follow_link=True)  # a file the user named
+    except FileProblems as exc:
+        raise BindingError(exc.problems) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BindingError([Problem(path, 1, "", f"cannot read the binding: {getattr(exc, 'strerror', None) or exc}")]) from None
     document, node = _parse(text, path)

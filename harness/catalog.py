@@ -7,6 +7,7 @@ copy as ``harness/builtin_scenarios``. Users add their own folders with ``--scen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -22,15 +23,22 @@ def builtin_dir() -> Path:
 
 def scenario_files(directories: Iterable[Path]) -> list[Path]:
     """Returns every ``*.yaml``/``*.yml`` file under the directories (or the files themselves),
-    sorted; a profile's ``profile.yaml`` is not a scenario file."""
+    sorted; a profile's ``profile.yaml`` is not a scenario file.
+
+    Links inside a folder are not followed into other folders; a link named like a scenario file is
+    listed, and reading it then fails with its name (a contributed folder cannot make the harness
+    read, and quote, a file elsewhere).
+    """
     found: list[Path] = []
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
-            found.append(directory)
+            found.append(directory.resolve() if directory.is_symlink() else directory)  # the user named it
             continue
-        found += [path for path in directory.rglob("*")
-                  if path.suffix in (".yaml", ".yml") and path.name != profiles.FILE_NAME and path.is_file()]
+        for folder, _, names in os.walk(directory):
+            found += [Path(folder, name) for name in names
+                      if name.endswith((".yaml", ".yml")) and name != profiles.FILE_NAME
+                      and (os.path.islink(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name)))]
     return sorted(set(found))
 
 

@@ -145,17 +145,52 @@ def _most_relevant(error: Any) -> Any:
     return error
 
 
+def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:
+    """Returns the text of a YAML file the harness was given (scenario, profile or binding).
+
+    Only a regular file is read (a FIFO or a device would hang or never end), never through a link
+    unless ``follow_link`` (a file the user named), and no more than the file cap: raises
+    FileProblems over it, OSError or UnicodeDecodeError when it cannot be read.
+    """
+    import errno
+    import os
+    import stat
+    from harness import limits
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_link else os.O_NOFOLLOW))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(f"a symbolic link, not followed: {path}") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path}")
+        data = handle.read(limits.MAX_SCENARIO_FILE + 1)
+    if len(data) > limits.MAX_SCENARIO_FILE:
+        raise FileProblems([Problem(path, 1, "", f"the file has more than {limits.MAX_SCENARIO_FILE} bytes, "
+                                                 "the cap (HARNESS_MAX_SCENARIO_FILE)")])
+    return data.decode("utf-8")
+
+
 def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[yaml.Node]]:
     """Returns the non-empty YAML documents of ``text`` and their node trees (for lines).
 
-    Raises FileProblems for invalid YAML, or when there is no document (``what`` names the kind).
+    Raises FileProblems for invalid YAML, nesting deeper than the cap (checked before libyaml's
+    recursive composer could exhaust the C stack), aliases that expand past a million values, or
+    when there is no document (``what`` names the kind).
     """
+    from harness import bounds
+    too_deep = bounds.depth_problem(text)
+    if too_deep:
+        raise FileProblems([Problem(path, too_deep[0], "", too_deep[1])])
     try:
         documents, nodes = _parse(text)
     except yaml.YAMLError as exc:
         raise FileProblems([yaml_problem(path, text, exc)]) from None
     if not documents:
         raise FileProblems([Problem(path, 1, "document", f"no {what} in file")])
+    if "*" in text and "&" in text and any(bounds.expands_too_far(doc) for doc in documents):
+        raise FileProblems([Problem(path, 1, "", "aliases expand to more than a million values (a YAML bomb)")])
     return documents, nodes
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import difflib
 import functools
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
 import jsonschema_rs
 
-from harness.problems import FileProblems, Problem, SchemaChecker, located, packaged_schema, parse_documents
+from harness.problems import FileProblems, Problem, SchemaChecker, located, packaged_schema, parse_documents, read_yaml_text
 
 FILE_NAME = "profile.yaml"
 #: How far above a scenario file a profile.yaml is looked for (a bound, not a policy).
@@ -183,7 +184,9 @@ def load_file(path: Path | str) -> Profile:
     """Returns the profile in ``path``; raises ProfileError naming file, line and field."""
     path = Path(path)
     try:
-        text = path.read_text("utf-8")
+        text = read_yaml_text(path)
+    except FileProblems as exc:
+        raise ProfileError(exc.problems) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError([Problem(path, 1, "file", f"cannot read: {exc}")]) from None
     try:
@@ -277,7 +280,9 @@ def profile_files(directories: Iterable[Path]) -> list[Path]:
             if nearest:
                 found.add(nearest)
             continue
-        found.update(path for path in directory.rglob(FILE_NAME) if path.is_file())
+        for folder, _, names in os.walk(directory):  # links are not followed into other folders
+            if FILE_NAME in names:
+                found.add(Path(folder, FILE_NAME))
         nearest = _nearest_profile_file(directory)
         if nearest:
             found.add(nearest)

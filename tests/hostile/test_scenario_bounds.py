@@ -7,6 +7,7 @@ catalog still runs), or, for a regex that only misbehaves on what a candidate re
 
 from __future__ import annotations
 
+import os
 import resource
 
 from tests.hostile.conftest import harness_run, write_scenarios
@@ -98,3 +99,48 @@ then:
     assert "did not finish within" in result["reason"]
     assert outcome.seconds < 30
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1024 * 1024  # KiB: under 1 GiB
+
+
+DEEP = "[" * 50000 + "]" * 50000
+STEP = "steps:\n  - tool: Read\n    args: {file_path: \"${workspace}/x\"}\n"
+
+
+def test_a_profile_or_binding_nested_50000_deep_is_invalid_not_a_crash(tmp_path):
+    # profile.yaml and binding files come with contributed scenario folders: the same bound holds for them
+    profile = tmp_path / "scenarios" / "deep-profile"
+    profile.mkdir(parents=True)
+    (profile / "profile.yaml").write_text(f"name: deep-profile\ntitle: {DEEP}\n", "utf-8")
+    outcome = harness_run(tmp_path, tmp_path / "scenarios")
+    assert outcome.code == 2, (outcome.code, outcome.stderr)
+    assert "profile.yaml:2:" in outcome.stdout + outcome.stderr and "nested deeper than" in outcome.stdout + outcome.stderr
+
+    binding = tmp_path / "deep.binding.yaml"
+    binding.write_text(f"profile: claude-code\ntools: {DEEP}\n", "utf-8")
+    write_scenarios(tmp_path / "plain", HEAD.format(name="plain") + STEP)
+    outcome = harness_run(tmp_path, tmp_path / "plain", "--binding", str(binding), "--target", "cmd:true")
+    assert outcome.code == 2, (outcome.code, outcome.stderr)
+    assert "deep.binding.yaml:2:" in outcome.stdout + outcome.stderr and "nested deeper than" in outcome.stdout + outcome.stderr
+
+
+def test_a_fifo_given_as_a_binding_is_refused_not_waited_on(tmp_path):
+    write_scenarios(tmp_path / "plain", HEAD.format(name="plain") + STEP)
+    os.mkfifo(tmp_path / "pipe.yaml")  # nobody ever writes to it: a blocking open would wait for ever
+    outcome = harness_run(tmp_path, tmp_path / "plain", "--binding", str(tmp_path / "pipe.yaml"),
+                          "--target", "cmd:true", timeout=30)
+    assert outcome.code == 2, (outcome.code, outcome.stderr)
+    assert "pipe.yaml" in outcome.stdout + outcome.stderr and "not a regular file" in outcome.stdout + outcome.stderr
+
+
+def test_a_link_in_a_scenario_folder_is_not_read_through(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "secret.yaml").write_text("id: TOPSECRET-4711\nprofile: nosuch\n", "utf-8")
+    folder = tmp_path / "scenarios"
+    write_scenarios(folder, HEAD.format(name="plain") + STEP)
+    (folder / "leak.yaml").symlink_to(victim / "secret.yaml")
+    (folder / "linked-folder").symlink_to(victim, target_is_directory=True)
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2, (outcome.code, outcome.stderr)
+    everything = outcome.stdout + outcome.stderr + outcome.report_text
+    assert "leak.yaml" in everything and "a symbolic link, not followed" in everything
+    assert "TOPSECRET" not in everything and "linked-folder" not in everything
