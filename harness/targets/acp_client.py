@@ -32,6 +32,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from harness import processes
 from harness.targets.acp_fs import FsRefusal, WorkspaceFiles
 from harness.targets.cmd_channel import StderrTail
 
@@ -246,6 +248,7 @@ class AgentProcess:
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd
         self.proc: asyncio.subprocess.Process | None = None
+        self.tag: str | None = None  # the keeper's tag, once started
         self.conn: Any = None
         self.stderr: StderrTail | None = None
         self.broken: asyncio.Event | None = None
@@ -254,12 +257,18 @@ class AgentProcess:
         self._exit: asyncio.Task[int] | None = None
 
     async def start(self) -> None:
-        """Spawns the agent in its own process group and connects to it; raises AgentBroken(spawn)."""
+        """Spawns the agent under a keeper and connects to it; raises AgentBroken(spawn)."""
+        search = self.env.get("PATH", os.defpath)
+        if not self.argv or ("/" not in self.argv[0] or os.path.isabs(self.argv[0]) or not self.cwd) and \
+                shutil.which(self.argv[0], path=search) is None:
+            raise AgentBroken("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: No such file or directory")
         self.broken = asyncio.Event()
+        # Under a keeper (harness/processes.py): whatever the agent starts, however detached, ends with it.
+        command, self.tag = processes.kept(self.argv)
         read_fd, write_fd = os.pipe()
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=write_fd,
+                *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=write_fd,
                 env=self.env, cwd=str(self.cwd) if self.cwd else None, start_new_session=True, limit=LINE_LIMIT)
         except OSError as exc:
             os.close(read_fd)
@@ -352,9 +361,11 @@ class AgentProcess:
             self.stderr.wait(1.0)
 
     def kill_group(self) -> None:
-        """Kills the agent's process group (itself and everything it started that stayed in it)."""
+        """Ends the agent and everything it started: its keeper kills the whole family, then its group is killed."""
         if self.proc is None:
             return
+        if self.tag is not None:
+            processes.end_tagged(self.tag)
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -12,7 +12,8 @@ side). Every prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}
 - ``garbage``: writes a line that is not JSON on stdout, then answers normally;
 - ``bad-update``: sends a ``session/update`` the ACP schema rejects, then answers normally;
 - ``spawn-and-hang``: starts a child process that sleeps (writing its pid to ``args.pidfile``),
-  then hangs: the harness must kill both;
+  then hangs: the harness must kill both; with ``args.setsid`` the child leaves the agent's
+  process group and session, as a daemonising helper would;
 - ``no-tool``: answers with a message and no tool call.
 """
 
@@ -77,7 +78,8 @@ class Misbehaving(Agent):
             os.write(1, json.dumps({"jsonrpc": "2.0", "method": "session/update",
                                     "params": {"sessionId": session_id, "update": {"sessionUpdate": "tool_call"}}}).encode() + b"\n")
         if what == "spawn-and-hang":
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                     start_new_session=bool(args.get("setsid")))
             with open(args["pidfile"], "w") as handle:
                 handle.write(str(child.pid))
             await asyncio.sleep(3600)

@@ -239,12 +239,13 @@ def test_a_broken_agent_is_a_target_error_and_its_process_is_gone(workspace, wha
     assert _gone(pid)
 
 
-def test_descendants_of_a_hanging_agent_are_killed(workspace, tmp_path):
+@pytest.mark.parametrize("setsid", [False, True], ids=["same-group", "own-session"])
+def test_descendants_of_a_hanging_agent_are_killed(workspace, tmp_path, setsid):
     pidfile = tmp_path / "child.pid"
     target = AcpTarget(MISBEHAVING, timeout=3)
     session = target.open("any", workspace, {})
     with pytest.raises(TargetError):
-        session.call("spawn-and-hang", {"pidfile": str(pidfile)})
+        session.call("spawn-and-hang", {"pidfile": str(pidfile), "setsid": setsid})
     session.close()
     target.stop()
     child = int(pidfile.read_text())
