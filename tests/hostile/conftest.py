@@ -54,8 +54,10 @@ def tree_digest(folder: Path) -> dict[str, str]:
                 out[str(path)] = f"link {os.readlink(path)}"
             elif path.is_dir():
                 out[str(path)] = f"dir {info.st_mode:o}"
-            else:
+            elif path.is_file():
                 out[str(path)] = f"file {info.st_mode:o} {hashlib.sha256(path.read_bytes()).hexdigest()}"
+            else:  # a FIFO, socket or device: named, never opened (opening a FIFO blocks)
+                out[str(path)] = f"special {info.st_mode:o}"
     return out
 
 

@@ -37,8 +37,10 @@ def entries(root: Path) -> dict[str, bytes | str | None]:
                 out[rel] = os.readlink(path)
             elif os.path.isdir(path):
                 out[rel] = None
-            else:
+            elif os.path.isfile(path):
                 out[rel] = Path(path).read_bytes()
+            else:  # a FIFO or socket: opening it could block
+                out[rel] = f"special {os.lstat(path).st_mode:o}"
     return out
 
 
@@ -158,11 +160,13 @@ def test_valid_paths_normalise(tmp_path, raw, normal):
     "../x", "..", "a/../../x", "a\\..\\..\\x", "a/b/../../../x", "./../x", ".", "a/..", "docs/", "a\x00b",
 ])
 def test_invalid_paths_are_refused(tmp_path, raw):
-    before = entries(tmp_path.parent)
-    result = create(tmp_path, path=raw, content="d")
+    root = tmp_path / "a" / "ws"  # deep enough that "a/b/../../../x" would still land in tmp_path
+    root.mkdir(parents=True)
+    before = entries(tmp_path)
+    result = create(root, path=raw, content="d")
     assert result["output"]["errorCode"] == "InvalidPath"
     assert result["output"]["success"] is False
-    assert entries(tmp_path.parent) == before
+    assert entries(tmp_path) == before
 
 
 def test_absolute_path_into_the_workspace_is_refused(tmp_path):
