@@ -261,6 +261,17 @@ def own_tree() -> None:
         signal.signal(signum, _terminated)
 
 
+def shield() -> None:
+    """From now on SIGTERM, SIGHUP and SIGINT do not interrupt this process: it is cleaning up.
+
+    For a worker process of ``--jobs`` stopping its target and removing its workspaces: a signal
+    that reached the whole run (the parent passes SIGTERM on; Ctrl-C reaches every process of the
+    terminal's group) must not cut that short. The parent kills a worker that takes too long.
+    """
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def sweep() -> None:
     """Kills every process still running below this one (the harness is ending), and reaps them."""
     for signum in (signal.SIGTERM, signal.SIGHUP):

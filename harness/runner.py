@@ -53,9 +53,11 @@ class Runner:
 
     def stop(self) -> None:
         """Stops the target, and waits until every workspace is removed."""
-        with contextlib.suppress(Exception):
-            self.target.stop()
-        self._remover.drain()
+        try:
+            with contextlib.suppress(Exception):
+                self.target.stop()
+        finally:  # also when a signal cut the stop short: the workspaces still go
+            self._remover.drain()
         for left in self._remover.leftovers:  # never left silently (docs/security.md, "Leftovers")
             print(f"harness: {printable.shown(left)}", file=sys.stderr)
         self._remover.leftovers.clear()
@@ -104,8 +106,11 @@ class Runner:
         with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
             # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
             # on a background thread while the next scenario runs.
-            workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None)
+            workspace = None
             try:
+                # Made inside the try: a SIGTERM (processes.Terminated) that lands just after it was
+                # made still has it removed; Workspace removes itself when interrupted half-way.
+                workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None)
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
                                        record_initial=_compares_with_given(scenario))
@@ -115,7 +120,7 @@ class Runner:
                     return Result(scenario, Verdict.ERROR, f"could not lay out `given`: {exc}")
                 return self._play(scenario, workspace)
             finally:
-                if fs is None:
+                if fs is None and workspace is not None:
                     self._remover.remove(workspace)
 
     def _skip_reason(self, scenario: Scenario) -> str | None:

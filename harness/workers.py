@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from harness import processes
 from harness.model import Result, Scenario, Verdict
 from harness.runner import Runner
 from harness.targets.base import Target, TargetInfo
@@ -114,6 +115,7 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass  # the parent went away or the run was interrupted: stop the candidate below
     finally:
+        processes.shield()  # a SIGTERM now (the run is being ended) must not cut the clean-up short
         if current is not None:
             current[1].stop()
         conn.close()

@@ -50,14 +50,18 @@ class Workspace:
         # On pyfakefs (``contained=False``) nothing real can be reached: plain path operations do.
         self.contained = contained
         self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-        self.root = self.base / "ws"
-        self.root.mkdir()
-        (self.base / "canary.txt").write_bytes(CANARY)
-        (self.base / "sibling").mkdir()
-        (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
-        # A canary rewritten and restored (content and mtime) still has a new ctime; replaced, a new inode.
-        self._canaries = {path: _signature(path) for path in (self.base / "canary.txt",
-                                                                self.base / "sibling" / "canary.txt")}
+        try:
+            self.root = self.base / "ws"
+            self.root.mkdir()
+            (self.base / "canary.txt").write_bytes(CANARY)
+            (self.base / "sibling").mkdir()
+            (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
+            # A canary rewritten and restored (content and mtime) still has a new ctime; replaced, a new inode.
+            self._canaries = {path: _signature(path) for path in (self.base / "canary.txt",
+                                                                    self.base / "sibling" / "canary.txt")}
+        except BaseException:  # a full disk, or SIGTERM (processes.Terminated) half-way: nothing is left behind
+            shutil.rmtree(self.base, ignore_errors=True)
+            raise
         self.initial: dict[str, dict[str, Any]] = {}
         # The bytes `given` laid out (small files only): a changed file is then shown as a diff.
         self._given_bytes: dict[str, bytes] = {}

@@ -87,4 +87,35 @@ def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path, signum, code):
     assert proc.returncode == code, out + err
     assert "Traceback" not in out + err
     assert not gone(mark), "processes left behind"
-    assert not list(tmp.iterdir()), "the workspace was left behind"
+    assert not list(tmp.iterdir()), f"the workspace was left behind; stderr: {err}"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_at_any_moment_leaves_no_workspace_and_no_process(tmp_path, jobs):
+    """SIGTERM while the harness starts, lays out a workspace, talks to the candidate or cleans up.
+
+    The same run is interrupted at spread-out moments after its start; whichever phase the signal
+    lands in, nothing may be left: no workspace folder, no process of the candidate's. (A workspace
+    made just before the signal, and not yet handed to the clean-up, was once left behind.)
+    """
+    folder = tmp_path / "scenarios"
+    for n in range(6):
+        write_scenarios(folder, READ.format(n=n), f"s{n}.yaml")
+    for n, delay in enumerate((0.05, 0.15, 0.3, 0.45, 0.6, 0.8, 1.0, 1.3)):
+        mark = marker()
+        spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode fork --marker {mark}"
+        tmp = tmp_path / f"workspaces-{n}"
+        tmp.mkdir()
+        proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--no-builtin", "--scenarios", str(folder),
+                                 "--no-snapshots", "--jobs", jobs, "--target", spec, "--timeout", "60", "--tmp", str(tmp)],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        # Before the harness installed its handler the signal ends it outright (-15); after, 143;
+        # a run that finished first exits 0.
+        assert proc.returncode in (-signal.SIGTERM, 143, 0), out + err
+        assert "Traceback" not in out + err
+        assert not gone(mark), f"processes left behind (signal after {delay} s)"
+        assert not list(tmp.iterdir()), f"a workspace was left behind (signal after {delay} s); stderr: {err}"
