@@ -320,8 +320,10 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, *, severa
         console.print(Text(line), highlight=False, soft_wrap=True)
     for line in terminal.skip_reasons(results):
         console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
+    terminal.print_leftovers(console, target_run.leftovers)  # what the run left on disk fails it
     _remember(results, info, spec, target_run.seconds)
-    return postrun.finish(options, console, cat, results, spec, target_run.slug, info) or bad
+    return postrun.finish(options, console, cat, results, spec, target_run.slug, info) or bad \
+        or bool(target_run.leftovers)
 
 
 def _write_reports(options: RunOptions, cat, runs: list) -> None:
@@ -342,7 +344,7 @@ def _write_reports(options: RunOptions, cat, runs: list) -> None:
         if options.junit.is_dir():
             for run in runs:
                 junit.write(options.junit / f"{run.slug}.xml", run.results, run.info, run.spec,
-                            start_error=run.start_error)
+                            start_error=run.start_error, leftovers=run.leftovers)
         else:
             junit.write_runs(options.junit, runs)
 

@@ -138,11 +138,7 @@ def reports(options: RunOptions, catalog: Any, runs: list[Any]) -> None:
         return
     from harness import sources
     from harness.report import matrix as matrix_mod
-    columns = [sources.from_results(run.spec, run.results, run.info, run.spec) for run in runs]
-    for column, run in zip(columns, runs):
-        if getattr(run, "start_error", None):  # said once per target, not in every cell
-            column.target["start_error"] = run.start_error
-    sources.unique_labels(columns)
+    columns = sources.from_runs(runs)
     grid = matrix_mod.build(columns, {s.id: s for s in catalog.scenarios})
     title = f"File-tool conformance: {', '.join(run.spec for run in runs)}"
     if options.markdown:

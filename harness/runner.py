@@ -21,13 +21,14 @@ from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepReco
 from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.workspace import Remover, Workspace
+from harness.workspace import Leftover, Remover, Workspace
 
 
 class Runner:
     """Runs scenarios on one target; start it once, run many, stop it."""
 
-    def __init__(self, target: Target, *, record_states: bool = False, tmp: str | None = None) -> None:
+    def __init__(self, target: Target, *, record_states: bool = False, tmp: str | None = None,
+                 say_leftovers: bool = True) -> None:
         self.target = target
         self.record_states = record_states  # keep the workspace state after every step (snapshots)
         self.tmp = tmp  # the folder that holds the workspaces (None: the system's temporary folder)
@@ -37,6 +38,10 @@ class Runner:
         #: What each scenario's ``error`` says when the target did not start: one short line.
         self.start_reason: str | None = None
         self._remover = Remover()
+        #: Workspaces that could not be removed (harness/workspace.py, Leftover), known once ``stop`` returns.
+        self.leftovers: list[Leftover] = []
+        # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
+        self._say_leftovers = say_leftovers
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
@@ -58,8 +63,10 @@ class Runner:
                 self.target.stop()
         finally:  # also when a signal cut the stop short: the workspaces still go
             self._remover.drain()
-        for left in self._remover.leftovers:  # never left silently (docs/security.md, "Leftovers")
-            print(f"harness: {printable.shown(left)}", file=sys.stderr)
+        self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
+        if self._say_leftovers:
+            for left in self._remover.leftovers:
+                print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
         self._remover.leftovers.clear()
 
     def __enter__(self) -> "Runner":

@@ -125,7 +125,9 @@ def from_reports(path: Path) -> list[Source]:
 def _from_document(data: Any, path: Path) -> Source:
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise ValueError(f"{path}: not a harness JSON report (no results list)")
-    target = data.get("target") or {}
+    target = dict(data.get("target") or {})
+    if data.get("leftovers"):  # shown once per target, like start_error
+        target["leftovers"] = data["leftovers"]
     source = Source(label=str(target.get("spec") or Path(path).stem), origin=str(path), kind="json", target=target)
     for result in data["results"]:
         if isinstance(result, dict) and "id" in result:
@@ -155,6 +157,18 @@ def from_results(label: str, results: Iterable[Any], info: Any = None, spec: str
     for result in results:
         source.observations[result.id] = observation(result.as_dict())
     return source
+
+
+def from_runs(runs: list[Any]) -> list[Source]:
+    """Wraps the runs of one invocation (TargetRun), each with what it says once: why it did not start, its leftovers."""
+    columns = [from_results(run.spec, run.results, run.info, run.spec) for run in runs]
+    for column, run in zip(columns, runs):
+        if getattr(run, "start_error", None):  # said once per target, not in every cell
+            column.target["start_error"] = run.start_error
+        if getattr(run, "leftovers", None):
+            column.target["leftovers"] = [left.as_dict() for left in run.leftovers]
+    unique_labels(columns)
+    return columns
 
 
 def run_target(spec: str, scenarios: list[Any], **options: Any) -> Source:

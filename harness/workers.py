@@ -43,6 +43,8 @@ class TargetRun:
     start_error: str | None = None  # why the target did not start, in full (Runner.start_error)
     start_reason: str | None = None  # each scenario's short error then (Runner.start_reason)
     baseline: dict[str, Any] | None = None  # what --baseline made of this run (the JSON report's member)
+    #: Workspaces that could not be removed (harness/workspace.py, Leftover): every report names them.
+    leftovers: list[Any] = field(default_factory=list)
 
     @property
     def spec(self) -> str:
@@ -69,12 +71,12 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
 def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_states: bool, tmp: str | None,
               on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None) -> TargetRun:
     started = time.perf_counter()
-    with Runner(target, record_states=record_states, tmp=tmp) as runner:
+    with Runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
         info = runner.info
         results = runner.run_all(scenarios, on_result=(lambda r: on_result(index, r)) if on_result else None,
                                  stop=stop)
     return TargetRun(target, info, target.slug, results, time.perf_counter() - started,  # type: ignore[arg-type]
-                     runner.start_error, runner.start_reason)
+                     runner.start_error, runner.start_reason, leftovers=runner.leftovers)
 
 
 def chunks(count: int, jobs: int) -> list[range]:
@@ -104,8 +106,8 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
             index, span = task
             if current is None or current[0] != index:
                 if current is not None:
-                    current[1].stop()
-                runner = Runner(targets[index], record_states=record_states, tmp=tmp)
+                    _stop(conn, *current)
+                runner = Runner(targets[index], record_states=record_states, tmp=tmp, say_leftovers=False)
                 current = (index, runner)
                 info = runner.start()
                 conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))
@@ -117,8 +119,18 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     finally:
         processes.shield()  # a SIGTERM now (the run is being ended) must not cut the clean-up short
         if current is not None:
-            current[1].stop()
+            _stop(conn, *current)
         conn.close()
+
+
+def _stop(conn: Any, index: int, runner: Runner) -> None:
+    """Stops a worker's runner and sends the parent the workspaces it could not remove (its reports name them)."""
+    runner.stop()
+    if runner.leftovers:
+        try:
+            conn.send(("leftovers", index, runner.leftovers))
+        except (OSError, ValueError):  # the parent went away: nothing left to tell
+            pass
 
 
 # -- the parent side ----------------------------------------------------------------------------
@@ -139,6 +151,7 @@ class _Pool:
         self.first: list[float | None] = [None] * len(targets)
         self.last: list[float] = [0.0] * len(targets)
         self.missing = len(targets) * len(scenarios)
+        self.leftovers: list[list[Any]] = [[] for _ in targets]
 
     def run(self) -> list[TargetRun]:
         import multiprocessing
@@ -171,6 +184,8 @@ class _Pool:
                         workers[conn] = (process, task)
                         if task is not None and self.first[task[0]] is None:
                             self.first[task[0]] = time.perf_counter()
+                    elif message[0] == "leftovers":
+                        self.leftovers[message[1]] += message[2]
                     elif message[0] == "info":
                         _, index, info, slug, start_error, start_reason = message
                         self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
@@ -213,4 +228,5 @@ class _Pool:
                    for r, s in zip(self.results[index], self.scenarios) if r is not None or not stopped]
         first = self.first[index]
         seconds = self.last[index] - first if first is not None else 0.0
-        return TargetRun(target, info, slug, results, seconds, start_error, start_reason)
+        return TargetRun(target, info, slug, results, seconds, start_error, start_reason,
+                         leftovers=self.leftovers[index])

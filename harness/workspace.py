@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -68,14 +69,25 @@ class Workspace:
         # A file's recorded state by its stat signature: recording after every step re-reads only what changed.
         self._states: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def remove(self) -> str | None:
+    def remove(self) -> "Leftover | None":
         """Removes the workspace and everything around it, whatever modes or flags the candidate left.
 
         Folders are made searchable first (mode 000 trees); what still resists (an immutable
-        flag) gets ``chattr -R -i`` and a second try. Returns why the base could not be removed, or None.
+        flag) gets ``chattr -R -i`` and a second try. A mount point below the base (a candidate
+        running as root may bind-mount a folder from elsewhere into its workspace) is never
+        entered: removing through it would delete what it shows from outside. Returns what could
+        not be removed, or None.
         """
         if not os.path.lexists(self.base):
             return None
+        mounts = mounts_below(self.base)
+        if mounts:
+            _remove_around(self.base, mounts)
+            if not os.path.lexists(self.base):
+                return None
+            names = ", ".join(sorted(os.path.relpath(m, os.path.realpath(self.base)) for m in mounts))
+            return Leftover(str(self.base), f"{_count(self.base, mounts)} entries left; mount points not "
+                                            f"entered, unmount them to remove it: {names}")
         for attempt in range(2):
             for dirpath, dirnames, _ in os.walk(self.base):
                 for name in dirnames:
@@ -90,8 +102,7 @@ class Workspace:
                 return None
             if attempt == 0 and shutil.which("chattr"):
                 subprocess.run(["chattr", "-R", "-i", "-a", str(self.base)], capture_output=True, timeout=60)
-        left = sum(len(dirs) + len(files) for _, dirs, files in os.walk(self.base))
-        return f"could not remove {self.base} ({left} entries left)"
+        return Leftover(str(self.base), f"{_count(self.base, set())} entries left")
 
     # -- given -------------------------------------------------------------------------------
 
@@ -487,6 +498,87 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> _Read:
         os.close(fd)
 
 
+@dataclass(frozen=True)
+class Leftover:
+    """A workspace base that could not be removed, and why (every report names it)."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"could not remove {self.path} ({self.reason})"
+
+    def as_dict(self) -> dict[str, str]:
+        """Returns the JSON report's form: ``{"path", "reason"}``."""
+        return {"path": self.path, "reason": self.reason}
+
+
+def _unescape_mount(text: str) -> str:
+    """Decodes a mount point as /proc/self/mountinfo writes it (space, tab, newline, backslash as \\ooo)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def mounts_below(base: str | os.PathLike[str]) -> set[str]:
+    """Returns the mount points strictly below ``base`` (resolved paths), from /proc/self/mountinfo.
+
+    Empty where that file cannot be read (not Linux): nothing is then known to be mounted there.
+    """
+    root = os.path.realpath(base)
+    try:
+        with open("/proc/self/mountinfo", "rb") as handle:
+            lines = handle.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
+    except OSError:
+        return set()
+    prefix = root.rstrip("/") + "/"
+    found = set()
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:
+            point = _unescape_mount(fields[4])
+            if point.startswith(prefix):
+                found.add(point)
+    return found
+
+
+def _remove_around(base: Path, mounts: set[str]) -> None:
+    """Removes everything below ``base`` that is not a mount point or inside one; never descends into one."""
+    real = os.path.realpath(base)
+    with contextlib.suppress(OSError):
+        os.chmod(real, 0o700)
+    files: list[str] = []
+    dirs: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(real):
+        kept = []
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                files.append(path)
+            elif path not in mounts:
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)  # a mode-000 folder is listed next, so searchable first
+                kept.append(name)
+                dirs.append(path)
+        dirnames[:] = kept
+        files += [os.path.join(dirpath, name) for name in filenames]
+    for path in files:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    for path in reversed(dirs):  # deepest first; a folder holding a mount point stays
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(real)
+
+
+def _count(base: Path, mounts: set[str]) -> int:
+    """Returns how many entries are left below ``base``, not counting what is inside a mount point."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(os.path.realpath(base)):
+        total += len(dirnames) + len(filenames)
+        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) not in mounts]
+    return total
+
+
 class Remover:
     """Removes finished workspaces on a background thread, so the next scenario need not wait.
 
@@ -496,7 +588,7 @@ class Remover:
 
     def __init__(self) -> None:
         self._queue: queue.Queue[Workspace | None] = queue.Queue()
-        self.leftovers: list[str] = []  # workspaces that could not be removed, said at the end
+        self.leftovers: list[Leftover] = []  # workspaces that could not be removed: every report names them
         self._thread: threading.Thread | None = None
 
     def remove(self, workspace: Workspace) -> None:
@@ -518,7 +610,7 @@ class Remover:
             try:
                 left = workspace.remove()
             except OSError as exc:
-                left = f"could not remove {workspace.base}: {exc}"
+                left = Leftover(str(workspace.base), str(exc))
             if left:
                 self.leftovers.append(left)
 

@@ -68,7 +68,10 @@ def report(console: Any, runs: list[Any]) -> None:
     """Under GitHub Actions: prints the annotations and appends the Markdown report to the step summary."""
     if not active():
         return
-    lines = [line for run in runs for line in annotations(run.results, run.spec)]
+    # Workspaces left on disk first: they fail the run and must not be cut off by the cap below.
+    lines = [f"::error title={_property(f'workspace left behind by {run.spec}')}::{_data(str(left))}"
+             for run in runs for left in getattr(run, "leftovers", None) or []]
+    lines += [line for run in runs for line in annotations(run.results, run.spec)]
     for line in lines[:MAX_ANNOTATIONS]:
         console.file.write(line + "\n")  # verbatim: a workflow command must not be wrapped or styled
     if len(lines) > MAX_ANNOTATIONS:
@@ -79,11 +82,7 @@ def report(console: Any, runs: list[Any]) -> None:
         from harness import sources
         from harness.report import markdown
         from harness.report import matrix as matrix_mod
-        columns = [sources.from_results(run.spec, run.results, run.info, run.spec) for run in runs]
-        for column, run in zip(columns, runs):
-            if getattr(run, "start_error", None):
-                column.target["start_error"] = run.start_error
-        sources.unique_labels(columns)
+        columns = sources.from_runs(runs)
         grid = matrix_mod.build(columns)
         try:
             with open(summary, "a", encoding="utf-8") as handle:

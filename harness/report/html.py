@@ -9,10 +9,11 @@ Filters can be given in the link: ``report.html#profile=claude-code&verdict=fail
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as html_escape
 from pathlib import Path
 
 import harness
+from harness.printable import shown
 from harness.report.matrix import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell
 
 CSS = """
@@ -89,6 +90,12 @@ JS = """
 """
 
 
+def escape(text: str) -> str:
+    """Returns ``text`` for an HTML text or attribute: tags and quotes escaped, control characters
+    and lone surrogates shown as ``\\x1b`` / ``\\ud800`` (harness/printable.py), never raw."""
+    return html_escape(shown(text))
+
+
 def _diff_html(text: str) -> str:
     out = []
     for line in text.splitlines():
@@ -130,6 +137,12 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
         if start_error:
             parts.append(f'<div class="start-error"><p><b>{escape(source.label)} did not start</b>: every scenario '
                          f"is an error.</p><pre>{escape(str(start_error))}</pre></div>")
+        leftovers = source.target.get("leftovers") or []
+        if leftovers:
+            parts.append(f'<div class="leftovers"><p><b>{escape(source.label)} left {len(leftovers)} workspace(s) '
+                         "that could not be removed</b> (the run fails; remove them by hand):</p><ul>"
+                         + "".join(f"<li><code>{escape(str(left.get('path')))}</code>: {escape(str(left.get('reason')))}"
+                                   "</li>" for left in leftovers) + "</ul></div>")
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             parts.append(f'<p class="stale"><b>{len(stale)} stale baseline entr{"y" if len(stale) == 1 else "ies"}</b> '

@@ -28,7 +28,8 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
 
 
 def document(results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None, *,
-             start_error: str | None = None, baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+             start_error: str | None = None, baseline: dict[str, Any] | None = None,
+             leftovers: list[Any] | None = None) -> dict[str, Any]:
     """Returns the report as a JSON-ready mapping."""
     data: dict[str, Any] = {
         "format": FORMAT_VERSION,
@@ -43,12 +44,14 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
         data["baseline"] = baseline
     if seconds is not None:
         data["seconds"] = round(seconds, 3)
+    if leftovers:  # workspaces that could not be removed (harness/workspace.py, Leftover): the run fails
+        data["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
     return data
 
 
 def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None,
           **extra: Any) -> None:
-    """Writes the report to ``path`` (``extra``: ``start_error``, ``baseline``; see ``document``)."""
+    """Writes the report to ``path`` (``extra``: ``start_error``, ``baseline``, ``leftovers``; see ``document``)."""
     # Strict JSON whatever a candidate said (NaN, lone surrogates, deep values: harness/printable.py).
     text = json.dumps(json_safe(document(results, target, spec, seconds, **extra)), indent=1, ensure_ascii=False,
                       default=str, allow_nan=False)
@@ -56,8 +59,10 @@ def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seco
 
 
 def run_extra(run: Any) -> dict[str, Any]:
-    """Returns what a target's run adds to its report: why it did not start, what the baseline made of it."""
-    return {"start_error": getattr(run, "start_error", None), "baseline": getattr(run, "baseline", None)}
+    """Returns what a target's run adds to its report: why it did not start, what the baseline made of it,
+    the workspaces it could not remove."""
+    return {"start_error": getattr(run, "start_error", None), "baseline": getattr(run, "baseline", None),
+            "leftovers": getattr(run, "leftovers", None)}
 
 
 def write_combined(path: Path, runs: list[Any]) -> None:
@@ -68,4 +73,5 @@ def write_combined(path: Path, runs: list[Any]) -> None:
     """
     data = {"format": FORMAT_VERSION, "harness": {"version": harness.__version__},
             "runs": [document(run.results, run.info, run.spec, run.seconds, **run_extra(run)) for run in runs]}
-    Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", "utf-8")
+    Path(path).write_text(json.dumps(json_safe(data), indent=1, ensure_ascii=False, default=str, allow_nan=False)
+                          + "\n", "utf-8")

@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.printable import shown
 from harness.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
 from harness.report.terminal import explain
 from harness.targets.base import TargetInfo
 
 
-def write(path: Path, results: list[Result], target: TargetInfo, spec: str, *, start_error: str | None = None) -> None:
+def write(path: Path, results: list[Result], target: TargetInfo, spec: str, *, start_error: str | None = None,
+          leftovers: list[Any] | None = None) -> None:
     """Writes one testsuite per profile; fail -> failure, error -> error, skip -> skipped.
 
     Under a baseline, a known failure is ``skipped`` with the baseline's reason (the run does not fail
     on it), and a stale entry (listed, passes now) is a ``failure`` (the run does). When the target did
     not start, each suite's ``system-err`` holds why, once, and each testcase only a short error.
+    Workspaces that could not be removed make a suite ``harness`` with one testcase in error
+    (``workspaces removed``) naming each: the run fails on them.
     """
     suites = ET.Element("testsuites", name=f"harness on {spec}")
     _add_suites(suites, results, target, start_error=start_error)
-    ET.indent(suites)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    _add_leftovers(suites, leftovers or [], target)
+    _write(suites, path)
 
 
 def write_runs(path: Path, runs: list[Any]) -> None:
@@ -31,6 +36,28 @@ def write_runs(path: Path, runs: list[Any]) -> None:
     suites = ET.Element("testsuites", name=f"harness on {len(runs)} targets")
     for run in runs:
         _add_suites(suites, run.results, run.info, prefix=f"{run.spec} ", start_error=getattr(run, "start_error", None))
+        _add_leftovers(suites, getattr(run, "leftovers", None) or [], run.info, prefix=f"{run.spec} ")
+    _write(suites, path)
+
+
+#: What XML 1.0 does not allow beyond the control characters ``shown`` escapes (U+FFFE, U+FFFF).
+_NOT_XML = re.compile("[\ufffe\uffff]")
+
+
+def _xml(text: str | None) -> str | None:
+    """Returns ``text`` as XML 1.0 can hold it: control characters (but newline and tab), lone
+    surrogates and U+FFFE/U+FFFF shown escaped (``\\x1b``), never dropped and never raw."""
+    if text is None:
+        return None
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown(text))
+
+
+def _write(suites: ET.Element, path: Path) -> None:
+    """Writes the tree, every text and attribute made valid XML first (ElementTree writes them raw)."""
+    for element in suites.iter():
+        element.text, element.tail = _xml(element.text), _xml(element.tail)
+        for key, value in element.attrib.items():
+            element.set(key, _xml(value))
     ET.indent(suites)
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
@@ -68,3 +95,14 @@ def _add_suites(suites: ET.Element, results: list[Result], target: TargetInfo, p
                 ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
         if start_error:
             ET.SubElement(suite, "system-err").text = start_error
+
+
+def _add_leftovers(suites: ET.Element, leftovers: list[Any], target: TargetInfo, prefix: str = "") -> None:
+    """Adds the suite that names the workspaces left on disk (none: nothing is added)."""
+    if not leftovers:
+        return
+    suite = ET.SubElement(suites, "testsuite", name=prefix + "harness", tests="1", failures="0", errors="1",
+                          skipped="0", time="0.000")
+    case = ET.SubElement(suite, "testcase", classname=f"{target.name}.harness", name="workspaces removed", time="0")
+    ET.SubElement(case, "error", message=f"{len(leftovers)} workspace(s) could not be removed"
+                  ).text = "\n".join(str(left) for left in leftovers)

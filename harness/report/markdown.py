@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import harness
+from harness.printable import shown
 from harness.report.matrix import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell, notable
 
 ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "skip": "⏭️ skip", "error": "💥 error",
@@ -17,11 +18,15 @@ ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "s
 
 
 def _cell(text: str) -> str:
-    """Returns text safe inside a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+    """Returns text safe inside a Markdown table cell: one line (control characters escaped,
+    harness/printable.py), no pipe that ends the cell, no tag."""
+    return (shown(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\t", " ")
+            .replace("&", "&amp;").replace("<", "&lt;"))
 
 
 def _code(text: str) -> str:
+    """Returns a fenced block that no line of ``text`` can close (control characters escaped)."""
+    text = shown(text)
     fence = "```"
     while fence in text:
         fence += "`"
@@ -36,6 +41,11 @@ def _run_notes(matrix: Matrix) -> list[str]:
         if start_error:
             out += [f"**{_cell(source.label)} did not start**: every scenario is an error.", "",
                     _code(str(start_error)).replace("```diff", "```text", 1), ""]
+        leftovers = source.target.get("leftovers") or []
+        if leftovers:
+            out += [f"**{_cell(source.label)} left {len(leftovers)} workspace(s) that could not be removed** "
+                    "(the run fails; remove them by hand):", ""]
+            out += [f"- {_cell(str(left.get('path')))}: {_cell(str(left.get('reason')))}" for left in leftovers] + [""]
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             out += [f"**{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}** on {_cell(source.label)} "
@@ -47,7 +57,7 @@ def _run_notes(matrix: Matrix) -> list[str]:
 def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
     """Returns the report as Markdown."""
     labels = matrix.labels
-    out = [f"## {title}", "",
+    out = [f"## {_cell(title)}", "",
            f"{len(matrix.rows)} scenarios, {len(labels)} target(s); harness {harness.__version__}.", ""]
     shown = [v for v in VERDICTS if any(matrix.summary(label)[v] for label in labels)]
     out.append("| target | " + " | ".join(shown) + (" | differs from " + _cell(labels[0]) if len(labels) > 1 else "") + " |")

@@ -43,6 +43,16 @@ def print_start_error(console: Console, start_error: str) -> None:
     console.print()
 
 
+def print_leftovers(console: Console, leftovers: list) -> None:
+    """Prints the workspaces that could not be removed, each with why; they fail the run."""
+    if not leftovers:
+        return
+    console.print(Text(f"LEFT BEHIND: {len(leftovers)} workspace(s) could not be removed (the run fails; "
+                       "remove them by hand)", style="bold red"), highlight=False)
+    for left in leftovers:
+        console.print(Text(shown(f"  {left.path}: {left.reason}")), highlight=False, soft_wrap=True)
+
+
 def print_failures(console: Console, results: Iterable[Result], *, brief: str | None = None) -> None:
     """Prints every fail and error with its explanation; then the baseline's known failures, one line each.
 

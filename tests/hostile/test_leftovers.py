@@ -1,9 +1,18 @@
-"""A candidate that leaves a mode-000 tree (and an immutable file, where chattr works): still removed."""
+"""A candidate that leaves a mode-000 tree (and an immutable file, where chattr works): still removed;
+a mount point in the workspace: never removed through, and named in every report (the run exits 1)."""
 
 from __future__ import annotations
 
-from harness.workspace import Remover, Workspace
-from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+
+from harness.workspace import Leftover, Remover, Workspace, mounts_below
+from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
 READ = """
 id: hostile/locked
@@ -34,4 +43,84 @@ def test_what_cannot_be_removed_is_named(tmp_path, monkeypatch):
     remover = Remover()
     remover.remove(workspace)
     remover.drain()
-    assert remover.leftovers == [f"could not remove {workspace.base} (4 entries left)"]
+    assert remover.leftovers == [Leftover(str(workspace.base), "4 entries left")]
+    assert str(remover.leftovers[0]) == f"could not remove {workspace.base} (4 entries left)"
+
+
+def _mount_works(tmp_path) -> str | None:
+    """Returns why a bind mount cannot be made here (not root, no CAP_SYS_ADMIN, no mount), or None."""
+    if not shutil.which("mount") or not shutil.which("umount"):
+        return "no mount command"
+    source, point = tmp_path / "probe-source", tmp_path / "probe-point"
+    source.mkdir()
+    point.mkdir()
+    done = subprocess.run(["mount", "--bind", str(source), str(point)], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        return f"a bind mount cannot be made here: {done.stderr.strip() or done.returncode}"
+    subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
+    return None
+
+
+@pytest.fixture
+def unmount_after(tmp_path):
+    """Unmounts whatever is left mounted below ``tmp_path`` (a test that fails half-way included),
+    so that nothing later removes a victim's content through it."""
+    yield
+    for point in sorted(mounts_below(tmp_path), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, timeout=30)
+    assert not mounts_below(tmp_path)
+
+
+MOUNT = """
+id: hostile/mount-{n}
+profile: claude-code
+title: a candidate that bind-mounts a folder from elsewhere into its workspace
+source: test
+steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/a.txt"}}
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_workspace_with_a_mount_point_is_not_removed_through_it_and_every_report_names_it(
+        tmp_path, victim, unmount_after, jobs):
+    why = _mount_works(tmp_path)
+    if why:
+        pytest.skip(why)
+    scenarios = tmp_path / "scenarios"
+    write_scenarios(scenarios, MOUNT.format(n=1), "one.yaml")
+    write_scenarios(scenarios, MOUNT.format(n=2), "two.yaml")
+    spaces = tmp_path / "ws"
+    spaces.mkdir()
+    reports = {kind: tmp_path / f"report.{kind}" for kind in ("xml", "md", "html")}
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode mount --arg {victim}"
+    outcome = harness_run(tmp_path, scenarios, "--target", spec, "--tmp", str(spaces), "--jobs", jobs,
+                          "--junit", str(reports["xml"]), "--markdown", str(reports["md"]),
+                          "--html", str(reports["html"]), timeout=120)
+    # Exit 1: the run left something on the machine (docs/security.md, "Leftovers").
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert [r["verdict"] for r in outcome.report["results"]] == ["pass", "pass"]
+    left = sorted(spaces.iterdir())
+    assert len(left) == 2 and all((base / "ws" / "mnt").is_dir() for base in left)
+    # Nothing was removed through the mount points: the victim is whole (checked again by the fixture).
+    assert (victim / "secret.txt").exists() and (victim / "sub" / "deep.txt").read_text() == "deep\n"
+    assert {item["path"] for item in outcome.report["leftovers"]} == {str(base) for base in left}
+    jsonschema.validate(outcome.report, json.loads((ROOT / "harness/schema/report.schema.json").read_text()))
+    assert all("mount points not entered" in item["reason"] and "ws/mnt" in item["reason"]
+               for item in outcome.report["leftovers"])
+    # Each workspace is left with just the path to its mount point: everything else was removed.
+    assert all("2 entries left" in item["reason"] for item in outcome.report["leftovers"])
+    assert "LEFT BEHIND: 2 workspace(s) could not be removed" in outcome.stdout
+    for base in left:
+        assert str(base) in outcome.stdout
+        assert str(base) in reports["md"].read_text("utf-8")
+        assert f"<code>{base}</code>" in reports["html"].read_text("utf-8")
+    assert "could not remove" not in outcome.stderr  # said in the reports, not as a stray line
+    suite = next(s for s in ET.parse(reports["xml"]).getroot() if s.get("name") == f"{spec} harness")
+    assert suite.get("errors") == "1"
+    error = suite.find("testcase[@name='workspaces removed']/error")
+    assert error is not None and error.get("message") == "2 workspace(s) could not be removed"
+    assert all(f"could not remove {base} (" in error.text for base in left)
+    assert "left 2 workspace(s) that could not be removed" in reports["md"].read_text("utf-8")
+    assert 'class="leftovers"' in reports["html"].read_text("utf-8")

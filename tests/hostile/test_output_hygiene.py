@@ -1,14 +1,19 @@
 """A candidate whose every string is hostile: markup, escapes, lone surrogates, NaN, deep nesting.
 
 The hello name and version carry Rich markup and terminal escapes, the answers a lone surrogate,
-NaN and Infinity, a 900-deep value and a markup key. The run must end normally (exit 1 for the
-failed expectation), print every string literally (no escape byte reaches the terminal, markup
-stays text), and write a strict JSON report that parses with NaN refused.
+NaN and Infinity, a 900-deep value, a markup key, pipes, newlines, tags, NUL and U+FFFE. The run
+must end normally (exit 1 for the failed expectation), print every string literally (no escape
+byte reaches the terminal, markup stays text), write a strict JSON report that parses with NaN
+refused, well-formed JUnit XML, HTML with no tag of the candidate's and Markdown tables whose rows
+stay whole, each showing the values escaped.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 
 from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
 
@@ -51,3 +56,106 @@ def test_an_unsupported_protocol_version_is_an_error_for_every_scenario_and_exit
     (result,) = outcome.report["results"]
     assert result["verdict"] == "error"
     assert "protocol version 2" in outcome.stdout
+
+
+WRITERS = """
+id: hostile/writers/{name}
+profile: claude-code
+title: "<script>alert('title')</script> | a pipe [bold]markup[/bold]"
+source: test
+{extra}steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/a.txt"}}
+{expect}"""
+
+
+class _Tags(HTMLParser):
+    """Collects the start tags of a page and its text (entities decoded, as a browser shows it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _cells(row: str) -> list[str]:
+    """Splits a Markdown table row at the pipes that end a cell (not the escaped ``\\|``)."""
+    return re.split(r"(?<!\\)\|", row.strip())[1:-1]
+
+
+def _escaped_esc(text: str) -> bool:
+    """Returns whether ``text`` shows the candidate's ``ESC [2J`` escaped (``\\x1b`` or JSON's ``\\u001b``)."""
+    return "\\x1b[2J" in text or "\\u001b[2J" in text
+
+
+def test_hostile_strings_reach_the_markdown_html_and_junit_reports_escaped_and_leave_them_well_formed(tmp_path):
+    """Markup, terminal escapes, NUL, U+FFFE, pipes, newlines, tags, a code fence, a lone surrogate,
+    NaN, 900-deep nesting and a 300-character id, through every report writer; one candidate answers
+    with a structure (``markup``), the other with the bare hostile text (``markup-text``)."""
+    long_id = "x" * 300
+    folder = tmp_path / "scenarios"
+    write_scenarios(folder, WRITERS.format(name="fails", extra="", expect="    expect: {output: \"something else\"}\n"),
+                    "fails.yaml")
+    write_scenarios(folder, WRITERS.format(name="question", expect="",
+                                           extra="open_question: \"what | does <b>it</b> say?\"\n"), "question.yaml")
+    write_scenarios(folder, WRITERS.format(name=long_id, extra="", expect="    expect: {output: \"other\"}\n"),
+                    "long.yaml")
+    specs = [f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode {mode}" for mode in ("markup", "markup-text")]
+    paths = {kind: tmp_path / f"report.{kind}" for kind in ("xml", "md", "html")}
+    outcome = harness_run(tmp_path, folder, "--target", specs[0], "--target", specs[1], "--junit", str(paths["xml"]),
+                          "--markdown", str(paths["md"]), "--html", str(paths["html"]), timeout=120)
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    raw = {kind: path.read_bytes() for kind, path in paths.items()}
+    for kind, data in raw.items():  # no terminal escape, NUL, bell or carriage return reaches a file
+        assert not any(byte in data for byte in (b"\x1b", b"\x00", b"\x07", b"\x08", b"\r")), kind
+        data.decode("utf-8")  # no lone surrogate either (it could not be encoded)
+
+    # JUnit: well-formed XML 1.0 (ElementTree alone writes ESC and NUL raw, which no parser accepts);
+    # what XML forbids is shown escaped, not dropped.
+    root = ET.parse(paths["xml"]).getroot()
+    cases = [case for case in root.iter("testcase")]
+    assert sorted(case.get("name") for case in cases) == sorted(
+        2 * ["hostile/writers/fails", "hostile/writers/question", f"hostile/writers/{long_id}"])
+    assert all(case.get("classname").startswith("[red]evil[/red]\\x1b[31m") for case in cases)
+    failures = [case.find("failure").text for case in cases if case.get("name") == "hostile/writers/fails"]
+    assert len(failures) == 2
+    for failure in failures:
+        assert _escaped_esc(failure) and "[bold red]not markup[/bold red]" in failure
+        assert "<script>alert('out')</script>" in failure and "\\ud800" in failure
+        assert "\\u0000" in failure or "\\x00" in failure
+        assert "\\ufffe" in failure and "\ufffe" not in failure
+    assert "NaN" in failures[0] and "nested deeper than 64 levels" in failures[0]
+
+    # HTML: parses; no tag but the page's own (one script: the filters); the values shown as text.
+    html = raw["html"].decode("utf-8")
+    page = _Tags()
+    page.feed(html)
+    page.close()
+    assert page.tags.count("script") == 1 and html.count("<script>") == 1 and "b" not in page.tags[:5]
+    text = "".join(page.text)
+    assert "<script>alert('out')</script>" in text and "<script>alert('title')</script>" in html.replace(
+        "&lt;", "<").replace("&gt;", ">").replace("&#x27;", "'")
+    assert "what | does <b>it</b> say?" in text
+    assert _escaped_esc(text) and "\\x1b[2J" in text and "\\x00" in text and "\\ud" in text
+    assert "[bold red]not markup[/bold red]" in text and f"hostile/writers/{long_id}" in text
+
+    # Markdown: every table row has as many cells as its header (no pipe or newline broke one).
+    markdown = raw["md"].decode("utf-8")
+    for title in ("### Matrix", "### Open questions (1)"):
+        section = markdown.split(title, 1)[1].split("###", 1)[0]
+        rows = [line for line in section.splitlines() if line.startswith("|")]
+        assert all(len(_cells(row)) == len(_cells(rows[0])) for row in rows), section
+        assert len(rows) == (2 + 1 + 3 if title == "### Matrix" else 3), section  # header, rule, rows
+    answer = markdown.split("### Open questions (1)", 1)[1].splitlines()[4]
+    assert answer.startswith("| what \\| does &lt;b>it&lt;/b> say?")
+    assert "\\\\x1b[2J" in answer and "\\| a \\| b \\|" in answer and "&lt;script>alert('out')" in answer
+    assert "&amp;amp;" in answer  # the candidate's own "&amp;", shown as typed
+    details = markdown.split("### Failures and differences", 1)[1].split("### Matrix", 1)[0]
+    assert all("<script>" not in line for line in details.splitlines() if line.startswith("<details>"))
+    assert _escaped_esc(details)

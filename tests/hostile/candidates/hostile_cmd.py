@@ -7,14 +7,18 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``fork``: starts a ``setsid`` child and a double-forked grandchild that sleep for minutes, each
   with ``--marker`` in its argv, then answers;
 - ``special``: puts a FIFO, a socket and a sparse 10 GB file in the workspace;
-- ``markup``: a hello name, version and answers full of Rich markup, terminal escapes, a lone
-  surrogate, NaN, Infinity, 900-deep nesting and a 400-character name;
+- ``markup``: a hello name, version and answers full of Rich markup, terminal escapes, table
+  pipes, newlines, tags, a NUL and U+FFFE (which XML 1.0 forbids), a code fence, a lone surrogate,
+  NaN, Infinity, 900-deep nesting and a 400-character name;
+- ``markup-text``: the same hello, and the same hostile text as the whole output (a string);
 - ``protocol-2``: answers hello with protocol version 2;
 - ``escape``: writes to ``$HOME``, the temp roots, two levels above the workspace and through a hard
   link to ``--arg`` (a file outside), then restores nothing;
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
+- ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
+  workspace cannot be removed and removing through it would delete that folder's content.
 """
 
 from __future__ import annotations
@@ -103,9 +107,14 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
         subprocess.run(["chattr", "+i", immutable], capture_output=True)
         os.chmod(deep, 0)
         os.chmod(os.path.dirname(deep), 0)
-    elif mode == "markup":
+    elif mode == "mount":
+        point = os.path.join(workspace, "mnt")
+        os.makedirs(point, exist_ok=True)
+        subprocess.run(["mount", "--bind", opts.arg, point], check=True, capture_output=True)
+    elif mode in ("markup", "markup-text"):
         return ("[bold red]not markup[/bold red] [link=file:///etc/passwd]x[/link] \x1b[2J\x1b]0;pwned\x07 "
-                "\r\x08 :smiley: \ud800")
+                "\r\x08 :smiley: | a | b |\n| c |\r\n<script>alert('out')</script> ]]> &amp; \x00 \ufffe ```\n"
+                "\ud800")
     return "done"
 
 
@@ -122,7 +131,7 @@ def main() -> None:
         if op == "hello":
             if opts.mode == "protocol-2":
                 send(json.dumps({"ok": True, "protocol": 2, "name": "hostile", "version": "2", "profiles": ["claude-code"]}))
-            elif opts.mode == "markup":
+            elif opts.mode in ("markup", "markup-text"):
                 name = "[red]evil[/red]\x1b[31m" + "n" * 400
                 send(json.dumps({"ok": True, "name": name, "version": "[blink]1[/blink]\x07",
                                  "profiles": ["claude-code"]}))
