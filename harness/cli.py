@@ -192,8 +192,10 @@ def run(options: RunOptions) -> int:
         return EXIT_USAGE
     if not options.sandbox and any(not target.in_process for target in targets) and not options.quiet:
         make_console(options.color, stderr=True, highlight=False).print(
-            "note: without --sandbox a candidate can write anywhere its user can; only writes around each "
-            "workspace (canaries, siblings, hard links) are detected (docs/security.md)", style="dim")
+            "note: without --sandbox a candidate can write anywhere its user can; detected are writes around each "
+            "workspace (canaries, siblings, hard links) and, in $HOME, the temp roots and the harness's folders, "
+            "entries named like the scenario's paths (any entry of the candidate's user under --run-as); "
+            "nothing else (docs/security.md)", style="dim")
     scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
     if len(targets) > 1:  # a campaign is split by target, so each target's report stays whole
         targets = [target for target in targets if options.in_shard(target.spec)]

@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterable
 
-from harness import aspects, faults, printable
+from harness import aspects, faults, printable, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
@@ -42,6 +42,7 @@ class Runner:
         self.leftovers: list[Leftover] = []
         # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
         self._say_leftovers = say_leftovers
+        self._watched: list[str] | None = None  # the folders watched besides the workspace (harness/watch.py)
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
@@ -144,6 +145,24 @@ class Runner:
             return f"target {self.target.spec} cannot realise {', '.join(missing)} (e.g. it runs as root)"
         return None
 
+    def _watch(self, scenario: Scenario, names: dict[str, str]) -> watch.Watch | None:
+        """Starts watching the folders a candidate can reach besides its workspace (harness/watch.py);
+        None for a target in this process (the reference), which is the harness's own code."""
+        if self.target.in_process:
+            return None
+        if self._watched is None:
+            self._watched = watch.folders(self.tmp, getattr(self.target, "candidate_home", None))
+        calls = []
+        for step in scenario.steps:
+            if isinstance(getattr(step, "args", None), dict):
+                try:
+                    calls.append(substitute(step.args, names))
+                except Exception:  # a placeholder only the step can fill: judged there, not here
+                    calls.append(step.args)
+        started = watch.Watch(self._watched, self.tmp, getattr(self.target, "candidate_uid", None))
+        started.begin(watch.given_names(calls, names["workspace"]))
+        return started
+
     @staticmethod
     def _names(workspace: Workspace) -> dict[str, str]:
         return {"workspace": str(workspace.root)}
@@ -151,6 +170,7 @@ class Runner:
     def _play(self, scenario: Scenario, workspace: Workspace) -> Result:
         names = self._names(workspace)
         result = Result(scenario, Verdict.PASS)
+        watching = self._watch(scenario, names)
         try:
             session = self.target.open(scenario.profile, workspace.root, session_options(scenario))
         except Unsupported as exc:
@@ -174,8 +194,9 @@ class Runner:
                 error = str(exc)
         if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
             result.workspace = workspace.state()
+        escapes = workspace.escapes(result.workspace) + (watching.end() if watching is not None else [])
         result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
-                                 for path in workspace.escapes(result.workspace)]
+                                 for path in escapes]
         result.verdict, result.reason = _verdict(scenario, result, error)
         return result
 

@@ -355,6 +355,16 @@ class CmdTarget(Target):
 
     # -- running as another user --------------------------------------------------------------
 
+    @property
+    def candidate_uid(self) -> int | None:
+        """The candidate's user under ``--run-as`` (escape watching, harness/watch.py), else None."""
+        return self._uid
+
+    @property
+    def candidate_home(self) -> str | None:
+        """The candidate's home folder under ``--run-as`` (watched for escapes), else None."""
+        return self.env.get("HOME") if self._uid is not None else None
+
     def _modes_bite(self) -> bool:
         uid = self._uid if self._uid is not None else os.geteuid()
         return uid != 0

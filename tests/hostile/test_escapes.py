@@ -1,13 +1,22 @@
 """Candidates that write outside their workspace in ways a content check alone misses.
 
 A canary rewritten and restored (same bytes, same mtime) still has a new ctime; a file hard-linked
-into the workspace and written through changes a file outside it. Both are ``escape`` failures.
-What is not detected without ``--sandbox`` (writes to $HOME, the temp roots) is said once on
-stderr, and documented in docs/security.md.
+into the workspace and written through changes a file outside it; a file written to $HOME, a temp
+root or two levels up under the name of a path the scenario gave, or under any name by the
+candidate's own user (--run-as). All are ``escape`` failures. What is not detected without
+``--sandbox`` is said once on stderr, and documented in docs/security.md.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import uuid
+
+import pytest
+
+from harness import watch
+from tests.adapters.run_as import reachable_by_others, reference_for_nobody
 from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
 
 READ = """
@@ -18,6 +27,16 @@ source: test
 steps:
   - tool: Read
     args: {{file_path: "${{workspace}}/a.txt"}}
+"""
+
+NAMED = """
+id: hostile/{name}
+profile: claude-code
+title: a candidate that writes outside, under its own name and under the name it was given
+source: test
+steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/{file}"}}
 """
 
 
@@ -34,18 +53,82 @@ def test_a_canary_rewritten_and_restored_is_an_escape(tmp_path):
 def test_a_write_through_a_hard_link_to_a_file_outside_is_an_escape(tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("outside\n")
-    write_scenarios(tmp_path / "scenarios", READ.format(name="hardlink"))
-    mark = f"m{tmp_path.name[-8:]}"
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    # A name of its own: the candidate also writes it to /tmp and $HOME, where other tests look.
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="hardlink", file=f"given-{mark}.txt"))
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode escape --arg {outside} --marker {mark}"
     (tmp_path / "ws").mkdir()  # the same file system as the file outside: a hard link can be made
     try:
         outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(tmp_path / "ws"))
     finally:
-        import os
-        for folder in (os.path.expanduser("~"), "/var/tmp", "/tmp"):
-            try:
-                os.unlink(os.path.join(folder, f"escaped-{mark}.txt"))
-            except OSError:
-                pass
+        _remove_escaped((os.path.expanduser("~"), "/var/tmp", "/tmp", "/dev/shm", str(tmp_path / "ws")),
+                        [f"escaped-{mark}.txt", f"given-{mark}.txt"])
     result = outcome.result("hostile/hardlink")
     assert result["verdict"] == "fail" and "hard link to a file outside the workspace" in result["reason"]
+
+
+def _remove_escaped(folders, names):
+    for folder in folders:
+        for name in names:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+def _escapes(result: dict) -> set[str]:
+    return {line.split(" (")[0] for line in result["reason"].split("wrote outside the workspace: ", 1)[1].split("; ")}
+
+
+def test_writes_to_home_the_temp_roots_and_two_levels_up_under_a_name_the_scenario_gave_are_escapes(tmp_path):
+    """Without --run-as, only names the scenario gave are attributed to the candidate: the files it
+    writes under a name of its own in the same folders are not seen (docs/security.md, "Escapes")."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="named", file=given))
+    spaces = tmp_path / "ws"
+    spaces.mkdir()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode escape --marker {mark}"
+    folders = [os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", str(spaces)]
+    try:
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces))
+    finally:
+        _remove_escaped(folders, [given, f"escaped-{mark}.txt"])
+    result = outcome.result("hostile/named")
+    assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout
+    expected = {f"created {os.path.join(os.path.realpath(folder), given)}" for folder in folders if os.path.isdir(folder)}
+    assert _escapes(result) == expected
+    assert f"escaped-{mark}" not in result["reason"]
+
+
+def test_under_run_as_whatever_the_candidates_user_creates_in_the_temp_roots_is_an_escape(tmp_path):
+    if reference_for_nobody() is None:
+        pytest.skip("--run-as needs root, the user nobody and a python3 every user can run")
+    python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
+    if not reachable_by_others(CANDIDATES):
+        pytest.skip(f"{CANDIDATES} is not reachable by other users (a clone in a 0700 folder)")
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="run-as", file=given))
+    spec = f"cmd:{python} {CANDIDATES / 'hostile_cmd.py'} --mode escape --marker {mark}"
+    folders = ["/tmp", "/var/tmp", "/dev/shm"]
+    try:
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--run-as", "nobody",
+                              "--tmp", "/dev/shm")
+    finally:
+        _remove_escaped(folders, [given, f"escaped-{mark}.txt"])
+    result = outcome.result("hostile/run-as")
+    assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout + outcome.stderr
+    # nobody may not write the harness's $HOME: /tmp, /var/tmp and /dev/shm (also two levels up) it may.
+    writable = [folder for folder in folders if os.path.isdir(folder)]
+    expected = {f"created {os.path.join(os.path.realpath(folder), given)}" for folder in writable}
+    expected |= {f"created or changed {os.path.join(os.path.realpath(folder), f'escaped-{mark}.txt')}"
+                 for folder in writable}
+    assert _escapes(result) == expected
+
+
+def test_the_names_watched_are_those_of_paths_in_the_workspace_or_under_a_path_key():
+    args = [{"file_path": "/w/a/b.txt", "content": "hello.txt", "old_string": "x", "path": "rel/c.md",
+             "edits": [{"old_string": "/w/q.txt", "new_string": "/elsewhere/not.txt"}], "dir": "/w/sub/"},
+            {"text": "line\n/w/no.txt"}]
+    assert watch.given_names(args, "/w") == {"b.txt", "c.md", "q.txt", "sub"}

@@ -12,8 +12,10 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
   NaN, Infinity, 900-deep nesting and a 400-character name;
 - ``markup-text``: the same hello, and the same hostile text as the whole output (a string);
 - ``protocol-2``: answers hello with protocol version 2;
-- ``escape``: writes to ``$HOME``, the temp roots, two levels above the workspace and through a hard
-  link to ``--arg`` (a file outside), then restores nothing;
+- ``escape``: writes to ``$HOME``, the temp roots, two levels above the workspace (a file named
+  ``escaped-MARKER.txt`` and one named like the path of the call) and through a hard link to
+  ``--arg`` (a file outside, when given), then restores nothing; what the user may not write is
+  skipped;
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
@@ -79,13 +81,22 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
             handle.write("written\n")
     elif mode == "escape":
         marker = opts.marker
-        for folder in (os.path.expanduser("~"), "/var/tmp", "/tmp", os.path.dirname(os.path.dirname(workspace))):
-            with open(os.path.join(folder, f"escaped-{marker}.txt"), "w") as handle:
-                handle.write("escaped\n")
-        link = os.path.join(workspace, "hardlink.txt")
-        os.link(opts.arg, link)
-        with open(link, "a") as handle:
-            handle.write("appended through a hard link\n")
+        for folder in (os.path.expanduser("~"), "/var/tmp", "/tmp", "/dev/shm", os.path.dirname(os.path.dirname(workspace))):
+            # One file under a name of its own, one under the name of the path it was given.
+            for name in (f"escaped-{marker}.txt", os.path.basename(target)):
+                try:
+                    with open(os.path.join(folder, name), "w") as handle:
+                        handle.write("escaped\n")
+                except OSError:
+                    pass  # a folder this user may not write (under --run-as)
+        if opts.arg:
+            link = os.path.join(workspace, "hardlink.txt")
+            try:
+                os.link(opts.arg, link)
+                with open(link, "a") as handle:
+                    handle.write("appended through a hard link\n")
+            except OSError:
+                pass
     elif mode == "rewrite-canary":
         canary = os.path.join(os.path.dirname(workspace), "canary.txt")
         info = os.stat(canary)
