@@ -152,14 +152,8 @@ class Runner:
             return None
         if self._watched is None:
             self._watched = watch.folders(self.tmp, getattr(self.target, "candidate_home", None))
-        calls = []
-        for step in scenario.steps:
-            if isinstance(getattr(step, "args", None), dict):
-                try:
-                    calls.append(substitute(step.args, names))
-                except Exception:  # a placeholder only the step can fill: judged there, not here
-                    calls.append(step.args)
-        started = watch.Watch(self._watched, self.tmp, getattr(self.target, "candidate_uid", None))
+        calls = [step.args for step in scenario.steps if isinstance(getattr(step, "args", None), dict)]
+        started = watch.Watch(self._watched, getattr(self.target, "candidate_uid", None))
         started.begin(watch.given_names(calls, names["workspace"]))
         return started
 

@@ -12,8 +12,8 @@ entries directly in a watched folder (not below), and only at what happened whil
   candidate (an argument that lies in the workspace, or whose key names a path or a file). A
   candidate that resolves such a path against the wrong folder (its working folder, ``$HOME``,
   two levels up) creates or changes exactly that name there. Each watched folder is looked up for
-  those names before the session opens and after it closes; an entry that appeared or whose
-  inode or ctime changed is an escape.
+  those names after the session closes; an entry whose ctime is newer than the session's opening
+  (created, replaced or written since) is an escape.
 - **the candidate's own user** (``--run-as``): an entry owned by that user, created or changed
   (ctime) since the session opened, is an escape whatever its name; no one else runs as that user.
   The workspace folders the harness makes (``harness-*`` in the folder that holds them) are left
@@ -42,7 +42,7 @@ _PATH_KEYS = ("path", "file", "dir", "target", "source", "destination")
 
 
 def folders(workspace_parent: str | None, home: str | None = None) -> list[str]:
-    """Returns the folders watched for a run: resolved, existing, each once."""
+    """Returns the folders watched for a run: resolved, existing, each once; the first holds the workspaces."""
     from harness.snapshot import default_root
     named = [workspace_parent or tempfile.gettempdir(), os.path.expanduser("~"), home, tempfile.gettempdir(),
              os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm", os.getcwd(), str(default_root())]
@@ -57,8 +57,10 @@ def folders(workspace_parent: str | None, home: str | None = None) -> list[str]:
 
 
 def given_names(args: Iterable[Any], workspace: str) -> set[str]:
-    """Returns the last components of the paths in the calls' ``args`` (mappings of arguments)."""
+    """Returns the last components of the paths in the calls' ``args`` (mappings of arguments, with
+    ``${workspace}`` substituted or not)."""
     names: set[str] = set()
+    prefixes = (workspace + "/", "${workspace}/")
 
     def visit(key: str, value: Any) -> None:
         if isinstance(value, dict):
@@ -68,7 +70,7 @@ def given_names(args: Iterable[Any], workspace: str) -> set[str]:
             for item in value:
                 visit(key, item)
         elif isinstance(value, str) and 0 < len(value) < 4096 and "\n" not in value and "\0" not in value:
-            if value.startswith(workspace + "/") or any(part in key.lower() for part in _PATH_KEYS):
+            if value.startswith(prefixes) or any(part in key.lower() for part in _PATH_KEYS):
                 name = os.path.basename(value.rstrip("/"))
                 if name not in ("", ".", "..") and len(name.encode("utf-8", "surrogateescape")) <= 255:
                     names.add(name)
@@ -78,38 +80,37 @@ def given_names(args: Iterable[Any], workspace: str) -> set[str]:
     return names
 
 
-def _signature(folder: str, name: str) -> tuple[int, int] | None:
-    try:
-        info = os.lstat(os.path.join(folder, name))
-    except (OSError, ValueError):
-        return None
-    return info.st_ino, info.st_ctime_ns
-
-
 class Watch:
     """One scenario's watch: ``begin`` before the session opens, ``end`` after it closes."""
 
-    def __init__(self, watched: list[str], workspace_parent: str | None, uid: int | None = None) -> None:
-        self.folders = watched
-        self.parent = os.path.realpath(workspace_parent or tempfile.gettempdir())
+    def __init__(self, watched: list[str], uid: int | None = None) -> None:
+        self.folders = watched  # from folders(): resolved; the first is the one that holds the workspaces
+        self.parent = watched[0] if watched else ""
         self.uid = uid  # the candidate's user under --run-as, else None (then only given names count)
-        self._before: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self._names: set[str] = set()
         self._start = 0
 
     def begin(self, names: set[str]) -> None:
-        """Notes, for every watched folder, the entries named like the scenario's paths, and the time."""
+        """Notes the names the scenario's paths end with, and the time (just before the session opens)."""
         self._start = time.time_ns() - CTIME_SLACK_NS
-        self._before = {(folder, name): _signature(folder, name) for folder in self.folders for name in names}
+        self._names = names
 
     def end(self) -> list[str]:
-        """Returns the escapes seen since ``begin``, one line each naming the path and the rule."""
+        """Returns the escapes seen since ``begin``, one line each naming the path and the rule.
+
+        An entry created, replaced or changed since ``begin`` has a newer ctime than that (ctime is
+        set by the kernel: a candidate cannot set it back); one left untouched has an older one.
+        """
         found: dict[str, str] = {}
-        for (folder, name), before in self._before.items():
-            now = _signature(folder, name)
-            if now is not None and now != before:
-                path = os.path.join(folder, name)
-                what = "created" if before is None else "changed"
-                found[path] = f"{what} {path} (named like a path the scenario gave, outside the workspace)"
+        for folder in self.folders:
+            for name in self._names:
+                path = f"{folder}/{name}"  # folder is resolved, name one component: no join needed
+                try:
+                    info = os.lstat(path)
+                except (OSError, ValueError):
+                    continue
+                if info.st_ctime_ns >= self._start:
+                    found[path] = f"created or changed {path} (named like a path the scenario gave, outside the workspace)"
         if self.uid is not None:
             for folder in self.folders:
                 for path in self._owned_since(folder):

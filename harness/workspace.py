@@ -16,6 +16,7 @@ entries recorded are capped (harness/limits.py), the cap shown in the record.
 from __future__ import annotations
 
 import contextlib
+import functools
 import errno
 import hashlib
 import os
@@ -518,26 +519,59 @@ def _unescape_mount(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
+class _MountTable:
+    """The mount points of this process's namespace, read again only when the kernel says they changed.
+
+    ``/proc/self/mountinfo`` is pollable: a mount or unmount anywhere marks the open file with
+    POLLPRI (proc(5)), so removing a workspace costs one ``poll`` instead of reading and parsing
+    the table. A forked worker opens its own (the mark is per open file).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._poll: Any = None
+        self._pid = 0
+        self._points: tuple[str, ...] = ()
+
+    def points(self) -> tuple[str, ...]:
+        """Returns every mount point (decoded); empty where the table cannot be read (not Linux)."""
+        import select
+        with self._lock:
+            try:
+                if self._file is None or self._pid != os.getpid():
+                    self._file = open("/proc/self/mountinfo", "rb")
+                    self._poll, self._pid = select.poll(), os.getpid()
+                    self._poll.register(self._file, select.POLLPRI | select.POLLERR)
+                    self._poll.poll(0)  # the first poll reports the table as changed: consumed here
+                elif not self._poll.poll(0):
+                    return self._points
+                self._file.seek(0)
+                lines = self._file.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
+            except (OSError, AttributeError):
+                return ()
+            fields = (line.split(" ") for line in lines)
+            self._points = tuple(_unescape_mount(f[4]) for f in fields if len(f) > 4)
+            return self._points
+
+
+_MOUNTS = _MountTable()
+
+
 def mounts_below(base: str | os.PathLike[str]) -> set[str]:
     """Returns the mount points strictly below ``base`` (resolved paths), from /proc/self/mountinfo.
 
     Empty where that file cannot be read (not Linux): nothing is then known to be mounted there.
     """
-    root = os.path.realpath(base)
-    try:
-        with open("/proc/self/mountinfo", "rb") as handle:
-            lines = handle.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
-    except OSError:
-        return set()
-    prefix = root.rstrip("/") + "/"
-    found = set()
-    for line in lines:
-        fields = line.split(" ")
-        if len(fields) > 4:
-            point = _unescape_mount(fields[4])
-            if point.startswith(prefix):
-                found.add(point)
-    return found
+    points = _MOUNTS.points()
+    parent, name = os.path.split(os.path.abspath(base))
+    prefix = f"{_resolved(parent).rstrip('/')}/{name}/"  # the parent resolved once per run, not per workspace
+    return {point for point in points if point.startswith(prefix)}
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def _remove_around(base: Path, mounts: set[str]) -> None:

@@ -96,7 +96,8 @@ def test_writes_to_home_the_temp_roots_and_two_levels_up_under_a_name_the_scenar
         _remove_escaped(folders, [given, f"escaped-{mark}.txt"])
     result = outcome.result("hostile/named")
     assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout
-    expected = {f"created {os.path.join(os.path.realpath(folder), given)}" for folder in folders if os.path.isdir(folder)}
+    expected = {f"created or changed {os.path.join(os.path.realpath(folder), given)}"
+                for folder in folders if os.path.isdir(folder)}
     assert _escapes(result) == expected
     assert f"escaped-{mark}" not in result["reason"]
 
@@ -121,9 +122,8 @@ def test_under_run_as_whatever_the_candidates_user_creates_in_the_temp_roots_is_
     assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout + outcome.stderr
     # nobody may not write the harness's $HOME: /tmp, /var/tmp and /dev/shm (also two levels up) it may.
     writable = [folder for folder in folders if os.path.isdir(folder)]
-    expected = {f"created {os.path.join(os.path.realpath(folder), given)}" for folder in writable}
-    expected |= {f"created or changed {os.path.join(os.path.realpath(folder), f'escaped-{mark}.txt')}"
-                 for folder in writable}
+    expected = {f"created or changed {os.path.join(os.path.realpath(folder), name)}"
+                for folder in writable for name in (given, f"escaped-{mark}.txt")}
     assert _escapes(result) == expected
 
 

@@ -4,6 +4,7 @@ a mount point in the workspace: never removed through, and named in every report
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -124,3 +125,16 @@ def test_a_workspace_with_a_mount_point_is_not_removed_through_it_and_every_repo
     assert all(f"could not remove {base} (" in error.text for base in left)
     assert "left 2 workspace(s) that could not be removed" in reports["md"].read_text("utf-8")
     assert 'class="leftovers"' in reports["html"].read_text("utf-8")
+
+
+def test_a_mount_made_after_the_table_was_read_is_seen(tmp_path, unmount_after):
+    why = _mount_works(tmp_path)
+    if why:
+        pytest.skip(why)
+    base = tmp_path / "base"
+    (base / "point").mkdir(parents=True)
+    assert mounts_below(base) == set()  # read (or known unchanged) before the mount
+    subprocess.run(["mount", "--bind", str(tmp_path / "probe-source"), str(base / "point")], check=True, timeout=30)
+    assert mounts_below(base) == {os.path.realpath(base / "point")}
+    subprocess.run(["umount", str(base / "point")], check=True, timeout=30)
+    assert mounts_below(base) == set()
