@@ -132,3 +132,28 @@ def test_the_names_watched_are_those_of_paths_in_the_workspace_or_under_a_path_k
              "edits": [{"old_string": "/w/q.txt", "new_string": "/elsewhere/not.txt"}], "dir": "/w/sub/"},
             {"text": "line\n/w/no.txt"}]
     assert watch.given_names(args, "/w") == {"b.txt", "c.md", "q.txt", "sub"}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+def test_under_the_sandbox_nothing_lands_in_home_the_temp_roots_two_levels_up_or_through_a_hard_link(tmp_path, victim):
+    """--sandbox prevents what the watch can only report: the same escaping candidate writes nothing
+    on the host; the run sees no escape and passes."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="sandboxed", file=given))
+    spaces = tmp_path / "ws"
+    spaces.mkdir()
+    target = victim / "keep.txt"  # the candidate tries to hard-link it into its workspace and append
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode escape --marker {mark} --arg {target}"
+    folders = [os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", str(spaces)]
+    names = [given, f"escaped-{mark}.txt"]
+    try:
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), "--sandbox")
+        left = [os.path.join(folder, name) for folder in folders for name in names
+                if os.path.lexists(os.path.join(folder, name))]
+    finally:
+        _remove_escaped(folders, names)
+    assert left == []
+    result = outcome.result("hostile/sandboxed")
+    assert outcome.code == 0 and result["verdict"] == "pass", outcome.stdout + outcome.stderr
+    assert "without --sandbox" not in outcome.stderr
