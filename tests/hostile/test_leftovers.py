@@ -138,3 +138,20 @@ def test_a_mount_made_after_the_table_was_read_is_seen(tmp_path, unmount_after):
     assert mounts_below(base) == {os.path.realpath(base / "point")}
     subprocess.run(["umount", str(base / "point")], check=True, timeout=30)
     assert mounts_below(base) == set()
+
+
+def test_under_github_actions_each_leftover_is_an_error_annotation_before_the_failures(monkeypatch, tmp_path):
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from harness.report import github
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    out = io.StringIO()
+    left = Leftover("/dev/shm/harness-x", "2 entries left; mount points not entered, unmount them to remove it: ws/mnt")
+    github.report(Console(file=out), [SimpleNamespace(results=[], spec="cmd:x", leftovers=[left])])
+    assert out.getvalue().splitlines() == [
+        "::error title=workspace left behind by cmd%3Ax::could not remove /dev/shm/harness-x (2 entries left; "
+        "mount points not entered, unmount them to remove it: ws/mnt)"]
