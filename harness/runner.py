@@ -21,7 +21,7 @@ from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepReco
 from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.workspace import Leftover, Remover, Workspace
+from harness.workspace import Enclosure, Leftover, Remover, Workspace
 
 
 class Runner:
@@ -43,6 +43,8 @@ class Runner:
         # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
         self._say_leftovers = say_leftovers
         self._watched: list[str] | None = None  # the folders watched besides the workspace (harness/watch.py)
+        #: The folder around the workspaces, with its canaries: made once, renewed after an escape.
+        self._enclosure: Enclosure | None = None
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
@@ -63,6 +65,7 @@ class Runner:
             with contextlib.suppress(Exception):
                 self.target.stop()
         finally:  # also when a signal cut the stop short: the workspaces still go
+            self._retire_enclosure()
             self._remover.drain()
         self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
         if self._say_leftovers:
@@ -76,6 +79,11 @@ class Runner:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def _retire_enclosure(self) -> None:
+        if self._enclosure is not None:
+            self._remover.remove(self._enclosure)
+            self._enclosure = None
 
     def run_all(self, scenarios: Iterable[Scenario], on_result: Callable[[Result], None] | None = None,
                 stop: Callable[[], bool] | None = None) -> list[Result]:
@@ -117,8 +125,12 @@ class Runner:
             workspace = None
             try:
                 # Made inside the try: a SIGTERM (processes.Terminated) that lands just after it was
-                # made still has it removed; Workspace removes itself when interrupted half-way.
-                workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None)
+                # made still has it removed; Enclosure and Workspace remove what they made when
+                # interrupted half-way. On pyfakefs the workspace makes its own enclosure there.
+                if fs is None and self._enclosure is None:
+                    self._enclosure = Enclosure(parent=self.tmp)
+                workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
+                                      enclosure=self._enclosure if fs is None else None)
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
                                        record_initial=_compares_with_given(scenario))
@@ -129,7 +141,18 @@ class Runner:
                 return self._play(scenario, workspace)
             finally:
                 if fs is None and workspace is not None:
-                    self._remover.remove(workspace)
+                    self._clear(workspace)
+
+    def _clear(self, workspace: Workspace) -> None:
+        """Frees the enclosure for the next scenario: the workspace moved out and removed in the background."""
+        try:
+            tree = workspace.retire()
+        except OSError:  # it cannot be moved (a flag the candidate set): the enclosure goes with it
+            tree = None
+        if tree is not None:
+            self._remover.remove(tree)
+        if workspace.enclosure.spoiled:  # an escape was reported, or a move failed: a fresh one next
+            self._retire_enclosure()
 
     def _skip_reason(self, scenario: Scenario) -> str | None:
         reason = self.target.skip_reason(scenario)  # the target knows best why (and what would help)

@@ -17,8 +17,9 @@ Masks -- what is volatile from run to run is replaced, so that two runs give byt
 =====================  =====================================================  =================
 what                   recognised as                                          becomes
 =====================  =====================================================  =================
-workspace root         ``<any dir>/harness-<8 chars>/ws`` (the runner's       ``${workspace}``
-                       temporary workspace), anywhere in any string or name
+workspace root         ``<any dir>/harness-<8 chars>/ws`` or ``…/ws-<n>``     ``${workspace}``
+                       (the runner's temporary workspaces), anywhere in any
+                       string or name
 workspace base         ``<any dir>/harness-<8 chars>`` (holds the canaries)   ``${base}``
 temporary file names   Python ``tempfile`` names ``tmp<8 chars>``; atomic-    ``tmp${random}``,
                        write names ``[.]<name>.<8+ hex digits>.tmp``          ``<name>.${random}.tmp``
@@ -74,6 +75,8 @@ RECORDED_VERDICTS = frozenset({"pass", "fail", "recorded"})
 
 _BASE = re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-[a-z0-9_]{8}(?![a-z0-9_])""")
 _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # A run's later workspaces beside the first ("…/ws-2") are the workspace as well.
+    (re.compile(r"(\$\{base\}/ws)-[0-9]+(?![\w-])"), r"\1"),
     # "…/ws" ends where a name cannot go on: "/ws/a", "/ws'", "/ws." at a sentence's end; not "/ws2", "/ws.bak".
     (re.compile(r"\$\{base\}/ws(?![\w-]|\.\w)"), "${workspace}"),
     (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),

@@ -1,9 +1,10 @@
 """The scenario's workspace on disk: made from ``given``, changed by actions, read back for ``then``.
 
-Each scenario gets a fresh temporary folder laid out as ``<base>/ws`` (the workspace), with canary
-files around it (``<base>/canary.txt`` and ``<base>/sibling/canary.txt``). After the scenario, the
-canaries and the set of entries in ``<base>`` are checked, so a target that writes outside its
-workspace is caught naming the path. The whole base is removed afterwards.
+Each scenario gets a fresh, empty workspace ``<base>/ws``, with canary files around it
+(``<base>/canary.txt`` and ``<base>/sibling/canary.txt``). The base and its canaries (an
+:class:`Enclosure`) are made once per run; after each scenario the canaries and the set of
+entries in ``<base>`` are checked, so a target that writes outside its workspace is caught naming
+the path, and the workspace is moved out and removed. The whole base is removed at the end.
 
 Everything the harness does here is contained (harness/safepath.py): paths are walked from a
 descriptor of the root with ``O_NOFOLLOW``, so no operation of the harness's own goes through a
@@ -45,24 +46,138 @@ TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content diff or a hex window
 
 
-class Workspace:
-    """A fresh workspace with canaries around it; ``remove`` (or a Remover) deletes it afterwards."""
+class Enclosure:
+    """The folder around workspaces, with its canaries: made once per run, checked by stat after each scenario.
 
-    def __init__(self, prefix: str = "harness-", parent: str | None = None, *, contained: bool = True) -> None:
-        # On pyfakefs (``contained=False``) nothing real can be reached: plain path operations do.
-        self.contained = contained
+    Laid out as ``<base>/canary.txt``, ``<base>/sibling/canary.txt`` and one workspace at a time:
+    ``<base>/ws`` first, then ``<base>/ws-2``, ``<base>/ws-3``... (a fresh path each, so nothing a
+    candidate keeps by path carries over). A finished workspace is moved out (one rename) to a
+    private trash folder beside the base and removed from there. After each scenario
+    :meth:`escapes` compares each canary's ``lstat`` (inode, ctime, mtime, size, mode, links)
+    with the one taken when it was made, reads its bytes again (a write through ``mmap`` may move no time
+    stamp), compares the sibling
+    folder's ``lstat`` (an entry made or removed there moves its mtime) and lists the base. The
+    canaries are made, then the harness waits until the kernel's coarse clock has passed their
+    ctime (at most one tick, once per run): any later write to them gets a later ctime, so a
+    rewrite that restores content and mtime is still caught. Once something is found the
+    enclosure is spoiled: the runner retires it (removes it whole) and the next scenario gets a
+    fresh one, so each escape is reported once, for the scenario that made it.
+    """
+
+    def __init__(self, prefix: str = "harness-", parent: str | None = None) -> None:
         self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        self._prefix, self._parent = prefix, parent
+        self.trash: Path | None = None  # made when the first workspace is moved out
+        self.spoiled = False
+        self.made = 0  # workspaces placed so far
+        self.current = "ws"  # the name of the workspace placed last
         try:
-            self.root = self.base / "ws"
-            self.root.mkdir()
-            (self.base / "canary.txt").write_bytes(CANARY)
+            canaries = (self.base / "canary.txt", self.base / "sibling" / "canary.txt")
             (self.base / "sibling").mkdir()
-            (self.base / "sibling" / "canary.txt").write_bytes(CANARY)
-            # A canary rewritten and restored (content and mtime) still has a new ctime; replaced, a new inode.
-            self._canaries = {path: _signature(path) for path in (self.base / "canary.txt",
-                                                                    self.base / "sibling" / "canary.txt")}
+            for canary in canaries:
+                canary.write_bytes(CANARY)
+            _wait_past(max(os.lstat(canary).st_ctime_ns for canary in canaries))
+            self._canaries = {canary: _signature(canary) for canary in canaries}
+            self._sibling = _signature(self.base / "sibling")
         except BaseException:  # a full disk, or SIGTERM (processes.Terminated) half-way: nothing is left behind
             shutil.rmtree(self.base, ignore_errors=True)
+            raise
+
+    def escapes(self) -> list[str]:
+        """Returns what was created, changed or removed around the workspace since the enclosure was made."""
+        found: list[str] = []
+        for canary, signature in self._canaries.items():
+            now = _signature(canary)
+            if now is None:
+                continue  # reported as removed below (or its sibling folder went)
+            if now[:2] != signature[:2]:  # type: ignore[index]
+                found.append(f"changed {canary} (rewritten: inode or ctime differs)")
+            elif now != signature or _head(canary, len(CANARY) + 1) != CANARY:
+                found.append(f"changed {canary}")
+        present = set(os.listdir(self.base))
+        expected = {self.current, "canary.txt", "sibling"}
+        found += [f"created {self.base / name}" for name in sorted(present - expected)]
+        found += [f"removed {self.base / name}" for name in sorted(expected - present)]
+        sibling = self.base / "sibling"
+        now = _signature(sibling)
+        if now is not None and now != self._sibling:
+            with contextlib.suppress(OSError):
+                extra = sorted(set(os.listdir(sibling)) - {"canary.txt"})
+                found += [f"created {sibling / name}" for name in extra]
+            for canary in self._canaries:
+                if canary.parent == sibling and not os.path.lexists(canary):
+                    found.append(f"removed {canary}")
+            if not any(f.startswith(("created", "removed")) and str(sibling) in f for f in found):
+                found.append(f"changed {sibling} (entries made or removed there)")
+        if found:
+            self.spoiled = True
+        return found
+
+    def place(self) -> Path:
+        """Makes the next workspace, empty: ``<base>/ws``, then ``<base>/ws-2``..."""
+        self.made += 1
+        name = "ws" if self.made == 1 else f"ws-{self.made}"
+        (self.base / name).mkdir()
+        self.current = name
+        return self.base / name
+
+    def move_out(self, root: Path) -> "Tree | None":
+        """Moves a finished workspace into the trash (one rename); returns it for removal, or None if it is gone.
+
+        Raises OSError when it cannot be moved (the enclosure is then spoiled: retire it whole).
+        """
+        if not os.path.lexists(root):
+            return None
+        try:
+            if self.trash is None:
+                self.trash = Path(tempfile.mkdtemp(prefix=self._prefix + "trash-", dir=self._parent))
+            place = self.trash / root.name
+            os.rename(root, place)
+        except OSError:
+            self.spoiled = True
+            raise
+        return Tree(place)
+
+    def remove(self) -> "Leftover | None":
+        """Removes the trash and the base (see :func:`remove_tree`); returns what could not be removed, or None."""
+        trash = remove_tree(self.trash) if self.trash else None
+        base = remove_tree(self.base)
+        if base and trash:
+            return Leftover(base.path, f"{base.reason}; also {trash}")
+        return base or trash
+
+
+class Tree:
+    """A folder to remove (a finished workspace moved to the trash); what a :class:`Remover` takes."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+
+    def remove(self) -> "Leftover | None":
+        """Removes it; returns what could not be removed, or None."""
+        return remove_tree(self.base)
+
+
+class Workspace:
+    """A fresh workspace with canaries around it; ``remove`` (or a Remover) deletes it afterwards.
+
+    Given an :class:`Enclosure` (the runner's, made once per run) the workspace is its ``ws``
+    folder and ``remove`` takes the workspace alone; without one it makes its own (as a single
+    workspace made by hand does), and ``remove`` takes the whole enclosure.
+    """
+
+    def __init__(self, prefix: str = "harness-", parent: str | None = None, *, contained: bool = True,
+                 enclosure: Enclosure | None = None) -> None:
+        # On pyfakefs (``contained=False``) nothing real can be reached: plain path operations do.
+        self.contained = contained
+        self._owned = enclosure is None
+        self.enclosure = Enclosure(prefix, parent) if enclosure is None else enclosure
+        self.base = self.enclosure.base
+        try:
+            self.root = self.enclosure.place()
+        except BaseException:  # a full disk, or SIGTERM (processes.Terminated) half-way: nothing is left behind
+            if self._owned:
+                self.enclosure.remove()
             raise
         self.initial: dict[str, dict[str, Any]] = {}
         # The bytes `given` laid out (small files only): a changed file is then shown as a diff.
@@ -71,39 +186,18 @@ class Workspace:
         self._states: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def remove(self) -> "Leftover | None":
-        """Removes the workspace and everything around it, whatever modes or flags the candidate left.
+        """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
+        candidate left (see :func:`remove_tree`). Returns why it could not be removed, or None."""
+        return self.enclosure.remove() if self._owned else remove_tree(self.root)
 
-        Folders are made searchable first (mode 000 trees); what still resists (an immutable
-        flag) gets ``chattr -R -i`` and a second try. A mount point below the base (a candidate
-        running as root may bind-mount a folder from elsewhere into its workspace) is never
-        entered: removing through it would delete what it shows from outside. Returns what could
-        not be removed, or None.
+    def retire(self) -> "Tree | Workspace | None":
+        """Frees the enclosure's place at once: the workspace is moved to the trash and returned for removal.
+
+        A workspace with its own enclosure is returned whole. Raises OSError when it cannot be moved.
         """
-        if not os.path.lexists(self.base):
-            return None
-        mounts = mounts_below(self.base)
-        if mounts:
-            _remove_around(self.base, mounts)
-            if not os.path.lexists(self.base):
-                return None
-            names = ", ".join(sorted(os.path.relpath(m, os.path.realpath(self.base)) for m in mounts))
-            return Leftover(str(self.base), f"{_count(self.base, mounts)} entries left; mount points not "
-                                            f"entered, unmount them to remove it: {names}")
-        for attempt in range(2):
-            for dirpath, dirnames, _ in os.walk(self.base):
-                for name in dirnames:
-                    path = os.path.join(dirpath, name)
-                    if not os.path.islink(path):
-                        with contextlib.suppress(OSError):
-                            os.chmod(path, 0o700)
-            with contextlib.suppress(OSError):
-                os.chmod(self.base, 0o700)
-            shutil.rmtree(self.base, ignore_errors=True)
-            if not os.path.lexists(self.base):
-                return None
-            if attempt == 0 and shutil.which("chattr"):
-                subprocess.run(["chattr", "-R", "-i", "-a", str(self.base)], capture_output=True, timeout=60)
-        return Leftover(str(self.base), f"{_count(self.base, set())} entries left")
+        if self._owned:
+            return self
+        return self.enclosure.move_out(self.root)
 
     # -- given -------------------------------------------------------------------------------
 
@@ -305,28 +399,9 @@ class Workspace:
     def escapes(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Returns what was created, changed or removed around the workspace (canaries by content,
         inode and ctime; siblings), and, given the workspace's ``state``, files hard-linked outside it."""
-        found: list[str] = []
-        for canary, signature in getattr(self, "_canaries", {}).items():
-            now = _signature(canary)
-            if now is not None and now != signature:
-                found.append(f"changed {canary} (rewritten: inode or ctime differs)")
+        found = self.enclosure.escapes()
         if state is not None:
             found += self.hard_links_out(state)
-        expected = {"ws", "canary.txt", "sibling"}
-        present = set(os.listdir(self.base))
-        found += [f"created {self.base / name}" for name in sorted(present - expected)]
-        found += [f"removed {self.base / name}" for name in sorted(expected - present)]
-        for canary in (self.base / "canary.txt", self.base / "sibling" / "canary.txt"):
-            try:
-                if (canary.is_symlink() or canary.read_bytes() != CANARY) and not any(
-                        f.startswith(f"changed {canary} ") for f in found):
-                    found.append(f"changed {canary}")
-            except OSError:
-                pass  # reported as removed above, or the sibling itself went
-        sibling = self.base / "sibling"
-        if sibling.is_dir() and set(os.listdir(sibling)) != {"canary.txt"}:
-            extra = sorted(set(os.listdir(sibling)) - {"canary.txt"})
-            found += [f"created {sibling / name}" for name in extra]
         return found
 
     # -- then --------------------------------------------------------------------------------
@@ -614,19 +689,19 @@ def _count(base: Path, mounts: set[str]) -> int:
 
 
 class Remover:
-    """Removes finished workspaces on a background thread, so the next scenario need not wait.
+    """Removes finished workspaces (and enclosures) on a background thread, so the next scenario need not wait.
 
     Deleting a tree is mostly system calls, which run beside the next scenario's work on another
     core; ``drain`` waits until every workspace handed over is gone.
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[Workspace | None] = queue.Queue()
+        self._queue: queue.Queue[Workspace | Tree | Enclosure | None] = queue.Queue()
         self.leftovers: list[Leftover] = []  # workspaces that could not be removed: every report names them
         self._thread: threading.Thread | None = None
 
-    def remove(self, workspace: Workspace) -> None:
-        """Schedules ``workspace`` for removal."""
+    def remove(self, workspace: Workspace | Tree | Enclosure) -> None:
+        """Schedules ``workspace`` (anything with ``base`` and ``remove()``) for removal."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
             self._thread.start()
@@ -787,12 +862,76 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _signature(path: Path) -> tuple[int, int] | None:
+def _signature(path: Path) -> tuple[int, ...] | None:
+    """Returns what a write, a replacement or a new entry changes: inode and ctime first, then the rest."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
-    return info.st_ino, info.st_ctime_ns
+    return info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size, info.st_mode, info.st_nlink
+
+
+def _head(path: Path, size: int) -> bytes | None:
+    """Returns the first ``size`` bytes of a regular file (never through a link, never a FIFO), or None."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    finally:
+        os.close(fd)
+
+
+def _wait_past(ctime_ns: int) -> None:
+    """Returns once the clock file times are taken from (the coarse one) is past ``ctime_ns``: then any
+    later change of the file gets a later ctime, however coarse the file system's time stamps are."""
+    clock = getattr(time, "CLOCK_REALTIME_COARSE", time.CLOCK_REALTIME)
+    deadline = time.monotonic() + 0.1  # a clock set back must not hold the run
+    while time.clock_gettime_ns(clock) <= ctime_ns and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def remove_tree(base: Path) -> "Leftover | None":
+    """Removes ``base`` and everything under it, whatever modes or flags a candidate left.
+
+    Folders are made searchable first (mode 000 trees); what still resists (an immutable flag)
+    gets ``chattr -R -i`` and a second try. A mount point below the base (a candidate running as
+    root may bind-mount a folder from elsewhere into its workspace) is never entered: removing
+    through it would delete what it shows from outside. Returns what could not be removed, or None.
+    """
+    if not os.path.lexists(base):
+        return None
+    mounts = mounts_below(base)
+    if mounts:
+        _remove_around(base, mounts)
+        if not os.path.lexists(base):
+            return None
+        names = ", ".join(sorted(os.path.relpath(m, os.path.realpath(base)) for m in mounts))
+        return Leftover(str(base), f"{_count(base, mounts)} entries left; mount points not "
+                                   f"entered, unmount them to remove it: {names}")
+    for attempt in range(2):
+        if attempt or not _plain_rmtree(base):
+            for dirpath, dirnames, _ in os.walk(base):
+                for name in dirnames:
+                    path = os.path.join(dirpath, name)
+                    if not os.path.islink(path):
+                        with contextlib.suppress(OSError):
+                            os.chmod(path, 0o700)
+            with contextlib.suppress(OSError):
+                os.chmod(base, 0o700)
+            shutil.rmtree(base, ignore_errors=True)
+        if not os.path.lexists(base):
+            return None
+        if attempt == 0 and shutil.which("chattr"):
+            subprocess.run(["chattr", "-R", "-i", "-a", str(base)], capture_output=True, timeout=60)
+    return Leftover(str(base), f"{_count(base, set())} entries left")
+
+
+def _plain_rmtree(base: Path) -> bool:
+    """Tries a plain removal first (what nearly every workspace needs); returns whether it is gone."""
+    shutil.rmtree(base, ignore_errors=True)
+    return not os.path.lexists(base)
 
 
 def _mtime_ns_at(dir_fd: int, name: str) -> int | None:

@@ -169,6 +169,62 @@ def test_a_write_outside_the_workspace_is_an_escape_failure(scenario_from):
     assert "stolen.txt" in result.reason and "canary.txt" in result.reason
 
 
+def test_canaries_are_made_once_per_run_and_every_workspace_is_fresh(scenario_from):
+    target = ScriptedTarget({"Read": CallResult(output="     1→x")})
+    canaries = []
+
+    def read(workspace: Path, args):
+        canaries.append(os.lstat(workspace.parent / "canary.txt").st_ino)
+        return CallResult(output="     1→x")
+
+    target.answers["Read"] = read
+    with Runner(target) as runner:
+        verdicts = [runner.run(scenario_from(READ)).verdict for _ in range(4)]
+        assert not any(w.exists() for w in target.workspaces[:-1]), "a finished workspace is still there"
+    assert verdicts == [Verdict.PASS] * 4
+    assert len(set(canaries)) == 1 and len({w.parent for w in target.workspaces}) == 1
+    assert len(set(target.workspaces)) == 4 and not target.workspaces[0].parent.exists()
+
+
+def test_an_escape_is_reported_for_its_scenario_alone_and_the_next_gets_fresh_canaries(scenario_from):
+    def rewrite_and_restore(workspace: Path, args):
+        canary = workspace.parent / "canary.txt"
+        info = os.lstat(canary)
+        canary.write_bytes(canary.read_bytes())  # the same bytes, the same mtime: only the ctime moves
+        os.utime(canary, ns=(info.st_atime_ns, info.st_mtime_ns))
+        return CallResult(output="     1→x")
+
+    def quiet(workspace: Path, args):
+        return CallResult(output="     1→x")
+
+    target = ScriptedTarget({"Read": rewrite_and_restore})
+    with Runner(target) as runner:
+        first = runner.run(scenario_from(READ))
+        target.answers["Read"] = quiet
+        second = runner.run(scenario_from(READ))
+    assert first.verdict is Verdict.FAIL and "canary.txt (rewritten" in first.reason
+    assert second.verdict is Verdict.PASS, second.reason
+    assert target.workspaces[0].parent != target.workspaces[1].parent
+
+
+def test_a_canary_changed_in_place_and_an_entry_made_and_removed_beside_are_escapes(scenario_from):
+    import mmap
+
+    def through_mmap(workspace: Path, args):
+        with open(workspace.parent / "sibling" / "canary.txt", "r+b") as handle, mmap.mmap(handle.fileno(), 0) as m:
+            m[0:1] = b"C"
+        return CallResult(output="     1→x")
+
+    def made_and_removed(workspace: Path, args):
+        (workspace.parent / "sibling" / "gone.txt").write_text("x")
+        (workspace.parent / "sibling" / "gone.txt").unlink()
+        return CallResult(output="     1→x")
+
+    for answer, said in ((through_mmap, "sibling/canary.txt"), (made_and_removed, "sibling (entries made")):
+        result, _ = run(scenario_from(READ), ScriptedTarget({"Read": answer}))
+        assert result.verdict is Verdict.FAIL and said in result.reason, result.reason
+
+
 def test_step_level_then_is_checked_right_after_the_call(scenario_from):
     text = READ + """\
     then:

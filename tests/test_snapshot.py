@@ -22,6 +22,8 @@ def snapshot_files(root: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("text, masked", [
     ("not absolute: /tmp/harness-yilx478d/ws/keep2.txt.", "not absolute: ${workspace}/keep2.txt."),
     ("/private/var/T/harness-ab_12cd3/ws/a", "${workspace}/a"),
+    ("/tmp/harness-ab_12cd3/ws-12/a and /tmp/harness-ab_12cd3/ws-3.", "${workspace}/a and ${workspace}."),
+    ("/tmp/harness-ab_12cd3/ws-2x", "${base}/ws-2x"),
     ("/tmp/harness-ab_12cd3/canary.txt", "${base}/canary.txt"),
     ("/tmp/harness-ab_12cd3/wsx", "${base}/wsx"),
     ("file:///tmp/harness-ab_12cd3/ws/a.txt", "file://${workspace}/a.txt"),

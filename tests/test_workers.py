@@ -30,7 +30,8 @@ def _without_timings(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_timings(v) for v in value]
     if isinstance(value, str):
-        return re.sub(r"/[^\s'\"]*?harness-[A-Za-z0-9_]+/", "<base>/", value)
+        value = re.sub(r"/[^\s'\"]*?harness-[A-Za-z0-9_]+/", "<base>/", value)
+        return re.sub(r"<base>/ws-[0-9]+(?![\w-])", "<base>/ws", value)  # a run's later workspaces
     return value
 
 
