@@ -124,11 +124,17 @@ class Enclosure:
     def move_out(self, root: Path) -> "Tree | None":
         """Moves a finished workspace into the trash (one rename); returns it for removal, or None if it is gone.
 
-        Raises OSError when it cannot be moved (the enclosure is then spoiled: retire it whole).
+        A workspace with a mount point below it is not moved (None; the enclosure is then spoiled:
+        retire it whole). Raises OSError when it cannot be moved (spoiled as well).
         """
         if not os.path.lexists(root):
             return None
         try:
+            if mounts_below(root):
+                # Never moved: the mount table is read again only when a mount changes, not when a folder
+                # above one is renamed, so the removal would not know it. The enclosure goes whole.
+                self.spoiled = True
+                return None
             if self.trash is None:
                 self.trash = Path(tempfile.mkdtemp(prefix=self._prefix + "trash-", dir=self._parent))
             place = self.trash / root.name
