@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import jmespath
-import jsonschema
 
+from harness import schemas
 from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents, read_yaml_text
 
 try:  # linear-time matching when google-re2 is installed
@@ -197,8 +197,8 @@ class Binding:
         mapped, origins = self.trace(name, original)
         for error in _schema_errors(schema, mapped):
             if _blames_binding(error, origins, original, name in self.tools):
-                where = "/".join(str(p) for p in error.absolute_path) or "the arguments"
-                rule = "/".join(str(p) for p in error.absolute_schema_path) or "top level"
+                where = "/".join(str(p) for p in error.instance_path) or "the arguments"
+                rule = "/".join(str(p) for p in error.schema_path) or "top level"
                 raise ArgumentMismatch(
                     f"the binding {self.where(name)} maps {self.describe(name)} to arguments the tool's inputSchema "
                     f"rejects: at {where}: {error.message} (schema rule {rule})")
@@ -227,9 +227,8 @@ class Binding:
 
 def _schema_errors(schema: dict[str, Any], instance: Any) -> list[Any]:
     try:
-        cls = jsonschema.validators.validator_for(schema)
-        return list(cls(schema).iter_errors(instance))
-    except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError, RecursionError):
+        return schemas.errors(schemas.validator(schema), instance)
+    except schemas.SchemaInvalid:
         return []  # a server's broken schema is not the binding's fault
 
 
@@ -239,11 +238,12 @@ def _blames_binding(error: Any, origins: dict[tuple, tuple], original: Mapping[s
     A required argument nothing produces is the binding's to produce when it builds the tool's
     arguments (``args``), and the scenario's to pass when the arguments pass through as they are.
     """
-    path = tuple(error.absolute_path)
+    path = tuple(error.instance_path)
     builds = bound and any(kind not in ("pass", "consumed") for kind, *_ in origins.values())
     consumed = origins.get((), ("consumed", frozenset()))[1]
-    if error.validator == "required":
-        missing = [m for m in error.validator_value if isinstance(error.instance, dict) and m not in error.instance]
+    rule = schemas.keyword(error)
+    if rule == "required":
+        missing = [schemas.missing(error)] if isinstance(error.instance, dict) else []
         for key in missing:
             origin = origins.get(path + (key,))
             if origin is not None and origin[0] == "absent":
@@ -252,10 +252,8 @@ def _blames_binding(error: Any, origins: dict[tuple, tuple], original: Mapping[s
                 continue  # arguments pass through as they are: the scenario's own argument, left out
             return True
         return False
-    if error.validator in ("additionalProperties", "unevaluatedProperties"):
-        extra = [k for k in (error.instance or {}) if k not in error.schema.get("properties", {})] \
-            if isinstance(error.instance, dict) else []
-        for key in extra:
+    if rule in ("additionalProperties", "unevaluatedProperties"):
+        for key in schemas.unexpected(error):
             origin = origins.get(path + (key,))
             if origin is None or origin[0] != "pass" or bound:
                 return True

@@ -16,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema_rs
 import yaml
+
+from harness import schemas
 
 BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -75,46 +76,34 @@ def packaged_schema(name: str) -> dict[str, Any]:
 
 
 class SchemaChecker:
-    """Checks documents against one JSON Schema: a fast validator clears valid documents, the
-    explaining one (slow, but its errors carry the context that locates a problem) runs only on
-    invalid ones."""
+    """Checks documents against one packaged JSON Schema (harness.schemas: one validator decides and
+    explains), turning each error into (field path, message, whether the line is the key's)."""
 
     def __init__(self, schema: dict[str, Any], *, matchers: Iterable[str] = ()) -> None:
         self.schema = schema
         self.matchers = sorted(matchers)  # the names an unknown ``$`` key is suggested from
-        # The regex format as the explaining validator (and the matchers) read it: Python's re, not ECMA's.
-        self._fast = jsonschema_rs.validator_for(schema, validate_formats=True, formats={"regex": _is_regex})
-
-    @functools.cached_property
-    def _explaining(self) -> Any:
-        # jsonschema is imported only once a document is invalid: it is a good part of the start-up.
-        import jsonschema
-        cls = jsonschema.validators.validator_for(self.schema)
-        return cls(self.schema, format_checker=cls.FORMAT_CHECKER)
+        # The regex format as the matchers read it: Python's re, not ECMA's.
+        self._validator = schemas.validator(schema, formats={"regex": _is_regex})
 
     def is_valid(self, document: Any) -> bool:
         """Returns whether ``document`` follows the schema."""
-        return self._fast.is_valid(document)
+        return self._validator.is_valid(document)
 
     def problems(self, document: Any) -> ErrorList:
         """Returns every schema violation of ``document`` as (field path, message, at_key), sorted."""
-        if self.is_valid(document):
-            return []
         out: ErrorList = []
-        for error in self._explaining.iter_errors(document):
-            error = _most_relevant(error)
-            field_path = list(error.absolute_path)
+        for error in schemas.errors(self._validator, document):
+            field_path = list(error.instance_path)
             message = error.message
             at_key = False
-            if error.validator == "additionalProperties":
-                unexpected = re.findall(r"'([^']+)' (?:was|were) unexpected", message)
-                names = re.findall(r"'([^']+)'", message.split("(")[-1]) if not unexpected else unexpected
-                if names:
-                    field_path = field_path + [names[0]]
-                    at_key = True
-                    message = unknown_key(names[0], sorted(error.schema.get("properties", {})), self.matchers)
-            elif error.validator == "required":
-                message = error.message.replace("is a required property", "is required")
+            rule = schemas.keyword(error)
+            if rule == "additionalProperties" and schemas.unexpected(error):
+                name = schemas.unexpected(error)[0]
+                field_path = field_path + [name]
+                at_key = True
+                message = unknown_key(name, schemas.properties_of(self.schema, error), self.matchers)
+            elif rule == "required":
+                message = message.replace("is a required property", "is required")
             out.append((field_path, message, at_key))
         out.sort(key=lambda item: [str(part) for part in item[0]])
         return out
@@ -126,23 +115,6 @@ def _is_regex(text: str) -> bool:
     except (re.error, RecursionError, OverflowError):
         return False
     return True
-
-
-def _most_relevant(error: Any) -> Any:
-    """For oneOf/anyOf failures, descends into the branch the author most likely meant.
-
-    That is the branch with the fewest errors, not counting branches of the wrong type at all;
-    within it, the deepest error (an unknown key first).
-    """
-    while error.context:
-        branches: dict[Any, list[Any]] = {}
-        for sub in error.context:
-            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-        chosen = min(branches.values(), key=lambda errs: (
-            all(e.validator == "type" and len(e.relative_schema_path) <= 2 for e in errs), len(errs),
-            not any(e.validator == "additionalProperties" for e in errs)))
-        error = max(chosen, key=lambda e: (len(e.absolute_path), e.validator == "additionalProperties"))
-    return error
 
 
 def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:

@@ -19,8 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema_rs
-
+from harness import schemas
 from harness.problems import FileProblems, Problem, SchemaChecker, located, packaged_schema, parse_documents, read_yaml_text
 
 FILE_NAME = "profile.yaml"
@@ -53,7 +52,7 @@ class Tool:
         """Returns whether ``args`` names documented arguments only and fits the schema (decided fast)."""
         concrete = _concrete(args)
         known = self.argument_names
-        return all(name in known for name in concrete) and _fast_checker(self.arguments).is_valid(concrete)
+        return all(name in known for name in concrete) and _is_valid(self.arguments, concrete)
 
     def argument_problems(self, args: dict[str, Any]) -> list[tuple[list[Any], str]]:
         """Returns what in ``args`` breaks the argument schema, or names no documented argument.
@@ -71,9 +70,9 @@ class Tool:
                 close = difflib.get_close_matches(str(name), known, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 out.append(([name], f"{self.name} has no argument {name!r} ({hint}arguments: {', '.join(known) or 'none'})"))
-        for error in _checker(self.arguments).iter_errors(concrete):
-            path = list(error.absolute_path)
-            if error.validator == "additionalProperties":
+        for error in _errors(self.arguments, concrete):
+            path = list(error.instance_path)
+            if schemas.keyword(error) == "additionalProperties":
                 continue  # reported above, by name
             message = error.message.replace("is a required property", "is required")
             out.append((path, f"{self.name}: {message}"))
@@ -110,58 +109,23 @@ class Profile:
     def option_problems(self, options: dict[str, Any]) -> list[tuple[list[Any], str]]:
         """Returns what in a scenario's ``options`` the profile's options schema refuses."""
         out: list[tuple[list[Any], str]] = []
-        if _fast_checker(self.options).is_valid(options):
-            return out
-        for error in _checker(self.options).iter_errors(options):
+        for error in _errors(self.options, options):
             message = error.message
-            if error.validator == "additionalProperties":
-                allowed = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
+            if schemas.keyword(error) == "additionalProperties":
+                allowed = ", ".join(schemas.properties_of(self.options, error)) or "none"
                 message = f"{message} (options of {self.name}: {allowed})"
-            out.append((list(error.absolute_path), message))
+            out.append((list(error.instance_path), message))
         return out
 
 
-def _checker(schema: dict[str, Any] | bool) -> Any:
-    """The explaining validator (jsonschema): its errors locate a problem; used once the fast one refused."""
-    return _cached_checker(_freeze(schema))
+def _is_valid(schema: dict[str, Any] | bool, value: Any) -> bool:
+    """Returns whether ``value`` follows a schema of the profile (checked valid when the profile loaded)."""
+    return schemas.validator(schema).is_valid(value)
 
 
-def _fast_checker(schema: dict[str, Any] | bool) -> Any:
-    """The deciding validator (jsonschema-rs): clears valid values without importing jsonschema."""
-    return _cached_fast_checker(_freeze(schema))
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_checker(frozen: Any) -> Any:
-    import jsonschema
-    schema = _thaw(frozen)
-    cls = jsonschema.validators.validator_for(schema) if isinstance(schema, dict) else jsonschema.Draft202012Validator
-    return cls(schema)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_fast_checker(frozen: Any) -> Any:
-    try:
-        return jsonschema_rs.validator_for(_thaw(frozen))
-    except (jsonschema_rs.ValidationError, ValueError):  # a schema only jsonschema takes: it decides alone
-        return _cached_checker(frozen)
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ("d", tuple((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("l", tuple(_freeze(v) for v in value))
-    return ("v", value)
-
-
-def _thaw(frozen: Any) -> Any:
-    kind, value = frozen
-    if kind == "d":
-        return {k: _thaw(v) for k, v in value}
-    if kind == "l":
-        return [_thaw(v) for v in value]
-    return value
+def _errors(schema: dict[str, Any] | bool, value: Any) -> list[Any]:
+    """Returns the errors of ``value`` against a schema of the profile, each narrowed (harness.schemas)."""
+    return schemas.errors(schemas.validator(schema), value)
 
 
 def _concrete(value: Any) -> Any:
@@ -205,27 +169,20 @@ def load_file(path: Path | str) -> Profile:
 def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, bool]]:
     """Checks what the schema cannot: every embedded JSON Schema is one, outcome fields exist."""
     out: list[tuple[list[Any], str, bool]] = []
-    schemas: list[tuple[list[Any], Any]] = [(["options"], document.get("options", True))]
+    embedded: list[tuple[list[Any], Any]] = [(["options"], document.get("options", True))]
     if "events" in document and "schema" in document["events"]:
-        schemas.append((["events", "schema"], document["events"]["schema"]))
+        embedded.append((["events", "schema"], document["events"]["schema"]))
     for name, tool in document["tools"].items():
-        schemas.append((["tools", name, "arguments"], tool["arguments"]))
+        embedded.append((["tools", name, "arguments"], tool["arguments"]))
         if "output" in tool:
-            schemas.append((["tools", name, "output"], tool["output"]))
+            embedded.append((["tools", name, "output"], tool["output"]))
         if tool.get("outcome") and tool.get("failure", "error") == "error" and "output" not in tool:
             out.append((["tools", name, "outcome"], "outcome fields need an `output` schema naming them", False))
-    for field_path, schema in schemas:
-        try:
-            jsonschema_rs.validator_for(schema)  # refuses what is not a schema, without importing jsonschema
-            continue
-        except (jsonschema_rs.ValidationError, ValueError):
-            pass
-        import jsonschema  # the explaining check, for the message and where
-        try:
-            jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            inner = list(exc.absolute_path)
-            out.append((field_path + inner, f"not a valid JSON Schema: {exc.message}", False))
+    for field_path, schema in embedded:
+        problem = schemas.schema_problem(schema)
+        if problem is not None:
+            inner, message = problem
+            out.append((field_path + inner, f"not a valid JSON Schema: {message}", False))
     options = document.get("options")
     if isinstance(options, dict) and options.get("type", "object") != "object":
         out.append((["options", "type"], "session options are an object", False))

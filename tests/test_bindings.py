@@ -258,10 +258,10 @@ def test_every_mistake_is_named_with_its_line_and_field(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text, expected", [
     ("tools: {Write: {tool: w, arsg: {}}}\n", "1: [tools.Write.arsg] unknown key 'arsg'; did you mean 'args'? (allowed: args, drop, failure, output, tool)"),
-    ("tools:\n  Write:\n    args: {n: {arg: x, add: one}}\n", "3: [tools.Write.args.n.add] 'one' is not of type 'integer'"),
-    ("tools:\n  Write:\n    failure: {signals: [isErr]}\n", "3: [tools.Write.failure.signals[0]] 'isErr' is not one of ['isError', 'jsonrpc-error']"),
-    ("profile: x\n", "1: [] 'tools' is required"),
-    ("tools: [a, b]\n", "1: [tools] ['a', 'b'] is not of type 'object'"),
+    ("tools:\n  Write:\n    args: {n: {arg: x, add: one}}\n", '3: [tools.Write.args.n.add] "one" is not of type "integer"'),
+    ("tools:\n  Write:\n    failure: {signals: [isErr]}\n", '3: [tools.Write.failure.signals[0]] "isErr" is not one of "isError" or "jsonrpc-error"'),
+    ("profile: x\n", '1: [] "tools" is required'),
+    ("tools: [a, b]\n", '1: [tools] ["a","b"] is not of type "object"'),
     ("tools:\n  a: 1\n  a: 2\n", "3: [a] invalid YAML: duplicate key 'a'"),
 ])
 def test_schema_mistakes(tmp_path: Path, text: str, expected: str) -> None:
@@ -348,7 +348,7 @@ def test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_t
                                        extra="open_question: what happens?", id="q"))
     assert result.verdict is Verdict.ERROR
     assert f"the binding {tmp_path / 'shaped.yaml'}:4 maps write_text_file (as save_files)" in result.reason
-    assert "'mode' is a required property (schema rule required)" in result.reason
+    assert '"mode" is a required property (schema rule required)' in result.reason
     assert result.steps[0].output is None and result.steps[0].error is None  # never sent
     # an open question whose call was rejected for its shape is no recorded answer
     assert question.verdict is Verdict.ERROR and "inputSchema" in question.reason

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-import jsonschema
+import jsonschema_rs
 
 from harness.cli import main
 
@@ -76,7 +76,7 @@ def test_the_json_report_matches_its_documented_schema(folder, tmp_path):
     main(["run", "--no-builtin", "--scenarios", str(folder), "--json", str(report)])
     document = json.loads(report.read_text("utf-8"))
     schema = json.loads((Path(__file__).parents[1] / "harness/schema/report.schema.json").read_text())
-    jsonschema.validate(document, schema)
+    jsonschema_rs.validate(schema, document)
     assert document["target"]["name"] == "reference"
     assert document["summary"] == {"pass": 1, "fail": 1, "recorded": 0, "skip": 0, "error": 0, "known": 0}
     wrong = next(r for r in document["results"] if r["id"] == "claude-code/read/cli-wrong")

@@ -84,7 +84,7 @@ def test_an_unknown_tool_for_the_profile_names_its_line(tmp_path):
 def test_a_missing_required_field_is_named(tmp_path):
     path = write(tmp_path, GOOD.replace("source: 001-claude-code-read-write-edit.md §Read Tool Behavior\n", ""))
     (problem,) = problems_of(path)
-    assert "'source' is required" in problem.message and problem.line == 1
+    assert '"source" is required' in problem.message and problem.line == 1
 
 
 def test_a_duplicate_yaml_key_is_an_error_not_a_silent_override(tmp_path):

@@ -137,7 +137,7 @@ def test_a_mistyped_or_missing_argument_is_a_lint_error_unless_the_step_says_it_
         expect: {output: {success: false}}
     """
     (problem,) = problems_of(put(folder, "typed.yaml", text))
-    assert problem.field == "steps[0].args.overwrite" and "'yes' is not of type 'boolean'" in problem.message
+    assert problem.field == "steps[0].args.overwrite" and '"yes" is not of type "boolean"' in problem.message
     text = textwrap.dedent(text)
     deliberate = text.replace("  - tool: workspace_create_file\n", "  - tool: workspace_create_file\n    invalid_args: true\n")
     (scenario,) = load_file(put(folder, "typed.yaml", deliberate))
@@ -179,7 +179,7 @@ def test_a_custom_profile_folder_is_loaded_with_its_scenarios(folder):
     typo = put(folder, "put-file/put/typo.yaml", SCENARIO.replace("creates", "typo").replace("content:", "contents:"))
     unknown, missing = problems_of(typo)
     assert unknown.field == "steps[0].args.contents" and "did you mean 'content'" in unknown.message
-    assert missing.field == "steps[0].args" and "'content' is required" in missing.message
+    assert missing.field == "steps[0].args" and '"content" is required' in missing.message
 
 
 def test_a_custom_profile_runs_end_to_end_on_a_real_mcp_server(folder, tmp_path):

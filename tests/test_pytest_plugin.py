@@ -100,4 +100,4 @@ def test_an_invalid_profile_file_is_a_failing_item_naming_the_line(project):
     put(project, "mine/profile.yaml", "name: mine\ntitle: t\ncontract: {document: d.md, title: t}\ntools: {}\n")
     result = project.runpytest("-q")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*invalid profile file*", "*profile.yaml:4: [[]tools] {} should be non-empty*"])
+    result.stdout.fnmatch_lines(["*invalid profile file*", "*profile.yaml:4: [[]tools] {} has less than 1 property*"])

@@ -21,9 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from harness import bindings
+from harness import bindings, schemas
 from harness.targets.commandline import split_command_line
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd_channel import DEFAULT_LINE_CAP, Channel, ChannelError, _excerpt
@@ -55,10 +53,9 @@ class ResponseChecker:
     """
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        cls = jsonschema.validators.validator_for(schema)
         defs = schema["$defs"]
         self._validators = {
-            op: cls({"$defs": defs, "anyOf": [{"$ref": f"#/$defs/{d}"}, {"$ref": "#/$defs/failure-response"}]})
+            op: schemas.validator({"$defs": defs, "anyOf": [{"$ref": f"#/$defs/{d}"}, {"$ref": "#/$defs/failure-response"}]})
             for op, d in (("hello", "hello-response"), ("call", "call-response"), ("open", "ack-response"),
                           ("close", "ack-response"), ("bye", "ack-response"))
         }
@@ -69,13 +66,13 @@ class ResponseChecker:
         key = _skeleton(op, response) if op != "hello" else None
         if key is not None and key in self._valid:
             return None
-        validator = self._validators[op]
-        error = jsonschema.exceptions.best_match(validator.iter_errors(response))
-        if error is None:
+        found = schemas.errors(self._validators[op], response)
+        if not found:
             if key is not None:
                 self._valid.add(key)
             return None
-        where = "/".join(str(p) for p in error.absolute_path) or "top level"
+        error = found[0]
+        where = "/".join(str(p) for p in error.instance_path) or "top level"
         return f"at {where}: {error.message}"
 
 

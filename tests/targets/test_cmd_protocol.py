@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
+import jsonschema_rs
 import pytest
 
 from harness.targets.cmd import ResponseChecker, _skeleton, protocol_schema
@@ -26,11 +26,11 @@ DOC = ROOT / "docs" / "cmd-protocol.md"
 
 def validator(definition: str):
     schema = protocol_schema()
-    return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"})
+    return jsonschema_rs.Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"})
 
 
 def test_the_schema_is_a_valid_json_schema() -> None:
-    jsonschema.Draft202012Validator.check_schema(protocol_schema())
+    jsonschema_rs.meta.validate(protocol_schema())
 
 
 @pytest.mark.parametrize(
