@@ -22,13 +22,20 @@ filesystem server, roots / a server per scenario
 ten targets in one invocation / ten invocations
     ``harness run`` of one profile on ten ``cmd:`` targets at once, against ten ``harness run``
     processes one after the other.
+pytest -n 2 / harness run --jobs 2
+    the catalog through the pytest plugin on two xdist workers, against ``harness run --jobs 2``
+    (both compare the snapshots; new processes, as a user starts them).
 process start
     ``harness list`` as a new process (interpreter start, imports, loading the catalog).
+
+The processes the bench starts get ``PYTHONDONTWRITEBYTECODE`` removed from their environment
+(after a first run that writes the bytecode caches), so they start as on a machine that keeps
+them; the bench says when the variable was set.
 scale
     the catalog copied ``--scale`` times (each copy's ids made unique) on the in-process
     reference with the workspace after each step recorded (as for snapshots and reports): seconds
-    per scenario at each size, and the memory the results hold per scenario (traced allocations
-    still alive after the run, at ``--memory-scale`` copies).
+    per scenario at each size and their ratio to the 1x figure, and the memory the results hold
+    per scenario (traced allocations still alive after the run) at each ``--memory-scale`` size.
 
 Scenarios that require conditions (pyfakefs) are left out everywhere, as in harness/drivers/bench.py.
 It prints the machine's load beside the figures, and never fails on a slow machine.
@@ -149,10 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fs-scenarios", type=int, default=8,
                         help="filesystem-server scenarios timed both ways (default 8; a server per scenario is slow)")
     parser.add_argument("--scale", default="1,10,30", help="catalog copies for the scale figures (default 1,10,30)")
-    parser.add_argument("--memory-scale", type=int, default=10,
-                        help="catalog copies for the memory figure (default 10; tracing allocations is slow)")
+    parser.add_argument("--memory-scale", default="1,10,30",
+                        help="catalog copies for the memory figures (default 1,10,30; tracing allocations is slow)")
     parser.add_argument("--skip", action="append", default=[],
-                        choices=["mcp", "filesystem", "campaign", "start", "scale"],
+                        choices=["mcp", "filesystem", "campaign", "pytest", "start", "scale"],
                         help="leave a figure out (repeatable)")
     args = parser.parse_args(argv)
     repeat = max(1, args.repeat)
@@ -166,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"speed: {len(scenarios)} scenarios, {calls} calls; best of {repeat}; "
           f"{os.cpu_count()} cores, load average {load:.1f} at the start; workspaces in {tmp or tempfile.gettempdir()}")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("  (PYTHONDONTWRITEBYTECODE is set here: removed for the processes the bench starts)")
 
     def ratio(label: str, a: float, b: float, goal: str) -> None:
         print(f"  {label:<44} {a * 1000:9.1f} ms / {b * 1000:9.1f} ms = {a / b if b else float('nan'):5.2f}   ({goal})")
@@ -192,15 +201,36 @@ def main(argv: list[str] | None = None) -> int:
     if "campaign" not in args.skip:
         _campaign(repeat, ratio)
 
+    if "pytest" not in args.skip:
+        _pytest(repeat, ratio)
+
     if "start" not in args.skip:
+        subprocess.run(harness_command("list"), check=True, stdout=subprocess.DEVNULL, env=_env())  # caches
         (start,) = best(max(repeat, 5), lambda: subprocess.run(harness_command("list"), check=True,
-                                                                stdout=subprocess.DEVNULL))
+                                                                stdout=subprocess.DEVNULL, env=_env()))
         print(f"  {'process start (harness list)':<44} {start * 1000:9.1f} ms   (goal: under 300 ms)")
     if "scale" not in args.skip:
-        _scale(scenarios, [int(n) for n in args.scale.split(",") if n.strip()], args.memory_scale, tmp)
+        _scale(scenarios, [int(n) for n in args.scale.split(",") if n.strip()],
+               [int(n) for n in args.memory_scale.split(",") if n.strip()], tmp)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"  load average at the end: {load:.1f}")
     return 0
+
+
+def _env() -> dict[str, str]:
+    """Returns the environment of the processes the bench starts: bytecode caches kept, as usual."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _pytest(repeat: int, ratio: Callable[..., None]) -> None:
+    pytest = [sys.executable, "-m", "pytest", "scenarios", "-q", "-n", "2", "-p", "no:cacheprovider"]
+    harness = harness_command("run", "-q", "--jobs", "2")
+
+    def run(argv: list[str]) -> Callable[[], Any]:
+        return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    run(pytest)()  # the first run writes the bytecode caches (pytest's rewritten modules too)
+    slow, fast = best(repeat, run(pytest), run(harness))
+    ratio("pytest -n 2 / harness run --jobs 2", slow, fast, "goal: at most 1.5")
 
 
 def _filesystem(cat: Any, count: int, tmp: str | None, ratio: Callable[..., None]) -> None:
@@ -255,16 +285,19 @@ def copies(scenarios: list[Scenario], factor: int) -> list[Scenario]:
     return [dataclasses.replace(s, id=f"{s.id}~{k}") if k else s for k in range(factor) for s in scenarios]
 
 
-def _scale(scenarios: list[Scenario], factors: list[int], memory_factor: int, tmp: str | None) -> None:
+def _scale(scenarios: list[Scenario], factors: list[int], memory_factors: list[int], tmp: str | None) -> None:
     import gc
     import tracemalloc
+    first = None
     for factor in factors:
         chosen = copies(scenarios, factor)
         seconds = timed(catalog_run(lambda: ReferenceTarget("reference"), chosen, record_states=True, tmp=tmp))
+        each = seconds / len(chosen)
+        first = first or each
         print(f"  {f'scale {factor}x: {len(chosen)} scenarios':<44} {seconds:9.2f} s   "
-              f"{seconds / len(chosen) * 1000:6.2f} ms per scenario   (goal: the same at every size)")
-    if memory_factor > 0:
-        chosen = copies(scenarios, memory_factor)
+              f"{each * 1000:6.2f} ms per scenario, {each / first:4.2f} x the first   (goal: the same at every size)")
+    for factor in memory_factors:
+        chosen = copies(scenarios, factor)
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
@@ -272,8 +305,8 @@ def _scale(scenarios: list[Scenario], factors: list[int], memory_factor: int, tm
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before
         tracemalloc.stop()
-        print(f"  {f'memory held by {len(chosen)} results':<44} {held / 2**20:9.1f} MiB   "
-              f"{held / len(chosen) / 1024:6.1f} KiB per scenario   (goal: under 20 KB)")
+        print(f"  {f'memory held by {len(chosen)} results ({factor}x)':<44} {held / 2**20:9.1f} MiB   "
+              f"{held / len(chosen) / 1000:6.1f} KB per scenario   (goal: under 20 KB)")
         del runs
 
 
