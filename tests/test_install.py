@@ -50,6 +50,31 @@ def test_building_and_installing_prints_no_warning(built):
     assert not any(r.startswith(("pytest-xdist", "hypothesis")) for r in runtime), runtime
     assert any(r.startswith("pytest-xdist") and "extra == \"test\"" in r for r in requires)
     assert "License-Expression: MIT" in metadata
+    names = subprocess.run([sys.executable, "-c", f"import zipfile; print(*zipfile.ZipFile({str(wheel)!r}).namelist())"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    catalog = [n for n in names if n.startswith("harness/builtin_scenarios/") and n.endswith(".yaml")]
+    assert len(catalog) == len(list((ROOT / "scenarios").rglob("*.yaml")))
+
+
+def test_an_editable_install_prints_no_warning_and_runs_the_checkout(built):
+    # `make` installs the clone editable: a package mapped to a folder of another name made setuptools
+    # use an import hook and print its "Editable installation" warning block.
+    work, _, _ = built
+    clone, venv = work / "clone", work / "editable-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True, env=ENV).stdout.strip())
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # as below: not under test
+    out = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-e", str(clone)],
+                         capture_output=True, text=True, env=ENV)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout + out.stderr
+    assert [line for line in text.splitlines() if "warn" in line.lower() and MACHINE_NOISE not in line] == []
+    assert "Editable installation" not in text
+    where = subprocess.run([str(python), "-c", "import harness.profiles as p; print(p.__file__); print(p.builtin_dir())"],
+                           cwd=work, capture_output=True, text=True, check=True, env=ENV).stdout.split()
+    assert where == [str(clone / "harness" / "profiles.py"), str(clone / "scenarios")]
 
 
 def test_pytest_harness_catalog_runs_in_another_project_with_a_venv(built):
