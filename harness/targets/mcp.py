@@ -63,7 +63,17 @@ PREFIX = "mcp:"
 HTTP_PREFIXES = ("mcp+http://", "mcp+https://")
 DEFAULT_TIMEOUT = 10.0
 #: The start-up budget: spawning, initialize and tools/list (a cold Python or node start is slow).
-START_TIMEOUT = 30.0
+#: HARNESS_MCP_START_TIMEOUT (seconds) changes it: more for a server fetched on first use, less for a CI
+#: job that would rather learn soon that a server hangs.
+def _start_timeout(default: float = 30.0) -> float:
+    try:
+        chosen = float(os.environ.get("HARNESS_MCP_START_TIMEOUT", default))
+    except ValueError:
+        return default
+    return chosen if 0 < chosen < float("inf") else default
+
+
+START_TIMEOUT = _start_timeout()
 SESSION_KEY = "file-tool-conformance/session"
 EVENTS_KEY = "file-tool-conformance/events"
 _WORKSPACE = ("${workspace}", "{workspace}")
