@@ -9,10 +9,16 @@ loaded the catalog once, and runs the scenarios of the mutated module's profile 
 reference, stopping at the first scenario that fails. pytest's start-up and collection per mutant
 cost seconds, the catalog of one profile a fraction of that; two children run at a time.
 
+The unmutated run records, in mutmut's ``stats`` mode, which functions each scenario enters (a
+coverage map gathered once). A mutant then meets only the scenarios that reach its function: first
+the one that killed a sibling mutant (in this run or the last), then the quickest. A mutant of a
+function no scenario reaches is not run; it is reported as a survivor, *not reached*.
+
 Snapshots play no part: they record the reference's own output, not the contracts. A mutant that
 changes only what the seeds leave open survives, and ``docs/mutation-classes.yaml`` says so: each
 entry names mutants (``fnmatch`` patterns) as ``equivalent`` (why), ``open-question`` (which) or
-``killed-by`` (the scenario added for it, for survivors of an earlier run). The report,
+``killed-by`` (the scenario added for it, for survivors of an earlier run); an entry with
+``wording: true`` only takes mutants that change nothing but the text inside string literals. The report,
 ``docs/mutation.md``, counts killed / survived / timed out per module and lists every survivor with
 its class.
 """
@@ -225,14 +231,27 @@ def main(argv: list[str] | None = None) -> int:
             runner.stop()
 
     # The clean run: every scenario must pass unmutated, and its time sets the mutants' time limit.
+    # It runs in mutmut's "stats" mode, in which every trampoline records the function it enters:
+    # that gives, once, which scenarios reach which function (the coverage map). A mutant is only
+    # run against the scenarios that reach its function (no other can notice it), and a mutant of a
+    # function no scenario reaches is not run at all: it is reported as not reached (a survivor).
+    from mutmut.state import state as mutmut_state
     clean_seconds: dict[str, float] = {}
+    scenario_seconds: dict[str, float] = {}
+    reached_by: dict[str, list[Any]] = defaultdict(list)  # function -> scenarios that enter it
     for profile, scenarios in by_profile.items():
         t0 = time.monotonic()
-        broken = run_one("", scenarios)
+        for scenario in scenarios:
+            mutmut_state()._stats.clear()
+            t1 = time.monotonic()
+            broken = run_one("stats", [scenario])
+            scenario_seconds[scenario.id] = time.monotonic() - t1
+            if broken:
+                print(f"the unmutated reference fails {broken}: fix that first", file=sys.stderr)
+                return 2
+            for function in mutmut_state()._stats:
+                reached_by[function].append(scenario)
         clean_seconds[profile] = time.monotonic() - t0
-        if broken:
-            print(f"the unmutated reference fails {broken}: fix that first", file=sys.stderr)
-            return 2
     os.environ["MUTANT_UNDER_TEST"] = ""
 
     mutants = [(path, name) for path, names in names_by_file.items() for name in names
@@ -247,6 +266,15 @@ def main(argv: list[str] | None = None) -> int:
     log_file = open(log, "a", encoding="utf-8")
     print(f"{len(mutants)} mutants; the catalog takes {sum(clean_seconds.values()):.1f} s unmutated", flush=True)
     first_killer: dict[str, str] = {}  # function -> the scenario that last killed one of its mutants
+    # Scenarios that killed mutants of a function in an earlier run go first for its mutants now.
+    for name, result in previous.items():
+        if name != "__run__" and result.get("killer") and not result["killer"].startswith("<"):
+            first_killer.setdefault(name.rsplit("__mutmut_", 1)[0], result["killer"])
+    # The children share the parent's memory copy-on-write; frozen objects are never walked by the
+    # collector, so a child does not copy the whole catalog page by page when it collects.
+    import gc
+    gc.collect()
+    gc.freeze()
     pool = Pool(args.jobs, run_one)
     interactive = sys.stdout.isatty()
 
@@ -265,11 +293,16 @@ def main(argv: list[str] | None = None) -> int:
     for path, name in mutants:
         module = module_of(name)
         profiles = profile_of(module, reference_impl.PROFILES)
-        scenarios = [s for p in profiles for s in by_profile[p]]
         function = name.rsplit("__mutmut_", 1)[0]
-        if function in first_killer:  # the scenario that killed a sibling mutant first: most mutants die at once
-            scenarios.sort(key=lambda s: s.id != first_killer[function])
-        limit = 10 + 5 * sum(clean_seconds[p] for p in profiles)
+        scenarios = list(reached_by.get(function, []))
+        if not scenarios:  # no scenario enters the function: nothing can notice the mutant
+            results[name] = {"code": NOT_REACHED, "killer": "", "seconds": 0.0}
+            log_file.write(json.dumps({"name": name, **results[name]}) + "\n")
+            continue
+        # The scenario that killed a sibling mutant first (most mutants of a function die at once),
+        # then the quickest: a mutant is stopped at its first failing scenario.
+        scenarios.sort(key=lambda s: (s.id != first_killer.get(function), scenario_seconds[s.id]))
+        limit = 10 + 5 * sum(scenario_seconds[s.id] for s in scenarios)
         while pool.full():
             collect(pool.reap(block=True))
         pool.submit(name, scenarios, limit)
@@ -283,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.monotonic() - started + done_before.get("__run__", {}).get("seconds", 0.0)
     if args.rerun_survivors:  # the full run's figures stay; survivors killed now are killed since
         for name, result in results.items():
-            if result["code"] != 0:
+            if result["code"] not in (0, NOT_REACHED):
                 result["killed_since"] = result["killer"]
                 result["code"] = 0
         results = {**previous, **results}
@@ -330,9 +363,12 @@ def _stored_names() -> dict[str, list[str]]:
     return out
 
 
+NOT_REACHED = 33  # mutmut's "no tests": no scenario enters the mutated function
+
+
 def status(code: int) -> str:
-    """Returns mutmut's word for an exit code."""
-    return {0: "survived", 1: "killed", 36: "timeout"}.get(code, "killed")
+    """Returns mutmut's word for an exit code (a mutant no scenario reaches is a survivor)."""
+    return {0: "survived", 1: "killed", 36: "timeout", NOT_REACHED: "survived"}.get(code, "killed")
 
 
 def load_classes(path: Path) -> list[dict[str, Any]]:
@@ -354,8 +390,44 @@ def classify(name: str, classes: list[dict[str, Any]]) -> dict[str, Any] | None:
             continue
         if "change" in entry and not re.search(entry["change"], _diff_cached(name)):
             continue
+        if entry.get("wording") and not wording_only(_diff_cached(name)):
+            continue
         return entry
     return None
+
+
+def _literal_shape(literal: str) -> str:
+    """What of a string literal is code: nothing for a plain string, the replacement fields of an
+    f-string (a changed ``{key}`` is a changed lookup, not wording)."""
+    import re
+    prefix = re.match(r"[A-Za-z]*", literal).group(0).lower()
+    return "|".join(re.findall(r"\{[^{}]*\}", literal)) if "f" in prefix else ""
+
+
+def wording_only(diff: str) -> bool:
+    """True when a mutant changes only the text inside string literals (the wording of a message):
+    the removed and added lines are the same tokens but for the contents of their strings. A
+    literal replaced by ``None``, an argument dropped or a name changed is not wording."""
+    import io
+    import tokenize
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+")]
+    if not removed or len(removed) != len(added):
+        return False
+
+    def shape(line: str) -> list[tuple[int, str]] | None:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            return None
+        return [(t.type, _literal_shape(t.string) if t.type == tokenize.STRING else t.string) for t in tokens
+                if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.COMMENT)]
+
+    for before, after in zip(removed, added):
+        a, b = shape(before), shape(after)
+        if a is None or b is None or a != b or before == after:
+            return False
+    return True
 
 
 _DIFFS: dict[str, str] = {}
@@ -382,6 +454,8 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
             if word == "survived" and results[n].get("killed_since"):
                 word = "killed since"
             counts[word] += 1
+            if word == "survived" and results[n]["code"] == NOT_REACHED:
+                counts["not reached"] += 1
             if word == "survived" and (classify(n, classes) or {}).get("class") == "equivalent":
                 counts["equivalent"] += 1
         totals.update(counts)
@@ -413,13 +487,14 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         f"added afterwards kills). The goal is 95%. Leaving out the {open_questions} survivors that only change",
         f"what a seed leaves open (which the catalog records and must not assert): {contract_score:.1f}%.",
         "",
-        "| module | mutants | killed | killed since | survived | timed out | of the survivors: equivalent |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| module | mutants | killed | killed since | survived | of them not reached | timed out | of the survivors: equivalent |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for path, total, counts in rows:
         out.append(f"| `{path}` | {total} | {counts['killed']} | {counts['killed since']} | {counts['survived']} | "
-                   f"{counts['timeout']} | {counts['equivalent']} |")
-    out.append(f"| all | {sum(r[1] for r in rows)} | {killed} | {since} | {survived} | {timeout} | {equivalent} |")
+                   f"{counts['not reached']} | {counts['timeout']} | {counts['equivalent']} |")
+    out.append(f"| all | {sum(r[1] for r in rows)} | {killed} | {since} | {survived} | {totals['not reached']} | "
+               f"{timeout} | {equivalent} |")
     out += ["", "## Survivors", ""]
     by_class: dict[str, list[tuple[str, dict[str, Any] | None]]] = defaultdict(list)
     for path, name in survivors:
@@ -442,6 +517,8 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
             if len(change) > 300:
                 change = change[:300] + " …"
             why = (entry or {}).get("why", "")
+            if results[name]["code"] == NOT_REACHED:
+                why = f"(no scenario reaches the function) {why}"
             if entry and entry.get("scenario"):
                 why = f"{why} ({entry['scenario']})" if why else entry["scenario"]
             out.append(f"| `{name.split('.', 1)[1]}` | `{change}` | {why.replace('|', '/')} |")
