@@ -467,6 +467,7 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
     score = 100.0 * (killed + since + timeout) / relevant if relevant else 100.0
     open_questions = sum(1 for _, n in survivors if not results[n].get("killed_since")
                          and (classify(n, classes) or {}).get("class") == "open-question")
+    gaps = sum(1 for _, n in survivors if not results[n].get("killed_since") and classify(n, classes) is None)
     contract = relevant - open_questions
     contract_score = 100.0 * (killed + since + timeout) / contract if contract else 100.0
     everything = sum(len(v) for v in names_by_file.values())
@@ -484,8 +485,12 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         "",
         f"**Score: {score:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts as killed: the",
         "catalog noticed it never finished; *killed since* are survivors of the full run that a scenario",
-        f"added afterwards kills). The goal is 95%. Leaving out the {open_questions} survivors that only change",
-        f"what a seed leaves open (which the catalog records and must not assert): {contract_score:.1f}%.",
+        "added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts against the",
+        f"score, also the {open_questions} on an open question: a message whose wording the seed leaves free, or",
+        "a behaviour the seed does not settle (each names the seed section; the catalog records these and",
+        f"must not assert them). {gaps} survivors are gaps: the seed fixes what they change and no scenario",
+        f"checks it. Of the mutants that change only what the seeds fix, {contract_score:.1f}% are killed",
+        "(this second figure is not the score).",
         "",
         "| module | mutants | killed | killed since | survived | of them not reached | timed out | of the survivors: equivalent |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -506,7 +511,7 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
     titles = {"equivalent": "Equivalent (no scenario can tell them apart: the behaviour is the same)",
               "open-question": "On an open question of the seed (the catalog records, it does not assert)",
               "killed-by": "Killed since by a new scenario (named)",
-              "unclassified": "Unclassified"}
+              "unclassified": "Gaps in the catalog (no class: the seed fixes what they change, no scenario checks it)"}
     for kind in ("open-question", "equivalent", "killed-by", "unclassified"):
         entries = by_class.get(kind)
         if not entries:
