@@ -174,9 +174,9 @@ class Runner:
         if self.target.in_process:
             return None
         if self._watched is None:
-            self._watched = watch.folders(self.tmp, getattr(self.target, "candidate_home", None))
+            self._watched = watch.folders(self.tmp, self.target.candidate_home)
         calls = [step.args for step in scenario.steps if isinstance(getattr(step, "args", None), dict)]
-        started = watch.Watch(self._watched, getattr(self.target, "candidate_uid", None))
+        started = watch.Watch(self._watched, self.target.candidate_uid)
         started.begin(watch.given_names(calls, names["workspace"]))
         return started
 

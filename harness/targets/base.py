@@ -104,6 +104,19 @@ class Target(abc.ABC):
         """Stops the target and releases everything it holds."""
 
     @property
+    def candidate_uid(self) -> int | None:
+        """The user the candidate runs as when it is not the harness's own (``--run-as``), else None.
+
+        Escape watching (harness/watch.py) then attributes every entry that user made to the candidate.
+        """
+        return None
+
+    @property
+    def candidate_home(self) -> str | None:
+        """The candidate's own home folder when it differs from the harness's (watched for escapes), else None."""
+        return None
+
+    @property
     def slug(self) -> str:
         """Returns a file-name-safe name for this target (used for snapshot folders)."""
         return spec_slug(self.spec)
