@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness import processes
+
 ENV = "HARNESS_CACHE_DIR"
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -92,13 +94,14 @@ def write(directories: list[Path], key: str, catalog: Any) -> None:
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(entry.parent):
             return
-        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".catalog-")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                pickle.dump((key, catalog), out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, entry)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        with processes.deferred():  # a SIGTERM between mkstemp and the try would leave the temporary file
+            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".catalog-")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    pickle.dump((key, catalog), out, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(temporary, entry)
+            except BaseException:
+                os.unlink(temporary)
+                raise
     except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
         pass

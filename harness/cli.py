@@ -484,7 +484,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 for --help
         return int(exc.code or 0)
     try:
-        return args.handler(args)
+        code = args.handler(args)
+        processes.checkpoint()  # a signal that arrived during the last clean-up still ends the run as signalled
+        return code
     except processes.Terminated as exc:  # SIGTERM / SIGHUP: cleaned up on the way out, as for Ctrl-C
         return 128 + exc.signum
     except KeyboardInterrupt:

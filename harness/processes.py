@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
 from typing import Iterable
@@ -237,9 +238,18 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+#: Depth of :func:`deferred` blocks (signal handlers run on the main thread only, so one counter).
+_deferred = 0
+#: A worker holds every signal until a :func:`checkpoint` (:func:`hold`).
+_held = False
+#: The signal that arrived while deferred or held, raised at the next :func:`checkpoint`.
+_pending: int | None = None
+
+
 def _terminated(signum: int, frame: object) -> None:
     # Once: a second signal must not interrupt the clean-up. The keepers are told first, so that no
     # polite goodbye to a candidate waits for its timeout on the way out.
+    global _pending
     for other in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(other, signal.SIG_IGN)
     for pid in _children() or ():
@@ -247,7 +257,78 @@ def _terminated(signum: int, frame: object) -> None:
             os.kill(int(pid), signal.SIGTERM)
         except (OSError, ValueError):
             pass
+    if _deferred or _held:
+        _pending = signum  # raised where the code is ready for it (checkpoint, the end of the block)
+        return
     raise Terminated(signum)
+
+
+class deferred:
+    """A block that a SIGTERM or SIGHUP does not cut in two; it is raised as :class:`Terminated` at its end.
+
+    For what must happen whole or not at all: making a folder and recording it for removal,
+    handing a workspace to the remover, a thread's join. A signal raised as an exception between
+    two bytecodes of such code (inside ``mkdtemp`` before its result is kept, between a rename and
+    the queueing of what was renamed, inside ``Thread.join``) would leave a folder nobody removes
+    or a lock half-released. The keepers are still told at once; only the exception waits.
+    A class, not a generator: its ``__enter__`` and ``__exit__`` leave no bytecode between the
+    counter and the block where a signal could land unseen.
+    """
+
+    def __enter__(self) -> None:
+        global _deferred
+        self._counted = threading.current_thread() is threading.main_thread()  # where handlers run
+        if self._counted:
+            _deferred += 1
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        global _deferred
+        if self._counted:
+            _deferred -= 1
+            if kind is None:
+                checkpoint()
+
+
+def hold() -> None:
+    """From now on this process raises SIGTERM, SIGHUP and SIGINT only at a :func:`checkpoint`.
+
+    For a ``--jobs`` worker: it is interrupted between scenarios, never in the middle of its own
+    bookkeeping (its keepers are still ended at once, so a scenario waiting on its candidate ends
+    quickly). The parent forks it with both signals blocked (:func:`blocked`); holding them first
+    and unblocking then means no signal can land in the interpreter's own start-up of the process.
+    """
+    global _held
+    _held = True
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _terminated)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+def checkpoint() -> None:
+    """Raises :class:`Terminated` for a signal that arrived while deferred or held (once)."""
+    global _pending
+    if _pending is not None and not _deferred:
+        signum, _pending = _pending, None
+        raise Terminated(signum)
+
+
+def pending() -> int | None:
+    """Returns the signal that arrived and was not raised yet (a run that ended first), or None."""
+    return _pending
+
+
+_HELD = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+class blocked:
+    """SIGTERM, SIGHUP and SIGINT blocked (kept pending by the kernel) for the block: around a fork, so
+    that the child starts with them blocked and decides itself when it can take them (:func:`hold`)."""
+
+    def __enter__(self) -> None:
+        self._before = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+
+    def __exit__(self, *exc: object) -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, self._before)
 
 
 def own_tree() -> None:

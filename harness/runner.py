@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterable
 
-from harness import aspects, faults, printable, watch
+from harness import aspects, faults, printable, processes, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
@@ -64,14 +64,15 @@ class Runner:
         try:
             with contextlib.suppress(Exception):
                 self.target.stop()
-        finally:  # also when a signal cut the stop short: the workspaces still go
-            self._retire_enclosure()
-            self._remover.drain()
-        self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
-        if self._say_leftovers:
-            for left in self._remover.leftovers:
-                print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
-        self._remover.leftovers.clear()
+        finally:  # also when a signal cut the stop short: the workspaces still go, whole
+            with processes.deferred():
+                self._retire_enclosure()
+                self._remover.drain()
+                self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
+                if self._say_leftovers:
+                    for left in self._remover.leftovers:
+                        print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
+                self._remover.leftovers.clear()
 
     def __enter__(self) -> "Runner":
         self.start()
@@ -81,9 +82,10 @@ class Runner:
         self.stop()
 
     def _retire_enclosure(self) -> None:
-        if self._enclosure is not None:
-            self._remover.remove(self._enclosure)
-            self._enclosure = None
+        with processes.deferred():
+            if self._enclosure is not None:
+                self._remover.remove(self._enclosure)
+                self._enclosure = None
 
     def run_all(self, scenarios: Iterable[Scenario], on_result: Callable[[Result], None] | None = None,
                 stop: Callable[[], bool] | None = None) -> list[Result]:
@@ -124,13 +126,15 @@ class Runner:
             # on a background thread while the next scenario runs.
             workspace = None
             try:
-                # Made inside the try: a SIGTERM (processes.Terminated) that lands just after it was
-                # made still has it removed; Enclosure and Workspace remove what they made when
-                # interrupted half-way. On pyfakefs the workspace makes its own enclosure there.
-                if fs is None and self._enclosure is None:
-                    self._enclosure = Enclosure(parent=self.tmp)
-                workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
-                                      enclosure=self._enclosure if fs is None else None)
+                # Made and recorded as one step (processes.deferred): a SIGTERM raised between the
+                # folder's making and its recording would leave a folder nobody removes. Once
+                # recorded, the finally below or Runner.stop removes it. On pyfakefs the workspace
+                # makes its own enclosure there.
+                with processes.deferred():
+                    if fs is None and self._enclosure is None:
+                        self._enclosure = Enclosure(parent=self.tmp)
+                    workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
+                                          enclosure=self._enclosure if fs is None else None)
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
                                        record_initial=_compares_with_given(scenario))
@@ -145,6 +149,10 @@ class Runner:
 
     def _clear(self, workspace: Workspace) -> None:
         """Frees the enclosure for the next scenario: the workspace moved out and removed in the background."""
+        with processes.deferred():  # moved out and queued as one step: nothing renamed and then forgotten
+            self._clear_now(workspace)
+
+    def _clear_now(self, workspace: Workspace) -> None:
         try:
             tree = workspace.retire()
         except OSError:  # it cannot be moved (a flag the candidate set): the enclosure goes with it

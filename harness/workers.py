@@ -97,8 +97,12 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
             tmp: str | None) -> None:
     """A worker's life: ask for a chunk, run it, send each result; stop the target when moving on."""
     current: tuple[int, Runner] | None = None
+    # Forked with the signals blocked (_Pool.run): from here a signal is raised only at a checkpoint,
+    # between scenarios, never inside the worker's or the runner's own bookkeeping.
+    processes.hold()
     try:
         while True:
+            processes.checkpoint()
             conn.send(("ready",))
             task = conn.recv()
             if task is None:
@@ -112,6 +116,7 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                 info = runner.start()
                 conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))
             for position in span:
+                processes.checkpoint()
                 result = current[1].run(scenarios[position])
                 conn.send(("result", index, position, _payload(result)))
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
@@ -162,7 +167,8 @@ class _Pool:
             parent, child = context.Pipe()
             process = context.Process(target=_worker, name="harness-worker", daemon=True,
                                       args=(child, self.targets, self.scenarios, self.record_states, self.tmp))
-            process.start()
+            with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
+                process.start()
             child.close()
             workers[parent] = (process, None)
         queue = list(reversed(self.tasks))

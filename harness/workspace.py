@@ -34,7 +34,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from harness import limits
+from harness import limits, processes
 from harness.content import describe, to_bytes
 from harness import difference
 from harness.matchers import Mismatch, match
@@ -708,17 +708,19 @@ class Remover:
 
     def remove(self, workspace: Workspace | Tree | Enclosure) -> None:
         """Schedules ``workspace`` (anything with ``base`` and ``remove()``) for removal."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
-            self._thread.start()
-        self._queue.put(workspace)
+        with processes.deferred():  # a signal must not leave a thread unstarted or a workspace unqueued
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
+                self._thread.start()
+            self._queue.put(workspace)
 
     def drain(self) -> None:
         """Returns once every scheduled workspace is removed."""
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
+        with processes.deferred():  # an interrupted join leaves a thread that later work is queued to in vain
+            if self._thread is not None:
+                self._queue.put(None)
+                self._thread.join()
+                self._thread = None
 
     def _work(self) -> None:
         while (workspace := self._queue.get()) is not None:
