@@ -244,6 +244,8 @@ _deferred = 0
 _held = False
 #: The signal that arrived while deferred or held, raised at the next :func:`checkpoint`.
 _pending: int | None = None
+#: Cleaning up for good (:func:`shield`): no checkpoint raises any more.
+_shielded = False
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -307,7 +309,7 @@ def hold() -> None:
 def checkpoint() -> None:
     """Raises :class:`Terminated` for a signal that arrived while deferred or held (once)."""
     global _pending
-    if _pending is not None and not _deferred:
+    if _pending is not None and not _deferred and not _shielded:
         signum, _pending = _pending, None
         raise Terminated(signum)
 
@@ -349,8 +351,10 @@ def shield() -> None:
     that reached the whole run (the parent passes SIGTERM on; Ctrl-C reaches every process of the
     terminal's group) must not cut that short. The parent kills a worker that takes too long.
     """
+    global _pending, _shielded
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, signal.SIG_IGN)
+    _shielded, _pending = True, None  # nor is a signal that came before raised at a checkpoint now
 
 
 def sweep() -> None:

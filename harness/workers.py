@@ -94,8 +94,15 @@ def _payload(result: Result) -> tuple[Any, ...]:
 
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
-            tmp: str | None) -> None:
-    """A worker's life: ask for a chunk, run it, send each result; stop the target when moving on."""
+            tmp: str | None, parent_ends: Sequence[Any] = ()) -> None:
+    """A worker's life: ask for a chunk, run it, send each result; stop the target when moving on.
+
+    ``parent_ends`` are the parent's ends of the pipes made so far (this worker's and the earlier
+    ones'), which the fork copied: closed at once, so that the parent's closing its end is an end of
+    input here (and for the other workers), whatever else happened to the parent.
+    """
+    for end in parent_ends:
+        end.close()
     current: tuple[int, Runner] | None = None
     # Forked with the signals blocked (_Pool.run): from here a signal is raised only at a checkpoint,
     # between scenarios, never inside the worker's or the runner's own bookkeeping.
@@ -119,8 +126,10 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                 processes.checkpoint()
                 result = current[1].run(scenarios[position])
                 conn.send(("result", index, position, _payload(result)))
-    except (EOFError, BrokenPipeError, KeyboardInterrupt):
-        pass  # the parent went away or the run was interrupted: stop the candidate below
+    except (EOFError, OSError, KeyboardInterrupt):
+        # The parent went away (an end of input, or a reset when it closed with a message of ours
+        # unread) or the run was interrupted: stop the candidate below.
+        pass
     finally:
         processes.shield()  # a SIGTERM now (the run is being ended) must not cut the clean-up short
         if current is not None:
@@ -163,16 +172,17 @@ class _Pool:
         from multiprocessing.connection import wait
         context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
         workers: dict[Any, tuple[Any, Any]] = {}  # connection -> (process, the task it is running)
-        for _ in range(self.jobs):
-            parent, child = context.Pipe()
-            process = context.Process(target=_worker, name="harness-worker", daemon=True,
-                                      args=(child, self.targets, self.scenarios, self.record_states, self.tmp))
-            with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
-                process.start()
-            child.close()
-            workers[parent] = (process, None)
         queue = list(reversed(self.tasks))
         try:
+            for _ in range(self.jobs):  # inside the try: a signal while forking still ends those started
+                parent, child = context.Pipe()
+                process = context.Process(target=_worker, name="harness-worker", daemon=True,
+                                          args=(child, self.targets, self.scenarios, self.record_states, self.tmp,
+                                                (*workers, parent)))
+                with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
+                    process.start()
+                    workers[parent] = (process, None)
+                child.close()
             while workers:
                 for conn in wait(list(workers)):
                     process, task = workers[conn]

@@ -129,23 +129,33 @@ def test_sigterm_at_any_moment_leaves_no_workspace_and_no_process(tmp_path, jobs
         assert not list(tmp.iterdir()), f"a workspace was left behind (signal after {delay} s); stderr: {err}"
 
 
-@pytest.mark.parametrize("when", ["before", "after"])
-@pytest.mark.parametrize("hook", ["mkdtemp", "mkdir", "rename", "rmtree", "thread-start", "thread-join", "queue-put"])
-def test_sigterm_next_to_each_call_of_the_runners_bookkeeping_leaves_nothing(hook, when):
-    """SIGTERM just before or just after the n-th call of ``hook``, for every n a small run makes.
+SERIAL_HOOKS = ["mkdtemp", "mkdir", "rename", "rmtree", "thread-start", "thread-join", "queue-put"]
+POOL_HOOKS = ["process-start", "connection-send", "connection-recv"]
 
-    Deterministic where the test above samples moments: a signal raised as an exception right after
-    ``mkdtemp`` returned (before its result was kept), after a workspace was renamed into the trash
-    (before it was queued for removal) or inside a thread's ``join`` once left folders behind or a
-    remover that never ran. Each run must end as signalled, leave its folder empty and raise nothing
-    else (tests/hostile/signal_points.py).
+
+@pytest.mark.parametrize("jobs, hooks", [("1", SERIAL_HOOKS), ("2", POOL_HOOKS)], ids=["serial", "two-workers"])
+def test_sigterm_next_to_each_call_of_the_harness_bookkeeping_leaves_nothing(jobs, hooks):
+    """SIGTERM just before or just after the n-th call of each hook, for every n a small run makes.
+
+    Deterministic where the test above samples moments (tests/hostile/signal_points.py). Serial: a
+    signal raised as an exception right after ``mkdtemp`` returned (before its result was kept),
+    after a workspace was renamed into the trash (before it was queued for removal) or inside a
+    thread's ``join`` once left folders behind. With two workers, the parent signalled as it forks
+    a worker, hands it a task or takes its result: workers signalled inside multiprocessing's own
+    start-up, or waiting for a task that never came (the fork had copied the parent's end of their
+    pipe), printed tracebacks, hung until killed or left their workspaces. Each run must end as
+    signalled, leave its folder empty and print no traceback.
     """
-    proc = subprocess.run([sys.executable, "-m", "tests.hostile.signal_points", hook, when], cwd=ROOT,
-                          capture_output=True, text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    cases = [f"{hook}:{when}" for hook in hooks for when in ("before", "after")]
+    proc = subprocess.run([sys.executable, "-m", "tests.hostile.signal_points", jobs, *cases], cwd=ROOT,
+                          capture_output=True, text=True, timeout=280, env={**os.environ, "PYTHONPATH": str(ROOT)})
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert proc.returncode == 0 and rows, proc.stdout + proc.stderr
-    assert any(row["sent"] for row in rows), "the hook was never called: the test no longer reaches it"
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    for case in cases:  # each hook reached: the test still signals where it means to
+        assert any(row["sent"] for row in rows if row["case"] == case), f"{case}: the hook was never called"
     for row in rows:
-        assert row["error"] is None, f"signal {when} call {row['at']} of {hook}: {row['error']}"
-        assert not row["left"], f"signal {when} call {row['at']} of {hook} left {row['left']}"
-        assert row["raised"] == row["sent"], f"signal {when} call {row['at']} of {hook}: the run did not end as signalled"
+        where = f"signal {row['case']} call {row['at']}"
+        assert row["error"] is None, f"{where}: {row['error']}"
+        assert not row["left"], f"{where} left {row['left']}"
+        assert row["raised"] == row["sent"], f"{where}: the run did not end as signalled"
