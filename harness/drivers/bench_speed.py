@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         _campaign(repeat, ratio)
 
     if "pytest" not in args.skip:
-        _pytest(repeat, ratio)
+        _pytest(repeat, ratio, args.scenarios)
 
     if "start" not in args.skip:
         subprocess.run(harness_command("list"), check=True, stdout=subprocess.DEVNULL, env=_env())  # caches
@@ -222,12 +223,21 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _pytest(repeat: int, ratio: Callable[..., None]) -> None:
+def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path]) -> None:
     pytest = [sys.executable, "-m", "pytest", "scenarios", "-q", "-n", "2", "-p", "no:cacheprovider"]
     harness = harness_command("run", "-q", "--jobs", "2")
+    if dirs:  # --scenarios: those folders on both sides instead of the built-in catalog
+        chosen = [str(d.resolve()) for d in dirs]
+        pytest = [*pytest[:3], *chosen, *pytest[4:], "-o", f"harness_scenarios={shlex.join(chosen)}"]
+        harness = [*harness, "--no-builtin", *(arg for d in chosen for arg in ("--scenarios", d))]
 
     def run(argv: list[str]) -> Callable[[], Any]:
-        return lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+        def once() -> None:
+            done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_env())
+            if done.returncode not in (0, 1):  # 1: a scenario failed; anything else timed no run at all
+                tail = done.stdout.decode("utf-8", "replace")[-2000:]
+                raise RuntimeError(f"{shlex.join(argv)} exited {done.returncode}:\n{tail}")
+        return once
     run(pytest)()  # the first run writes the bytecode caches (pytest's rewritten modules too)
     slow, fast = best(repeat, run(pytest), run(harness))
     ratio("pytest -n 2 / harness run --jobs 2", slow, fast, "goal: at most 1.5")

@@ -159,7 +159,9 @@ class Connection:
         try:
             self._loop.run(self._open(), timeout)
         except TimeoutError:
-            self.close()
+            # No grace: the life is stuck in the handshake, where the stop event does not reach it, and a
+            # server that never initialised has nothing to finish. Its process tree is ended at once.
+            self.close(grace=0.0)
             raise ConnectionBroken("timeout", f"did not finish initialising within {timeout:g} s") from None
         except ConnectionBroken:
             self.close()

@@ -37,7 +37,8 @@ def test_the_speed_bench_prints_each_ratio_with_the_load(tmp_path: Path, capsys)
                              "--skip", "campaign", "--skip", "start"]) == 0
     out = capsys.readouterr().out
     assert "3 scenarios, 3 calls" in out and "load average" in out
-    for label in ("in-process / replay floor", "with the workspace after each step", "--jobs 2 / --jobs 1"):
+    for label in ("in-process / replay floor", "with the workspace after each step", "--jobs 2 / --jobs 1",
+                  "pytest -n 2 / harness run --jobs 2"):
         assert label in out
 
 
