@@ -6,9 +6,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
 
+# The venv's own pip (3.11's is 22.3 or later: editable installs from pyproject.toml) installs; upgrading it
+# first cost a fresh clone a download and a second byte-compilation of pip, for nothing the install needs.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
@@ -17,9 +18,12 @@ run: $(STAMP)
 	$(BIN)/harness run
 
 ## test: every test of the harness, and the catalog through pytest
+# Bytecode caches are written (into the checkout and .venv, both ignored by git) even where
+# PYTHONDONTWRITEBYTECODE is set: the suite starts a few hundred Python processes (harness runs,
+# cmd:/mcp:/acp: candidates, pytest in pytest), and each would otherwise compile the harness again.
 test: $(STAMP)
 	$(BIN)/harness lint
-	$(BIN)/python -m pytest -q -n auto -m "not install"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto -m "not install"
 
 ## test-install: build the package from a fresh clone and install it into another project's .venv
 test-install: $(STAMP)
