@@ -37,6 +37,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(os.environ.pop("HARNESS_STATE_DIR", ""), ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def reference_results() -> dict:
+    """The built-in catalog on the in-process reference, results by scenario id.
+
+    Run once per test process: the tests that compare another transport (cmd:, mcp:, Streamable HTTP)
+    with the in-process verdicts only read them.
+    """
+    from harness import catalog
+    from harness.runner import Runner
+    from harness.targets import make_target
+    with Runner(make_target("reference")) as runner:
+        return {r.id: r for r in runner.run_all(catalog.load([catalog.builtin_dir()]).scenarios)}
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """Returns an empty scenario folder."""

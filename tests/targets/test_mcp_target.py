@@ -79,11 +79,10 @@ def reference_target():
     target.stop()
 
 
-def test_the_reference_through_mcp_gives_the_in_process_verdicts_on_the_whole_catalog() -> None:
+def test_the_reference_through_mcp_gives_the_in_process_verdicts_on_the_whole_catalog(reference_results) -> None:
     found = catalog.load([catalog.builtin_dir()])
     assert found.scenarios
-    with Runner(make_target("reference")) as runner:
-        local = {s.id: runner.run(s) for s in found.scenarios}
+    local = reference_results
     with Runner(make_target(REFERENCE, timeout=10.0)) as runner:
         remote = {s.id: runner.run(s) for s in found.scenarios}
     differ = []
@@ -406,11 +405,10 @@ def http_reference():
         server.wait(10)
 
 
-def test_the_reference_over_streamable_http_gives_the_in_process_verdicts(http_reference: str) -> None:
+def test_the_reference_over_streamable_http_gives_the_in_process_verdicts(http_reference: str, reference_results) -> None:
     scenarios = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["mcp-write-text-file", "claude-code"])
                  if not s.requires]
-    with Runner(make_target("reference")) as runner:
-        local = [runner.run(s).verdict for s in scenarios]
+    local = [reference_results[s.id].verdict for s in scenarios]
     with Runner(make_target(http_reference, timeout=10.0)) as runner:
         remote = [runner.run(s) for s in scenarios]
     assert [r.verdict for r in remote] == local, [(r.scenario.id, r.reason) for r in remote if r.verdict is Verdict.ERROR]
