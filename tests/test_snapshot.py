@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,6 +13,8 @@ from harness import snapshot as snap
 from harness.cli import main
 from harness.targets.base import spec_slug
 from tests.test_cli import GOOD, put
+
+pytest_plugins = ["pytester"]
 
 
 def snapshot_files(root: Path) -> dict[str, bytes]:
@@ -174,20 +178,19 @@ def test_contradictory_snapshot_options_are_bad_usage(folder):
 
 # -- pytest, through syrupy ----------------------------------------------------------------------
 
-def test_pytest_snapshot_update_writes_and_a_change_fails_the_item(tmp_path):
-    import os
-    import subprocess
-    import sys
-    scenarios = tmp_path / "scenarios"
+def test_pytest_snapshot_update_writes_and_a_change_fails_the_item(pytester, monkeypatch):
+    for name in [k for k in os.environ if k.startswith("PYTEST_XDIST")]:
+        monkeypatch.delenv(name)  # a session of its own also when this test runs in an xdist worker
+    scenarios = pytester.path / "scenarios"
     scenarios.mkdir()
     (scenarios / "good.yaml").write_text(GOOD, "utf-8")
-    (tmp_path / "pytest.ini").write_text("[pytest]\nharness_scenarios = scenarios\nharness_snapshots = snaps\n")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "scenarios"]
+    pytester.makeini("[pytest]\nharness_scenarios = scenarios\nharness_snapshots = snaps\n")
+    tmp_path = pytester.path
 
-    def pytest_run(*extra: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS"))}
-        return subprocess.run(command + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                              env=env)  # a fresh session, even when this test runs in an xdist worker
+    def pytest_run(*extra: str) -> SimpleNamespace:
+        # In this process (pytester): a new interpreter per run cost a second each.
+        result = pytester.runpytest("-q", "-p", "no:cacheprovider", "scenarios", *extra)
+        return SimpleNamespace(returncode=int(result.ret), stdout=result.stdout.str(), stderr=result.stderr.str())
 
     written = pytest_run("--snapshot-update")
     stored = tmp_path / "snaps" / "reference" / "claude-code/read/cli-good.yaml"
