@@ -6,10 +6,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
 
-# The venv's own pip (3.11's is 22.3 or later: editable installs from pyproject.toml) installs; upgrading it
-# first cost a fresh clone a download and a second byte-compilation of pip, for nothing the install needs.
+# pip upgraded first: a current pip installs this project in about half the CPU time of the one a venv
+# starts with (pip 23.2: 35 s, pip 26: 19 s plus 3 s for the upgrade).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
@@ -19,7 +20,7 @@ run: $(STAMP)
 
 ## test: every test of the harness, and the catalog through pytest
 # Bytecode caches are written (into the checkout and .venv, both ignored by git) even where
-# PYTHONDONTWRITEBYTECODE is set: the suite starts a few hundred Python processes (harness runs,
+# PYTHONDONTWRITEBYTECODE is set: the suite starts many Python processes (harness runs,
 # cmd:/mcp:/acp: candidates, pytest in pytest), and each would otherwise compile the harness again.
 test: $(STAMP)
 	$(BIN)/harness lint
