@@ -16,7 +16,8 @@ import pytest
 from harness.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make report-screenshot installs it)")
+pytestmark = [pytest.mark.live,
+              pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make report-screenshot installs it)")]
 PROFILES = ("aptix-tul-004", "mcp-write-text-file")
 
 

@@ -134,6 +134,7 @@ def test_the_names_watched_are_those_of_paths_in_the_workspace_or_under_a_path_k
     assert watch.given_names(args, "/w") == {"b.txt", "c.md", "q.txt", "sub"}
 
 
+@pytest.mark.live
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
 def test_under_the_sandbox_nothing_lands_in_home_the_temp_roots_two_levels_up_or_through_a_hard_link(tmp_path, victim):
     """--sandbox prevents what the watch can only report: the same escaping candidate writes nothing

@@ -16,7 +16,11 @@ from harness.targets import make_target
 from harness.targets.acp_claude_code import NOT_INSTALLED, TURN_ENDED, ClaudeCodeAcpTarget
 
 _probe = ClaudeCodeAcpTarget("acp:claude-code")
-needs_agent = pytest.mark.skipif(_probe.installed is not None, reason=_probe.installed or NOT_INSTALLED)
+
+
+def needs_agent(test):
+    """A live test: the pinned agent and CLI (make claude-code-acp); skipped, with the reason, without them."""
+    return pytest.mark.live(pytest.mark.skipif(_probe.installed is not None, reason=_probe.installed or NOT_INSTALLED)(test))
 
 
 @pytest.fixture

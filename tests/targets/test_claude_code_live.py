@@ -17,7 +17,10 @@ from harness.targets.claude_code import NOT_INSTALLED, ClaudeCodeTarget, parse_s
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.session import PERMISSION_REQUEST
 
-needs_cli = pytest.mark.skipif(not cli_mod.cli_available(cli_mod.default_cli()), reason=NOT_INSTALLED)
+
+def needs_cli(test):
+    """A live test: the real CLI (make capture-claude-code installs it); skipped, with the reason, without it."""
+    return pytest.mark.live(pytest.mark.skipif(not cli_mod.cli_available(cli_mod.default_cli()), reason=NOT_INSTALLED)(test))
 
 
 @pytest.fixture

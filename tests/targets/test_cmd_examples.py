@@ -24,7 +24,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "adapters"
     [
         pytest.param(f"python {EXAMPLES / 'minimal_adapter.py'}", id="python"),
         pytest.param(f"node {EXAMPLES / 'minimal_adapter.js'}", id="node",
-                     marks=pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")),
+                     marks=[pytest.mark.live,
+                            pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")]),
     ],
 )
 def test_an_example_adapter_runs_its_profile(command: str) -> None:

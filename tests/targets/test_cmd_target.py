@@ -359,6 +359,7 @@ def test_run_as_an_unknown_user_is_bad_usage() -> None:
 # -- the sandbox -------------------------------------------------------------------------------
 
 
+@pytest.mark.live
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
 def test_the_sandbox_blocks_a_write_outside_the_workspace(tmp_path: Path) -> None:
     escaped, after = run(misbehaving("escape", sandbox=True), tmp_path, "MISBEHAVE", "after")

@@ -23,8 +23,16 @@ from harness.targets.cmd import CmdTarget
 from harness.targets.gemini_cli import NOT_INSTALLED, GeminiCliTarget, parse_spec
 
 NODE = shutil.which("node") or shutil.which("nodejs")
-needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
-needs_package = pytest.mark.skipif(not gemini_cli.installed(), reason=NOT_INSTALLED)
+
+
+def needs_node(test):
+    """A live test: Node.js runs it; skipped, with the reason, without it."""
+    return pytest.mark.live(pytest.mark.skipif(NODE is None, reason="Node.js is not installed")(test))
+
+
+def needs_package(test):
+    """A live test: the pinned gemini-cli package (make gemini-cli-tools); skipped, with the reason, without it."""
+    return pytest.mark.live(pytest.mark.skipif(not gemini_cli.installed(), reason=NOT_INSTALLED)(test))
 
 FAKE_CORE = textwrap.dedent(
     """

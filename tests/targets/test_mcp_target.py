@@ -361,6 +361,7 @@ def test_a_command_that_does_not_exist_cannot_start() -> None:
 # -- a real server no one here wrote -----------------------------------------------------------
 
 
+@pytest.mark.live
 @pytest.mark.skipif(not FILESYSTEM.is_file() or shutil.which("node") is None,
                     reason="the official filesystem server is not installed (make tools/mcp-filesystem/node_modules)")
 def test_the_official_filesystem_server_ends_every_write_text_file_scenario_in_a_verdict() -> None:

@@ -44,6 +44,7 @@ def named_divergences(tool: str) -> set[str]:
     return set(re.findall(r"`([a-z0-9-]+/[a-z0-9_/.-]+)`", section))
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 def test_a_real_tool_fails_only_on_its_named_divergences(tool: str) -> None:
     installed, spec, binding, profile, sample = TOOLS[tool]
