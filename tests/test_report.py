@@ -53,7 +53,7 @@ def test_terminal_matrix_groups_by_profile_and_tool_and_marks_differences(run, c
 
 
 def test_markdown_has_summary_differences_matrix_and_every_open_question(run, capsys, tmp_path):
-    report(run, capsys, "--markdown", str(tmp_path / "r.md"))
+    report(run, capsys, "-q", "--markdown", str(tmp_path / "r.md"))  # -q: the file only, no terminal matrix
     text = (tmp_path / "r.md").read_text("utf-8")
     assert "| target |" in text and "| reference |" in text and "| altered |" in text
     assert f"<code>{run.changed}</code> on <b>altered</b>: observed, differs" in text
@@ -77,7 +77,7 @@ class Page(HTMLParser):
 
 
 def test_html_is_self_contained_with_matrix_filters_details_and_open_questions(run, capsys, tmp_path):
-    report(run, capsys, "--html", str(tmp_path / "r.html"))
+    report(run, capsys, "-q", "--html", str(tmp_path / "r.html"))  # -q: the file only, no terminal matrix
     text = (tmp_path / "r.html").read_text("utf-8")
     page = Page()
     page.feed(text)
@@ -98,7 +98,7 @@ def test_html_is_self_contained_with_matrix_filters_details_and_open_questions(r
 
 
 def test_json_combines_the_sources_with_answers_to_every_open_question(run, capsys, tmp_path):
-    report(run, capsys, "--json", str(tmp_path / "r.json"))
+    report(run, capsys, "-q", "--json", str(tmp_path / "r.json"))  # -q: the file only, no terminal matrix
     data = json.loads((tmp_path / "r.json").read_text("utf-8"))
     assert [t["label"] for t in data["targets"]] == ["reference", "altered"]
     by_id = {s["id"]: s for s in data["scenarios"]}
