@@ -34,3 +34,66 @@ def test_a_wording_rule_does_not_classify_a_mutant_that_changes_code(monkeypatch
 def test_a_mutant_no_scenario_reaches_is_a_survivor_not_a_kill():
     assert mutation.status(mutation.NOT_REACHED) == "survived"
     assert mutation.status(1) == "killed" and mutation.status(0) == "survived" and mutation.status(36) == "timeout"
+
+
+def test_a_wording_only_entry_without_the_wording_check_is_refused():
+    mutation.check_classes([{"mutants": "a.*", "wording": True, "class": "wording-only", "why": "§4.3"}], "c.yaml")
+    try:
+        mutation.check_classes([{"mutants": "a.*", "class": "equivalent"},
+                                {"mutants": "a.*", "class": "wording-only", "why": "§4.3"}], "c.yaml")
+    except ValueError as exc:
+        assert "c.yaml: entry 2" in str(exc) and "wording: true" in str(exc)
+    else:
+        raise AssertionError("a wording-only entry without `wording: true` was accepted")
+
+
+def test_an_unknown_class_is_refused():
+    try:
+        mutation.check_classes([{"mutants": "a.*", "class": "wording"}], "c.yaml")
+    except ValueError as exc:
+        assert "'wording'" in str(exc)
+    else:
+        raise AssertionError("an unknown class was accepted")
+
+
+def test_the_committed_classes_are_valid():
+    from pathlib import Path
+    classes = mutation.load_classes(Path(__file__).parents[1] / "docs" / "mutation-classes.yaml")
+    assert classes and all(entry["class"] in mutation.CLASSES for entry in classes)
+
+
+def test_scores_strict_counts_wording_only_against_and_the_contract_with_the_equivalent_ones():
+    from collections import Counter
+    # 80 killed, 2 killed since, 1 timed out; 17 survivors: 5 equivalent, 4 wording-only, 6 open, 2 gaps.
+    totals = Counter({"killed": 80, "killed since": 2, "timeout": 1, "survived": 17, "equivalent": 5,
+                      "wording-only": 4})
+    figures = mutation.score_figures(totals, open_questions=6)
+    assert round(figures["strict"], 3) == round(100 * 83 / 95, 3)
+    assert round(figures["contract"], 3) == round(100 * 83 / 91, 3)
+    assert round(figures["seeds_fix"], 3) == round(100 * 83 / 85, 3)
+    assert figures["strict"] < figures["contract"] < figures["seeds_fix"]
+
+
+def test_the_report_shows_both_scores_and_a_wording_only_section(monkeypatch):
+    names = [f"pkg.mod.x_f__mutmut_{i}" for i in range(1, 7)]
+    results = {names[0]: {"code": 1}, names[1]: {"code": 1}, names[2]: {"code": 0}, names[3]: {"code": 0},
+               names[4]: {"code": 0}, names[5]: {"code": 0}}
+    diffs = {names[2]: diff('raise E(C, "gone")', 'raise E(C, "XXgoneXX")'),   # wording-only
+             names[3]: diff('raise E(C, "gone")', 'raise E(C, None)'),          # not wording: a gap
+             names[4]: diff("x = a", "x = b"),                                   # equivalent
+             names[5]: diff("y = 1", "y = 2")}                                   # open question
+    for name, text in diffs.items():
+        monkeypatch.setitem(mutation._DIFFS, name, text)
+    classes = [{"mutants": "pkg.mod.*", "wording": True, "class": "wording-only", "why": "seed §4.3 free text"},
+               {"mutants": names[4], "class": "equivalent", "why": "same"},
+               {"mutants": names[5], "class": "open-question", "why": "open"}]
+    report = mutation.render(results, {"pkg/mod.py": names}, classes, 60.0, 2)
+    # killed 2 of 6; equivalent 1 -> strict 2/5; wording-only 1 -> contract 2/4; open 1 -> seeds fix 2/3.
+    assert "**Score (strict): 40.0%**" in report
+    assert "**Score under the contract: 50.0%**" in report
+    assert "66.7% are killed" in report
+    assert "| all | 6 | 2 | 0 | 4 | 0 | 0 | 1 | 1 |" in report
+    assert "### Wording only" in report and "x_f__mutmut_3` " in report.split("### Wording only")[1].split("###")[0]
+    gaps = report.split("### Gaps in the catalog")[1].split("###")[0]
+    assert "x_f__mutmut_4`" in gaps and "x_f__mutmut_3`" not in gaps
+    assert report.index("**Score (strict)") < report.index("**Score under the contract")

@@ -16,11 +16,14 @@ function no scenario reaches is not run; it is reported as a survivor, *not reac
 
 Snapshots play no part: they record the reference's own output, not the contracts. A mutant that
 changes only what the seeds leave open survives, and ``docs/mutation-classes.yaml`` says so: each
-entry names mutants (``fnmatch`` patterns) as ``equivalent`` (why), ``open-question`` (which) or
-``killed-by`` (the scenario added for it, for survivors of an earlier run); an entry with
-``wording: true`` only takes mutants that change nothing but the text inside string literals. The report,
-``docs/mutation.md``, counts killed / survived / timed out per module and lists every survivor with
-its class.
+entry names mutants (``fnmatch`` patterns) as ``equivalent`` (why), ``wording-only`` (the seed
+section that leaves a message's text free), ``open-question`` (which) or ``killed-by`` (the scenario
+added for it, for survivors of an earlier run); an entry with ``wording: true`` only takes mutants
+that change nothing but the text inside string literals, and a ``wording-only`` entry must say
+``wording: true``. The report, ``docs/mutation.md``, counts killed / survived / timed out per module,
+gives the score two ways (strict: every survivor that is not equivalent counts against it; under the
+contract: wording-only survivors count with the equivalent ones, since no conformant implementation
+can be told from them) and lists every survivor with its class.
 """
 
 from __future__ import annotations
@@ -376,7 +379,24 @@ def load_classes(path: Path) -> list[dict[str, Any]]:
     import yaml
     if not path.exists():
         return []
-    return yaml.safe_load(path.read_text("utf-8")) or []
+    classes = yaml.safe_load(path.read_text("utf-8")) or []
+    check_classes(classes, str(path))
+    return classes
+
+
+CLASSES = ("equivalent", "wording-only", "open-question", "killed-by")
+
+
+def check_classes(classes: list[dict[str, Any]], where: str) -> None:
+    """Raises ValueError for an entry with an unknown class, or a ``wording-only`` entry without
+    ``wording: true`` (the class may only take mutants whose change is inside string literals)."""
+    for index, entry in enumerate(classes):
+        kind = entry.get("class") if isinstance(entry, dict) else None
+        if kind not in CLASSES:
+            raise ValueError(f"{where}: entry {index + 1}: `class` must be one of {', '.join(CLASSES)}, not {kind!r}")
+        if kind == "wording-only" and entry.get("wording") is not True:
+            raise ValueError(f"{where}: entry {index + 1}: a wording-only entry must say `wording: true` "
+                             f"(it may only take mutants that change the text inside string literals)")
 
 
 def classify(name: str, classes: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -439,6 +459,26 @@ def _diff_cached(name: str) -> str:
     return _DIFFS[name]
 
 
+def score_figures(totals: Counter[str], open_questions: int) -> dict[str, Any]:
+    """Returns the scores from the counts of a run.
+
+    ``strict``: killed (also killed since and timed out) of every mutant that is not an equivalent
+    survivor. ``contract``: the same with the wording-only survivors left out like the equivalent
+    ones (no conformant test can tell them from the reference). ``seeds_fix``: with the survivors on
+    an open question left out too (a figure, not a score).
+    """
+    caught = totals["killed"] + totals["killed since"] + totals["timeout"]
+    strict_base = caught + totals["survived"] - totals["equivalent"]
+    contract_base = strict_base - totals["wording-only"]
+    seeds_base = contract_base - open_questions
+
+    def percent(base: int) -> float:
+        return 100.0 * caught / base if base else 100.0
+
+    return {"strict": percent(strict_base), "contract": percent(contract_base), "seeds_fix": percent(seeds_base),
+            "wording": totals["wording-only"], "open_questions": open_questions}
+
+
 def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str]], classes: list[dict[str, Any]],
            seconds: float, jobs: int) -> str:
     """Returns docs/mutation.md."""
@@ -456,22 +496,19 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
             counts[word] += 1
             if word == "survived" and results[n]["code"] == NOT_REACHED:
                 counts["not reached"] += 1
-            if word == "survived" and (classify(n, classes) or {}).get("class") == "equivalent":
-                counts["equivalent"] += 1
+            kind = (classify(n, classes) or {}).get("class") if word == "survived" else None
+            if kind in ("equivalent", "wording-only"):
+                counts[kind] += 1
         totals.update(counts)
         rows.append((path, len(names), counts))
         survivors += [(path, n) for n in names if n in results and status(results[n]["code"]) == "survived"]
-    killed, survived, timeout, equivalent, since = (totals[k] for k in ("killed", "survived", "timeout", "equivalent",
-                                                                        "killed since"))
-    relevant = killed + since + survived + timeout - equivalent
-    score = 100.0 * (killed + since + timeout) / relevant if relevant else 100.0
-    open_questions = sum(1 for _, n in survivors if not results[n].get("killed_since")
-                         and (classify(n, classes) or {}).get("class") == "open-question")
+    figures = score_figures(totals, open_questions=sum(
+        1 for _, n in survivors if not results[n].get("killed_since")
+        and (classify(n, classes) or {}).get("class") == "open-question"))
     gaps = sum(1 for _, n in survivors if not results[n].get("killed_since") and classify(n, classes) is None)
-    contract = relevant - open_questions
-    contract_score = 100.0 * (killed + since + timeout) / contract if contract else 100.0
     everything = sum(len(v) for v in names_by_file.values())
     ran = sum(1 for names in names_by_file.values() for n in names if n in results)
+    wording, open_questions = figures["wording"], figures["open_questions"]
     out = [
         "# Mutation testing of the reference",
         "",
@@ -483,23 +520,32 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         f"Measured: {ran} of {everything} mutants run, in {seconds / 60:.1f} minutes with {jobs} mutants at a time, "
         "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),
         "",
-        f"**Score: {score:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts as killed: the",
-        "catalog noticed it never finished; *killed since* are survivors of the full run that a scenario",
-        "added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts against the",
-        f"score, also the {open_questions} on an open question: a message whose wording the seed leaves free, or",
-        "a behaviour the seed does not settle (each names the seed section; the catalog records these and",
-        f"must not assert them). {gaps} survivors are gaps: the seed fixes what they change and no scenario",
-        f"checks it. Of the mutants that change only what the seeds fix, {contract_score:.1f}% are killed",
-        "(this second figure is not the score).",
+        f"**Score (strict): {figures['strict']:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts",
+        "as killed: the catalog noticed it never finished; *killed since* are survivors of the full run that a",
+        "scenario added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts",
+        f"against this score: also the {wording} wording-only ones and the {open_questions} on an open question.",
         "",
-        "| module | mutants | killed | killed since | survived | of them not reached | timed out | of the survivors: equivalent |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"**Score under the contract: {figures['contract']:.1f}%**: the same, with the {wording} wording-only",
+        "survivors counted with the equivalent ones. Each of them changes nothing but the text of a message whose",
+        "wording the seed leaves free (the section is named for each), so no conformant implementation can be",
+        "told from it and no conformant test may kill it. This is not the strict score.",
+        "",
+        f"The {open_questions} survivors on an open question change a behaviour the seed does not settle (each",
+        "names the seed section; the catalog records these and must not assert them); they count against",
+        f"both scores. {gaps} survivors are gaps: the seed fixes what they change and no scenario checks it.",
+        f"Of the mutants that change only what the seeds fix, {figures['seeds_fix']:.1f}% are killed (this third",
+        "figure leaves the open questions out too; it is not a score).",
+        "",
+        "| module | mutants | killed | killed since | survived | of them not reached | timed out "
+        "| of the survivors: equivalent | wording-only |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for path, total, counts in rows:
         out.append(f"| `{path}` | {total} | {counts['killed']} | {counts['killed since']} | {counts['survived']} | "
-                   f"{counts['not reached']} | {counts['timeout']} | {counts['equivalent']} |")
-    out.append(f"| all | {sum(r[1] for r in rows)} | {killed} | {since} | {survived} | {totals['not reached']} | "
-               f"{timeout} | {equivalent} |")
+                   f"{counts['not reached']} | {counts['timeout']} | {counts['equivalent']} | {counts['wording-only']} |")
+    out.append(f"| all | {sum(r[1] for r in rows)} | {totals['killed']} | {totals['killed since']} | "
+               f"{totals['survived']} | {totals['not reached']} | {totals['timeout']} | {totals['equivalent']} | "
+               f"{wording} |")
     out += ["", "## Survivors", ""]
     by_class: dict[str, list[tuple[str, dict[str, Any] | None]]] = defaultdict(list)
     for path, name in survivors:
@@ -509,10 +555,12 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         entry = classify(name, classes)
         by_class[entry["class"] if entry else "unclassified"].append((name, entry))
     titles = {"equivalent": "Equivalent (no scenario can tell them apart: the behaviour is the same)",
+              "wording-only": "Wording only (the text of a message the seed leaves free; counted against the strict "
+                              "score, with the equivalent ones under the contract)",
               "open-question": "On an open question of the seed (the catalog records, it does not assert)",
               "killed-by": "Killed since by a new scenario (named)",
               "unclassified": "Gaps in the catalog (no class: the seed fixes what they change, no scenario checks it)"}
-    for kind in ("open-question", "equivalent", "killed-by", "unclassified"):
+    for kind in ("unclassified", "open-question", "wording-only", "equivalent", "killed-by"):
         entries = by_class.get(kind)
         if not entries:
             continue
