@@ -97,3 +97,14 @@ def test_the_report_shows_both_scores_and_a_wording_only_section(monkeypatch):
     gaps = report.split("### Gaps in the catalog")[1].split("###")[0]
     assert "x_f__mutmut_4`" in gaps and "x_f__mutmut_3`" not in gaps
     assert report.index("**Score (strict)") < report.index("**Score under the contract")
+
+
+def test_a_survivor_a_killed_by_entry_names_is_reported_as_a_gap(monkeypatch):
+    names = ["pkg.mod.x_f__mutmut_1", "pkg.mod.x_f__mutmut_2"]
+    for name in names:
+        monkeypatch.setitem(mutation._DIFFS, name, diff("y = 1", "y = 2"))
+    classes = [{"mutants": "pkg.mod.x_f__mutmut_*", "class": "killed-by", "scenario": "p/s/kills-it"}]
+    report = mutation.render({names[0]: {"code": 1}, names[1]: {"code": 0}}, {"pkg/mod.py": names}, classes, 1.0, 2)
+    gaps = report.split("### Gaps in the catalog")[1]
+    assert "x_f__mutmut_2`" in gaps and "classified as killed by p/s/kills-it" in gaps
+    assert "1 survivors are gaps" in report and "**Score (strict): 50.0%**" in report

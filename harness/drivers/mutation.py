@@ -505,7 +505,8 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
     figures = score_figures(totals, open_questions=sum(
         1 for _, n in survivors if not results[n].get("killed_since")
         and (classify(n, classes) or {}).get("class") == "open-question"))
-    gaps = sum(1 for _, n in survivors if not results[n].get("killed_since") and classify(n, classes) is None)
+    gaps = sum(1 for _, n in survivors if not results[n].get("killed_since")
+               and (classify(n, classes) or {}).get("class") in (None, "killed-by"))
     everything = sum(len(v) for v in names_by_file.values())
     ran = sum(1 for names in names_by_file.values() for n in names if n in results)
     wording, open_questions = figures["wording"], figures["open_questions"]
@@ -553,6 +554,9 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
             by_class["killed-by"].append((name, {"class": "killed-by", "scenario": results[name]["killed_since"]}))
             continue
         entry = classify(name, classes)
+        if entry and entry["class"] == "killed-by":  # the scenario named no longer kills it: a gap again
+            entry = {"class": "unclassified",
+                     "why": f"survived this run, though classified as killed by {entry.get('scenario', '?')}"}
         by_class[entry["class"] if entry else "unclassified"].append((name, entry))
     titles = {"equivalent": "Equivalent (no scenario can tell them apart: the behaviour is the same)",
               "wording-only": "Wording only (the text of a message the seed leaves free; counted against the strict "
