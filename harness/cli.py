@@ -173,7 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
     from rich.markup import escape
-    from harness import aspects, catalog, postrun
+    from harness import catalog, postrun
     from harness.model import Result, Scenario, Verdict
     from harness.targets import make_target
 
@@ -220,20 +220,30 @@ def run(options: RunOptions) -> int:
     if options.last_failed:
         scenarios = _last_failed(console, scenarios, targets)
 
-    runs = _run_with_progress(options, targets, scenarios, console)
-    bad = False
-    for target_run in runs:
-        target_run.results = [aspects.apply(result, options.aspects) for result in broken + target_run.results]
-        bad = _report_target(options, console, cat, target_run, several=len(runs) > 1) or bad
-    _write_reports(options, cat, runs)
-    postrun.reports(options, cat, runs)
-    from harness.report import github
-    github.report(console, runs)  # annotations and the step summary, under GitHub Actions only
-    if options.exitfirst and any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for run in runs for r in run.results):
+    from harness.report import github, stream, terminal
+    several = len(targets) > 1
+    # Each result goes to the reports as it is produced, in catalog order (harness/report/stream.py).
+    reports = stream.Reports(options, broken, several=several, state=state_dir(),
+                             matrix=bool(options.markdown or options.html or github.summary_wanted()))
+    try:
+        runs = _run_with_progress(options, targets, scenarios, console, reports.add)
+    except BaseException:  # Ctrl-C, SIGTERM: the report files are completed with what ran, marked so
+        reports.close(interrupted=True)
+        raise
+    try:
+        reports.finish(runs)
+        bad = False
+        for target_run in runs:
+            bad = _report_target(options, console, cat, target_run, reports, several=several) or bad
+    finally:
+        reports.close()
+    tallies = [reports.tally(run) for run in runs]
+    postrun.reports(options, cat, runs, reports.columns())
+    github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
+    if options.exitfirst and any(tally.verdicts[Verdict.FAIL] or tally.verdicts[Verdict.ERROR] for tally in tallies):
         console.print("[yellow]stopped at the first failure (-x)[/yellow]")
-    if len(runs) > 1:
-        from harness.report import terminal
-        console.print(terminal.targets_table(runs))
+    if several:
+        console.print(terminal.targets_table(runs, tallies=tallies))
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK
@@ -270,13 +280,15 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     return chosen
 
 
-def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any) -> list:
+def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any, emit: Any = None) -> list:
+    """Runs the scenarios, with a progress bar on a terminal; ``emit(target_run, result)`` takes each
+    result in catalog order (the reports), and no result is kept beyond it."""
     from harness import workers
     from harness.model import Verdict
     failed: list[bool] = []  # -x: set by the first fail or error; no scenario starts after it
     stop = (lambda: bool(failed)) if options.exitfirst else None
     run = functools.partial(workers.run, targets, scenarios, jobs=options.jobs, tmp=options.workspace_parent(),
-                            record_states=options.records_states, stop=stop)
+                            record_states=options.records_states, stop=stop, emit=emit, keep=emit is None)
 
     def seen(result) -> None:
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
@@ -302,69 +314,30 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
             progress.stop()
 
 
-def _report_target(options: RunOptions, console: Any, cat, target_run, *, several: bool) -> bool:
-    """Prints and writes what concerns one target; returns True when it failed."""
+def _report_target(options: RunOptions, console: Any, cat, target_run, reports, *, several: bool) -> bool:
+    """Prints what concerns one target (from its tally: counts and failures); returns True when it failed."""
     from rich.text import Text
     from harness import postrun
     from harness.report import terminal
-    results, info, spec = target_run.results, target_run.info, target_run.spec
+    tally = reports.tally(target_run)
+    info, spec = target_run.info, target_run.spec
     if several:
         console.rule(f"[bold]{spec}[/bold]", align="left")
     if target_run.start_error:  # said once, in full; each scenario's error then says only that it could not run
         terminal.print_start_error(console, target_run.start_error)
-    bad, target_run.baseline = postrun.judge(options, console, results)  # marks known failures for every report
+    bad, target_run.baseline = postrun.judge(options, console, tally)
     if not options.quiet:
-        terminal.print_failures(console, results, brief=target_run.start_reason)
-    title = f"{info.name} {info.version}".strip() + f" — {len(results)} scenarios in {target_run.seconds:.2f}s"
+        terminal.print_failures(console, tally.failures, brief=target_run.start_reason)
+    title = f"{info.name} {info.version}".strip() + f" — {tally.count} scenarios in {target_run.seconds:.2f}s"
     if not several:
-        console.print(terminal.summary_table(results, title))
-    for line in terminal.aspect_lines(results):
+        console.print(terminal.summary_table(tally, title))
+    for line in terminal.aspect_lines(tally):
         console.print(Text(line), highlight=False, soft_wrap=True)
-    for line in terminal.skip_reasons(results):
+    for line in terminal.skip_reasons(tally):
         console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
     terminal.print_leftovers(console, target_run.leftovers)  # what the run left on disk fails it
-    _remember(results, info, spec, target_run.seconds)
-    return postrun.finish(options, console, cat, results, spec, target_run.slug, info) or bad \
+    return postrun.finish(options, console, cat, tally, reports.snapshots(target_run), spec) or bad \
         or bool(target_run.leftovers)
-
-
-def _write_reports(options: RunOptions, cat, runs: list) -> None:
-    """Writes the JSON and JUnit reports: one file, or with several targets one per target or combined."""
-    from harness.report import json as json_report
-    if options.json:
-        if len(runs) == 1 and not options.json.is_dir():
-            run = runs[0]
-            json_report.write(options.json, run.results, run.info, run.spec, run.seconds, **json_report.run_extra(run))
-        elif options.json.is_dir():
-            for run in runs:
-                json_report.write(options.json / f"{run.slug}.json", run.results, run.info, run.spec, run.seconds,
-                                  **json_report.run_extra(run))
-        else:
-            json_report.write_combined(options.json, runs)
-    if options.junit:
-        from harness.report import junit
-        if options.junit.is_dir():
-            for run in runs:
-                junit.write(options.junit / f"{run.slug}.xml", run.results, run.info, run.spec,
-                            start_error=run.start_error, leftovers=run.leftovers)
-        else:
-            junit.write_runs(options.junit, runs)
-
-
-def _remember(results, info, spec: str, seconds: float) -> None:
-    """Keeps the last run's results so that ``show`` can print the last observation."""
-    from harness.report import json as json_report
-    directory = state_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        document = json_report.document(results, info, spec, seconds)
-        text = json.dumps(document, ensure_ascii=False, default=str)
-        (directory / f"last-{spec_slug(spec)}.json").write_text(text, "utf-8")
-        (directory / "last.json").write_text(text, "utf-8")
-    except OSError:
-        pass  # remembering is a convenience; a read-only checkout must still run
-    from harness import lastfailed
-    lastfailed.update(directory, spec_slug(spec), results)  # what --lf runs next time
 
 
 def cmd_list(args: argparse.Namespace) -> int:

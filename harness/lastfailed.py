@@ -36,18 +36,34 @@ def load(state: Path, slugs: Iterable[str]) -> set[str]:
     return failed
 
 
+class Tracker:
+    """One target's failures, recorded as its results come (``add``) and saved at the end (``save``)."""
+
+    def __init__(self, state: Path, slug: str) -> None:
+        self.state, self.slug = Path(state), slug
+        self.failed = load(state, [slug])
+
+    def add(self, result: Result) -> None:
+        """Notes one result: a fail or error is remembered, anything else forgotten."""
+        if result.id.startswith("<invalid>"):
+            return
+        if result.verdict in FAILING:
+            self.failed.add(result.id)
+        else:
+            self.failed.discard(result.id)
+
+    def save(self) -> None:
+        """Writes what failed (see the module docstring)."""
+        try:
+            self.state.mkdir(parents=True, exist_ok=True)
+            path(self.state, self.slug).write_text(json.dumps(sorted(self.failed), indent=0) + "\n", "utf-8")
+        except OSError:
+            pass  # remembering is a convenience; a read-only checkout must still run
+
+
 def update(state: Path, slug: str, results: Iterable[Result]) -> None:
     """Records this run's failures for the target ``slug`` (see the module docstring)."""
-    failed = load(state, [slug])
+    tracker = Tracker(state, slug)
     for result in results:
-        if result.id.startswith("<invalid>"):
-            continue
-        if result.verdict in FAILING:
-            failed.add(result.id)
-        else:
-            failed.discard(result.id)
-    try:
-        Path(state).mkdir(parents=True, exist_ok=True)
-        path(state, slug).write_text(json.dumps(sorted(failed), indent=0) + "\n", "utf-8")
-    except OSError:
-        pass  # remembering is a convenience; a read-only checkout must still run
+        tracker.add(result)
+    tracker.save()

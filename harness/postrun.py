@@ -21,7 +21,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness.model import Result, Verdict
 from harness.options import RunOptions
 
 ORPHANS_SHOWN = 20
@@ -48,24 +47,20 @@ def add_options(run: argparse.ArgumentParser) -> None:
     group.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
 
 
-def judge(options: RunOptions, console: Any, results: list[Result]) -> tuple[bool, dict[str, Any] | None]:
-    """Judges the verdicts, under ``--baseline`` when given; returns (failed, the JSON report's
-    ``baseline`` member or None).
+def judge(options: RunOptions, console: Any, tally: Any) -> tuple[bool, dict[str, Any] | None]:
+    """Judges the verdicts of one target (its tally, harness/report/tally.py), under ``--baseline``
+    when given; returns (failed, the JSON report's ``baseline`` member or None).
 
-    Runs before any report is written: it marks each known failure (``Result.known``) and each stale
-    entry (``Result.stale``), so that every report shows what the exit code says.
+    Each result was marked as it came (``Result.known`` for a known failure, ``Result.stale`` for a
+    stale entry), before any report took it, so that every report shows what the exit code says.
     """
-    real = [result for result in results if not result.id.startswith("<invalid>")]
-    bad = any(r.verdict in (Verdict.FAIL, Verdict.ERROR) for r in real)
     if not options.baseline:
-        return bad, None
-    from harness import baseline
-    try:
-        known = baseline.load(options.baseline)
-    except ValueError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return tally.bad, None
+    if tally.baseline_error is not None:
+        console.print(f"[red]error:[/red] {escape(tally.baseline_error)}")
         return True, None
-    outcome = baseline.annotate(known, real)
+    from harness import baseline
+    outcome = tally.outcome()
     console.print(f"baseline {escape(str(options.baseline))}: {len(outcome.known)} known failure(s) tolerated, "
                   f"{len(outcome.new)} new, {len(outcome.stale)} stale", highlight=False)
     for scenario_id in outcome.new:
@@ -75,37 +70,35 @@ def judge(options: RunOptions, console: Any, results: list[Result]) -> tuple[boo
     return outcome.failed, baseline.report_section(options.baseline, outcome)
 
 
-def finish(options: RunOptions, console: Any, catalog: Any, results: list[Result],
-           spec: str, slug: str, info: Any) -> bool:
-    """Runs the after-run steps of target ``spec`` (snapshot folder ``slug``): snapshots and a baseline
-    to write; returns True when a snapshot diverged. The verdicts are judged before, by ``judge``.
+def finish(options: RunOptions, console: Any, catalog: Any, tally: Any, snapshots: Any, spec: str) -> bool:
+    """Runs the after-run steps of target ``spec``: the snapshots compared as the results came
+    (``snapshots``, a harness/snapshot.py ``Checker``, or None) are reported, a baseline written from
+    the failures (``tally``); returns True when a snapshot diverged. The verdicts are judged before,
+    by ``judge``.
 
     See the module docstring for what fails a run.
     """
     from rich.console import Console
     console = Console(file=console.file, highlight=False, soft_wrap=True,  # ids and paths stay whole in logs
                       force_terminal=console.is_terminal, no_color=console.no_color)
-    real = [result for result in results if not result.id.startswith("<invalid>")]
     failed = False
-    if not options.no_snapshots or options.snapshot_update:
-        failed = _snapshots(options, console, catalog, real, slug)
+    if snapshots is not None:
+        failed = _snapshots(options, console, catalog, snapshots)
     if options.write_baseline:
         from harness import baseline
+        real = [result for result in tally.failures if not result.id.startswith("<invalid>")]
         count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
         console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {options.write_baseline}",
                       highlight=False)
     return failed
 
 
-def _snapshots(options: RunOptions, console: Any, catalog: Any, results: list[Result], slug: str) -> bool:
-    from harness import snapshot as snap
+def _snapshots(options: RunOptions, console: Any, catalog: Any, checker: Any) -> bool:
     from harness.report.matrix import print_diff
-    root = options.snapshots or snap.default_root()
-    store = snap.SnapshotStore(root, slug)
+    store = checker.store
     # Removing orphans needs the whole known catalog: no selection, no broken file, the built-in included.
     unfiltered = not options.narrowed and not catalog.problems
-    outcome = snap.check(store, (r.as_dict() for r in results), (s.id for s in catalog.scenarios),
-                         update=options.snapshot_update, prune=unfiltered)
+    outcome = checker.finish((s.id for s in catalog.scenarios), prune=unfiltered)
     for scenario_id, diff in outcome.diverged.items():
         console.print(f"\n[bold yellow]SNAPSHOT[/bold yellow] [bold]{escape(scenario_id)}[/bold]: the observation "
                       f"differs from {escape(store.path(scenario_id).as_posix())}")
@@ -132,13 +125,14 @@ def _snapshots(options: RunOptions, console: Any, catalog: Any, results: list[Re
     return outcome.failed and not options.snapshot_update
 
 
-def reports(options: RunOptions, catalog: Any, runs: list[Any]) -> None:
-    """Writes the Markdown and HTML reports: the matrix of every target's results (TargetRun)."""
+def reports(options: RunOptions, catalog: Any, runs: list[Any], columns: Any = None) -> None:
+    """Writes the Markdown and HTML reports: the matrix of every target's results (TargetRun), or of
+    the columns ``columns(runs)`` gives (harness/sources.py ``Collector``, filled as the run went)."""
     if not (options.markdown or options.html):
         return
     from harness import sources
     from harness.report import matrix as matrix_mod
-    columns = sources.from_runs(runs)
+    columns = columns(runs) if columns is not None else sources.from_runs(runs)
     grid = matrix_mod.build(columns, {s.id: s for s in catalog.scenarios})
     title = f"File-tool conformance: {', '.join(run.spec for run in runs)}"
     if options.markdown:

@@ -78,3 +78,19 @@ def json_safe(value: Any, depth: int = 0) -> Any:
             return {_text(str(k)) if not isinstance(k, str) else _text(k): json_safe(v, depth + 1) for k, v in value.items()}
         return [json_safe(item, depth + 1) for item in value]
     return value
+
+
+def json_safe_at(value: Any, depth: int) -> Any:
+    """Returns ``value`` made safe as :func:`json_safe` makes it where it sits ``depth`` levels deep in
+    a larger document (the JSON report writes each result on its own, as the whole document would)."""
+    if depth == 0:
+        return json_safe(value)
+    if isinstance(value, (dict, list)):
+        try:  # the common case, decided in C: nothing to change
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+            text.encode("utf-8")
+            if text.count("[") + text.count("{") + depth <= MAX_DEPTH:
+                return value
+        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+            pass
+    return json_safe(value, depth)

@@ -88,14 +88,19 @@ class Runner:
                 self._enclosure = None
 
     def run_all(self, scenarios: Iterable[Scenario], on_result: Callable[[Result], None] | None = None,
-                stop: Callable[[], bool] | None = None) -> list[Result]:
-        """Runs every scenario in order (until ``stop()`` says so, e.g. ``run -x``); returns their results."""
+                stop: Callable[[], bool] | None = None, keep: bool = True) -> list[Result]:
+        """Runs every scenario in order (until ``stop()`` says so, e.g. ``run -x``); returns their results.
+
+        With ``keep`` false each result is only handed to ``on_result`` (the reports take it as it
+        comes) and the list returned stays empty, so a run of any size holds no result.
+        """
         results = []
         for scenario in scenarios:
             if stop is not None and stop():
                 break
             result = self.run(scenario)
-            results.append(result)
+            if keep:
+                results.append(result)
             if on_result:
                 on_result(result)
         return results

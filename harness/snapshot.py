@@ -382,29 +382,41 @@ class Check:
         return bool(self.diverged)
 
 
-def check(store: SnapshotStore, results: Iterable[Mapping[str, Any]], known_ids: Iterable[str], *,
-          update: bool = False, prune: bool = False) -> Check:
-    """Compares (or, with ``update``, writes) the snapshots of ``results`` (JSON shape).
+class Checker:
+    """Compares (or, with ``update``, writes) one target's snapshots as its results come (``add``).
 
-    ``known_ids`` are all the catalog's ids: a stored snapshot with another id is an orphan, listed,
-    and removed when ``update`` and ``prune`` are both given.
+    Each result is compared the moment it is given and not kept; only what differs (its diff) and the
+    ids seen are. ``finish`` lists (and, with ``prune``, removes) the orphans and returns the
+    :class:`Check`.
     """
-    import time
-    started = time.perf_counter()
-    out = Check()
-    for result in results:
+
+    def __init__(self, store: SnapshotStore, *, update: bool = False) -> None:
+        self.store, self.update = store, update
+        self.out = Check()
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        """Compares (or writes) the snapshot of one result in the JSON report's shape."""
+        import time
+        started = time.perf_counter()
+        try:
+            self._add(result)
+        finally:
+            self.out.seconds += time.perf_counter() - started
+
+    def _add(self, result: Mapping[str, Any]) -> None:
         if not is_recordable(result):
-            continue
+            return
+        store, out = self.store, self.out
         scenario_id = result["id"]
         doc = document(result)
         stored = store.read(scenario_id)
         # The common case, a match, is decided on data (libyaml parses fast); the pure-Python emitter
         # only runs to write a file or to show a difference.
-        if stored is not None and not update and behaviour(parse(stored)) == behaviour(doc):
+        if stored is not None and not self.update and behaviour(parse(stored)) == behaviour(doc):
             out.matched.append(scenario_id)
-            continue
+            return
         text = render(doc)
-        if update:
+        if self.update:
             if store.write(scenario_id, text):
                 out.written.append(scenario_id)
                 if stored is None:
@@ -418,11 +430,31 @@ def check(store: SnapshotStore, results: Iterable[Mapping[str, Any]], known_ids:
         else:
             where = store.path(scenario_id).as_posix()
             out.diverged[scenario_id] = unified_diff(stored, text, f"{where} (stored)", f"{where} (observed)")
-    known = set(known_ids)
-    out.orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
-    if update and prune:
-        for scenario_id in out.orphans:
-            store.remove(scenario_id)
-        out.removed = list(out.orphans)
-    out.seconds = time.perf_counter() - started
-    return out
+
+    def finish(self, known_ids: Iterable[str], *, prune: bool = False) -> Check:
+        """Lists the stored snapshots no id of ``known_ids`` (the catalog's) matches, removes them when
+        updating with ``prune``; returns what the whole check found."""
+        import time
+        started = time.perf_counter()
+        out = self.out
+        known = set(known_ids)
+        out.orphans = [scenario_id for scenario_id in self.store.ids() if scenario_id not in known]
+        if self.update and prune:
+            for scenario_id in out.orphans:
+                self.store.remove(scenario_id)
+            out.removed = list(out.orphans)
+        out.seconds += time.perf_counter() - started
+        return out
+
+
+def check(store: SnapshotStore, results: Iterable[Mapping[str, Any]], known_ids: Iterable[str], *,
+          update: bool = False, prune: bool = False) -> Check:
+    """Compares (or, with ``update``, writes) the snapshots of ``results`` (JSON shape).
+
+    ``known_ids`` are all the catalog's ids: a stored snapshot with another id is an orphan, listed,
+    and removed when ``update`` and ``prune`` are both given.
+    """
+    checker = Checker(store, update=update)
+    for result in results:
+        checker.add(result)
+    return checker.finish(known_ids, prune=prune)

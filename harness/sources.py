@@ -45,11 +45,15 @@ class Observation:
     known: str | None = None  # a baseline's known failure: the baseline's reason
     stale: str | None = None  # listed in the baseline but passes now: the baseline's reason
     aspects: dict[str, str] | None = None  # per-aspect verdicts, every aspect judged (harness/aspects.py)
+    #: True when a stable observation was made but its document not kept (a report with nothing to
+    #: compare it with, see ``Collector``); ``tool`` then names its last call's tool.
+    summary_only: bool = False
+    tool: str | None = None
 
     @property
     def recorded(self) -> bool:
         """Returns True when there is a stable observation (not a skip or an error)."""
-        return self.doc is not None or self.raw is not None
+        return self.doc is not None or self.raw is not None or self.summary_only
 
     @property
     def document(self) -> dict[str, Any] | None:
@@ -169,6 +173,46 @@ def from_runs(runs: list[Any]) -> list[Source]:
             column.target["leftovers"] = [left.as_dict() for left in run.leftovers]
     unique_labels(columns)
     return columns
+
+
+class Collector:
+    """The columns of the Markdown and HTML reports, filled as a run's results come (``add``).
+
+    Each result becomes an :class:`Observation` at once. Its snapshot document is kept only where a
+    report uses it: with several targets (a cell that behaves unlike the first column shows the
+    diff) and for an open question (its answer); otherwise only the verdict, reason, failures and
+    aspects are, so what a one-target run holds for these reports stays small.
+    """
+
+    def __init__(self, several: bool) -> None:
+        self.several = several
+        self.columns: dict[int, Source] = {}  # id(TargetRun) -> its column, in order of the targets
+
+    def add(self, run: Any, result: dict[str, Any]) -> None:
+        """Adds one result (JSON shape) of ``run`` (a TargetRun) to its column."""
+        column = self.columns.get(id(run))
+        if column is None:
+            column = self.columns[id(run)] = Source(label=run.spec, origin=run.spec, kind="run")
+            column.target = {"name": run.info.name, "version": run.info.version, "spec": run.spec}
+        found = observation(result)
+        if found.doc is not None and not self.several and not found.open_question:
+            tools = [step["tool"] for step in found.doc.get("steps", ()) if "tool" in step]
+            found.doc, found.summary_only, found.tool = None, True, tools[-1] if tools else ""
+        column.observations[result["id"]] = found
+
+    def sources(self, runs: list[Any]) -> list[Source]:
+        """Returns the columns of ``runs`` (every run, one without results empty), as :func:`from_runs` does."""
+        columns = []
+        for run in runs:
+            column = self.columns.get(id(run)) or Source(label=run.spec, origin=run.spec, kind="run")
+            column.target = {"name": run.info.name, "version": run.info.version, "spec": run.spec}
+            if getattr(run, "start_error", None):
+                column.target["start_error"] = run.start_error
+            if getattr(run, "leftovers", None):
+                column.target["leftovers"] = [left.as_dict() for left in run.leftovers]
+            columns.append(column)
+        unique_labels(columns)
+        return columns
 
 
 def run_target(spec: str, scenarios: list[Any], **options: Any) -> Source:

@@ -27,6 +27,8 @@ from harness.targets.base import Target, TargetInfo
 #: Chunks per worker and target: enough for the fast workers to take over from a slow one.
 CHUNKS_PER_WORKER = 4
 MAX_CHUNK = 16
+#: A result slot whose result the reports already took.
+_EMITTED = object()
 #: How long a finished worker gets to stop its candidate and exit before it is killed.
 EXIT_GRACE = 15.0
 
@@ -54,29 +56,41 @@ class TargetRun:
 
 def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int = 1, record_states: bool = True,
         tmp: str | None = None, on_result: Callable[[int, Result], None] | None = None,
-        stop: Callable[[], bool] | None = None) -> list[TargetRun]:
+        stop: Callable[[], bool] | None = None, emit: Callable[[TargetRun, Result], None] | None = None,
+        keep: bool = True) -> list[TargetRun]:
     """Runs every scenario on every target; returns one TargetRun per target, results in catalog order.
 
     ``on_result(target_index, result)`` is called as each result arrives (in completion order).
-    Once ``stop()`` is true (``run -x`` after a failure) no further scenario starts; what did not run
-    is left out of the results.
+    ``emit(target_run, result)`` is called in catalog order, target after target, as soon as every
+    earlier result is in: what the reports write as the run goes (harness/report/stream.py). With
+    ``keep`` false no result is kept once emitted (each TargetRun's ``results`` stays empty), so
+    what a run holds does not grow with the catalog. Once ``stop()`` is true (``run -x`` after a
+    failure) no further scenario starts; what did not run is left out of the results.
     """
     jobs = max(1, min(jobs, len(scenarios) * len(targets) or 1))
     if jobs == 1 or not hasattr(os, "fork"):
-        return [_run_here(index, target, scenarios, record_states, tmp, on_result, stop)
+        return [_run_here(index, target, scenarios, record_states, tmp, on_result, stop, emit, keep)
                 for index, target in enumerate(targets)]
-    return _Pool(targets, scenarios, jobs, record_states, tmp, on_result, stop).run()
+    return _Pool(targets, scenarios, jobs, record_states, tmp, on_result, stop, emit, keep).run()
 
 
 def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_states: bool, tmp: str | None,
-              on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None) -> TargetRun:
+              on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None,
+              emit: Callable[[TargetRun, Result], None] | None = None, keep: bool = True) -> TargetRun:
     started = time.perf_counter()
     with Runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
-        info = runner.info
-        results = runner.run_all(scenarios, on_result=(lambda r: on_result(index, r)) if on_result else None,
-                                 stop=stop)
-    return TargetRun(target, info, target.slug, results, time.perf_counter() - started,  # type: ignore[arg-type]
-                     runner.start_error, runner.start_reason, leftovers=runner.leftovers)
+        done = TargetRun(target, runner.info, target.slug, [], 0.0,  # type: ignore[arg-type]
+                         runner.start_error, runner.start_reason)
+
+        def each(result: Result) -> None:
+            if on_result:
+                on_result(index, result)
+            if emit:
+                emit(done, result)
+        done.results = runner.run_all(scenarios, on_result=each, stop=stop, keep=keep)
+    done.seconds = time.perf_counter() - started
+    done.leftovers = runner.leftovers
+    return done
 
 
 def chunks(count: int, jobs: int) -> list[range]:
@@ -155,16 +169,22 @@ class _Pool:
 
     def __init__(self, targets: Sequence[Target], scenarios: Sequence[Scenario], jobs: int, record_states: bool,
                  tmp: str | None, on_result: Callable[[int, Result], None] | None,
-                 stop: Callable[[], bool] | None = None) -> None:
+                 stop: Callable[[], bool] | None = None, emit: Callable[[TargetRun, Result], None] | None = None,
+                 keep: bool = True) -> None:
         self.targets, self.scenarios, self.jobs = targets, scenarios, jobs
         self.stop = stop
         self.record_states, self.tmp, self.on_result = record_states, tmp, on_result
+        self.emit, self.keep = emit, keep
         self.tasks = [(index, span) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)]
-        self.results: list[list[Result | None]] = [[None] * len(scenarios) for _ in targets]
+        # Each slot: None until its result arrives, the result until it is emitted, then _EMITTED.
+        # Only results that arrived ahead of an earlier one wait here (a few chunks at most).
+        self.results: list[list[Any]] = [[None] * len(scenarios) for _ in targets]
+        self.cursor = (0, 0)  # the next (target, position) to emit
+        self.runs: list[TargetRun | None] = [None] * len(targets)
+        self.guessed: set[int] = set()
         self.infos: list[tuple[TargetInfo, str, str | None, str | None] | None] = [None] * len(targets)
         self.first: list[float | None] = [None] * len(targets)
         self.last: list[float] = [0.0] * len(targets)
-        self.missing = len(targets) * len(scenarios)
         self.leftovers: list[list[Any]] = [[] for _ in targets]
 
     def run(self) -> list[TargetRun]:
@@ -205,6 +225,10 @@ class _Pool:
                     elif message[0] == "info":
                         _, index, info, slug, start_error, start_reason = message
                         self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
+                        done = self.runs[index]
+                        if done is not None and index in self.guessed:  # made before any worker told
+                            done.info, done.slug, done.start_error, done.start_reason = self.infos[index]
+                            self.guessed.discard(index)
                     else:
                         _, index, position, payload = message
                         self._store(index, position, Result(self.scenarios[position], *payload))
@@ -216,15 +240,54 @@ class _Pool:
                 if process.is_alive():
                     process.kill()
                     process.join()
+        self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
 
     def _store(self, index: int, position: int, result: Result) -> None:
-        if self.results[index][position] is None:
-            self.missing -= 1
+        if self.results[index][position] is _EMITTED:
+            return
         self.results[index][position] = result
         self.last[index] = time.perf_counter()
         if self.on_result:
             self.on_result(index, result)
+        self._emit_ready()
+
+    def _emit_ready(self, final: bool = False) -> None:
+        """Emits, in catalog order, every result whose predecessors are all in. ``final``: the run is
+        over, so a slot still empty was not run (left out after ``stop``) or its worker died."""
+        index, position = self.cursor
+        stopped = final and self.stop is not None and self.stop()  # run -x: what did not run is left out
+        while index < len(self.targets):
+            if position == len(self.scenarios):
+                index, position = index + 1, 0
+                continue
+            result = self.results[index][position]
+            if result is None:
+                if not final:
+                    break
+                if stopped:
+                    position += 1
+                    continue
+                result = Result(self.scenarios[position], Verdict.ERROR, "not run: every worker process died")
+            done = self._run_of(index)
+            if self.keep:
+                done.results.append(result)
+            self.results[index][position] = _EMITTED
+            if self.emit:
+                self.emit(done, result)
+            position += 1
+        self.cursor = (index, position)
+
+    def _run_of(self, index: int) -> TargetRun:
+        """Returns target ``index``'s TargetRun, made when its first result is emitted."""
+        done = self.runs[index]
+        if done is None:
+            target = self.targets[index]
+            if self.infos[index] is None:  # its first worker died before saying: told later, if ever
+                self.guessed.add(index)
+            info, slug, start_error, start_reason = self.infos[index] or (TargetInfo(target.spec), target.slug, None, None)
+            done = self.runs[index] = TargetRun(target, info, slug, [], 0.0, start_error, start_reason)
+        return done
 
     def _lost(self, task: tuple[int, range] | None, exitcode: int | None) -> None:
         """A worker died: what it had taken and not finished becomes an error verdict."""
@@ -237,12 +300,8 @@ class _Pool:
                 self._store(index, position, Result(self.scenarios[position], Verdict.ERROR, reason))
 
     def _target_run(self, index: int) -> TargetRun:
-        target = self.targets[index]
-        info, slug, start_error, start_reason = self.infos[index] or (TargetInfo(target.spec), target.slug, None, None)
-        stopped = self.stop is not None and self.stop()  # run -x: what did not run is left out
-        results = [r if r is not None else Result(s, Verdict.ERROR, "not run: every worker process died")
-                   for r, s in zip(self.results[index], self.scenarios) if r is not None or not stopped]
+        done = self._run_of(index)
         first = self.first[index]
-        seconds = self.last[index] - first if first is not None else 0.0
-        return TargetRun(target, info, slug, results, seconds, start_error, start_reason,
-                         leftovers=self.leftovers[index])
+        done.seconds = self.last[index] - first if first is not None else 0.0
+        done.leftovers = self.leftovers[index]
+        return done

@@ -64,14 +64,25 @@ def annotations(results: Iterable[Result], spec: str) -> list[str]:
     return out
 
 
-def report(console: Any, runs: list[Any]) -> None:
-    """Under GitHub Actions: prints the annotations and appends the Markdown report to the step summary."""
+def summary_wanted() -> bool:
+    """Returns True when a run appends its Markdown report to the step summary."""
+    return active() and bool(os.environ.get("GITHUB_STEP_SUMMARY"))
+
+
+def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None = None, columns: Any = None) -> None:
+    """Under GitHub Actions: prints the annotations and appends the Markdown report to the step summary.
+
+    ``failures`` (each run's fails and errors, as the run's tally kept them) and ``columns`` (a
+    function giving the matrix's columns, harness/sources.py ``Collector``) stand in for the runs'
+    results when the run did not keep them.
+    """
     if not active():
         return
     # Workspaces left on disk first: they fail the run and must not be cut off by the cap below.
     lines = [f"::error title={_property(f'workspace left behind by {run.spec}')}::{_data(str(left))}"
              for run in runs for left in getattr(run, "leftovers", None) or []]
-    lines += [line for run in runs for line in annotations(run.results, run.spec)]
+    lines += [line for run, failed in zip(runs, failures or [run.results for run in runs])
+              for line in annotations(failed, run.spec)]
     for line in lines[:MAX_ANNOTATIONS]:
         console.file.write(line + "\n")  # verbatim: a workflow command must not be wrapped or styled
     if len(lines) > MAX_ANNOTATIONS:
@@ -82,8 +93,7 @@ def report(console: Any, runs: list[Any]) -> None:
         from harness import sources
         from harness.report import markdown
         from harness.report import matrix as matrix_mod
-        columns = sources.from_runs(runs)
-        grid = matrix_mod.build(columns)
+        grid = matrix_mod.build(columns(runs) if columns is not None else sources.from_runs(runs))
         try:
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(markdown.render(grid, title="File-tool conformance: "

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import harness
-from harness.printable import json_safe
+from harness.printable import json_safe, json_safe_at
 from harness.model import Result, Verdict
 from harness.targets.base import TargetInfo
 
@@ -75,3 +75,86 @@ def write_combined(path: Path, runs: list[Any]) -> None:
             "runs": [document(run.results, run.info, run.spec, run.seconds, **run_extra(run)) for run in runs]}
     Path(path).write_text(json.dumps(json_safe(data), indent=1, ensure_ascii=False, default=str, allow_nan=False)
                           + "\n", "utf-8")
+
+
+# -- written as the run goes -------------------------------------------------------------------
+
+def _dump(value: Any, depth: int) -> str:
+    """Returns ``value`` as the report writes it ``depth`` levels deep (indent 1, made safe there)."""
+    text = json.dumps(json_safe_at(value, depth), indent=1, ensure_ascii=False, default=str, allow_nan=False)
+    return text.replace("\n", "\n" + " " * depth) if depth else text
+
+
+class Stream:
+    """One target's report written as its results come: ``begin``, ``add`` each result, ``end``.
+
+    The text is the one :func:`write` gives for the same results (``depth`` 2 inside a combined
+    file's ``runs``), so nothing but the result being written is held. An ``end`` with
+    ``interrupted`` closes the document with what ran so far and ``"interrupted": true``.
+    """
+
+    def __init__(self, handle: Any, depth: int = 0) -> None:
+        self.handle, self.depth = handle, depth
+        self.count = 0
+
+    def begin(self, target: TargetInfo, spec: str, *, start_error: str | None = None) -> None:
+        """Writes the document's start: format, harness, target, and the opening of ``results``."""
+        head: dict[str, Any] = {"format": FORMAT_VERSION, "harness": {"version": harness.__version__},
+                                "target": {"name": target.name, "version": target.version, "spec": spec}}
+        if start_error:
+            head["target"]["start_error"] = start_error
+        indent = " " * self.depth
+        text = _dump(head, self.depth)
+        self.handle.write(indent + text[: -len("\n" + indent + "}")] + ",\n" + indent + ' "results": [')
+
+    def add(self, result: dict[str, Any]) -> None:
+        """Writes one result (``Result.as_dict()``) at once."""
+        indent = " " * (self.depth + 2)
+        self.handle.write(("\n" if not self.count else ",\n") + indent + _dump(result, self.depth + 2))
+        self.handle.flush()  # on disk before the next scenario runs: a report to follow, and what a crash leaves
+        self.count += 1
+
+    def end(self, summary: dict[str, int], seconds: float | None = None, *, baseline: dict[str, Any] | None = None,
+            leftovers: list[Any] | None = None, interrupted: bool = False) -> None:
+        """Writes the document's end: ``summary`` (the verdict counts), and what :func:`document` adds."""
+        indent = " " * self.depth
+        tail: dict[str, Any] = {"summary": summary}
+        if baseline is not None:
+            tail["baseline"] = baseline
+        if seconds is not None:
+            tail["seconds"] = round(seconds, 3)
+        if leftovers:
+            tail["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
+        if interrupted:  # the run was stopped (Ctrl-C, SIGTERM): the results are those that ran
+            tail["interrupted"] = True
+        closing = ("\n" + indent + " ]") if self.count else "]"
+        self.handle.write(closing + "," + _dump(tail, self.depth)[1:])
+
+
+class Combined:
+    """Several targets' reports in one file (:func:`write_combined`'s text), each target's document
+    written to its own spool as it goes and put together in target order at the end."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.spools: list[Any] = []
+
+    def stream(self) -> Stream:
+        """Returns the stream of the next target's document (written to a temporary spool)."""
+        import tempfile
+        spool = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.spools.append(spool)
+        return Stream(spool, depth=2)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """Writes the file: every target's document, in order; ``"interrupted": true`` when the run was stopped."""
+        import shutil
+        head = json.dumps({"format": FORMAT_VERSION, "harness": {"version": harness.__version__}}, indent=1,
+                          ensure_ascii=False)
+        self.handle.write(head[: -len("\n}")] + ',\n "runs": [')
+        for number, spool in enumerate(self.spools):
+            self.handle.write("\n" if number == 0 else ",\n")
+            spool.seek(0)
+            shutil.copyfileobj(spool, self.handle)
+            spool.close()
+        self.handle.write(("\n ]" if self.spools else "]") + (',\n "interrupted": true' if interrupted else "") + "\n}\n")

@@ -75,26 +75,31 @@ def _add_suites(suites: ET.Element, results: list[Result], target: TargetInfo, p
                               skipped=str(counts["skip"] + counts["known"]),
                               time=f"{sum(r.seconds for r in group):.3f}")
         for result in group:
-            case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
-                                 time=f"{result.seconds:.4f}")
-            if result.known is not None:
-                ET.SubElement(case, "skipped", message=f"known {result.verdict.value} (baseline): {result.known}"[:500])
-                ET.SubElement(case, "system-out").text = explain(result)
-            elif result.stale is not None:
-                ET.SubElement(case, "failure", message="stale baseline entry: passes now, remove it from the baseline"
-                              ).text = f"baseline: {result.stale}"
-            elif start_error and result.verdict is Verdict.ERROR and result.reason.startswith(TARGET_NOT_STARTED):
-                ET.SubElement(case, "error", message=result.reason[:500])
-            elif result.verdict is Verdict.FAIL:
-                ET.SubElement(case, "failure", message=result.reason[:500]).text = explain(result)
-            elif result.verdict is Verdict.ERROR:
-                ET.SubElement(case, "error", message=result.reason[:500]).text = explain(result)
-            elif result.verdict is Verdict.SKIP:
-                ET.SubElement(case, "skipped", message=result.reason[:500])
-            elif result.verdict is Verdict.RECORDED:
-                ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
+            _add_case(suite, result, target, profile, start_error)
         if start_error:
             ET.SubElement(suite, "system-err").text = start_error
+
+
+def _add_case(suite: ET.Element, result: Result, target: TargetInfo, profile: str, start_error: str | None) -> None:
+    """Adds one result's testcase to ``suite``."""
+    case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
+                         time=f"{result.seconds:.4f}")
+    if result.known is not None:
+        ET.SubElement(case, "skipped", message=f"known {result.verdict.value} (baseline): {result.known}"[:500])
+        ET.SubElement(case, "system-out").text = explain(result)
+    elif result.stale is not None:
+        ET.SubElement(case, "failure", message="stale baseline entry: passes now, remove it from the baseline"
+                      ).text = f"baseline: {result.stale}"
+    elif start_error and result.verdict is Verdict.ERROR and result.reason.startswith(TARGET_NOT_STARTED):
+        ET.SubElement(case, "error", message=result.reason[:500])
+    elif result.verdict is Verdict.FAIL:
+        ET.SubElement(case, "failure", message=result.reason[:500]).text = explain(result)
+    elif result.verdict is Verdict.ERROR:
+        ET.SubElement(case, "error", message=result.reason[:500]).text = explain(result)
+    elif result.verdict is Verdict.SKIP:
+        ET.SubElement(case, "skipped", message=result.reason[:500])
+    elif result.verdict is Verdict.RECORDED:
+        ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
 
 
 def _add_leftovers(suites: ET.Element, leftovers: list[Any], target: TargetInfo, prefix: str = "") -> None:
@@ -106,3 +111,99 @@ def _add_leftovers(suites: ET.Element, leftovers: list[Any], target: TargetInfo,
     case = ET.SubElement(suite, "testcase", classname=f"{target.name}.harness", name="workspaces removed", time="0")
     ET.SubElement(case, "error", message=f"{len(leftovers)} workspace(s) could not be removed"
                   ).text = "\n".join(str(left) for left in leftovers)
+
+
+# -- written as the run goes -------------------------------------------------------------------
+
+def _made_valid(element: ET.Element) -> ET.Element:
+    """Returns ``element`` with every text and attribute below it made valid XML (as ``_write`` does)."""
+    for item in element.iter():
+        item.text, item.tail = _xml(item.text), _xml(item.tail)
+        for key, value in item.attrib.items():
+            item.set(key, _xml(value))
+    return element
+
+
+def _text(element: ET.Element, level: int) -> str:
+    """Returns ``element`` serialised as it sits at ``level`` of the indented document, without its tail."""
+    _made_valid(element)
+    ET.indent(element, level=level)
+    element.tail = None
+    return ET.tostring(element, encoding="unicode")
+
+
+def _open_tag(tag: str, **attrs: str) -> str:
+    """Returns the start tag ``<tag attr="...">`` as ElementTree writes it."""
+    element = _made_valid(ET.Element(tag, **attrs))
+    ET.SubElement(element, "cut")
+    text = ET.tostring(element, encoding="unicode")
+    return text[: text.index("<cut />")]
+
+
+class Suites:
+    """One target's testsuites (one per profile, as :func:`write` makes them), fed one result at a
+    time: each testcase is written to its profile's temporary spool at once, and only the counts are
+    held; ``text`` puts the suites together at the end."""
+
+    def __init__(self, target: TargetInfo, prefix: str = "", start_error: str | None = None) -> None:
+        self.target, self.prefix, self.start_error = target, prefix, start_error
+        self.spools: dict[str, Any] = {}
+        self.counts: dict[str, dict[str, Any]] = {}
+
+    def add(self, result: Result) -> None:
+        """Writes one result's testcase."""
+        import tempfile
+        profile = result.scenario.profile
+        if profile not in self.spools:
+            self.spools[profile] = tempfile.TemporaryFile("w+", encoding="utf-8")
+            self.counts[profile] = {"tests": 0, "seconds": 0.0, **{key: 0 for key in
+                                                                    ("fail", "error", "skip", "known", "stale")}}
+        counts = self.counts[profile]
+        counts["tests"] += 1
+        counts[result.counted_as] = counts.get(result.counted_as, 0) + 1
+        counts["stale"] += result.stale is not None
+        counts["seconds"] += result.seconds
+        holder = ET.Element("testsuite")
+        _add_case(holder, result, self.target, profile, self.start_error)
+        self.spools[profile].write("\n    " + _text(holder[0], 2))
+
+    def write_to(self, handle: Any, leftovers: list[Any] | None = None) -> None:
+        """Writes the suites (each after ``\\n  ``) to ``handle``."""
+        import shutil
+        for profile in sorted(self.spools):
+            counts = self.counts[profile]
+            handle.write("\n  " + _open_tag("testsuite", name=self.prefix + profile, tests=str(counts["tests"]),
+                                            failures=str(counts["fail"] + counts["stale"]),
+                                            errors=str(counts["error"]),
+                                            skipped=str(counts["skip"] + counts["known"]),
+                                            time=f"{counts['seconds']:.3f}"))
+            spool = self.spools[profile]
+            spool.seek(0)
+            shutil.copyfileobj(spool, handle)
+            spool.close()
+            if self.start_error:
+                error = ET.Element("system-err")
+                error.text = self.start_error
+                handle.write("\n    " + _text(error, 2))
+            handle.write("\n  </testsuite>")
+        self.spools.clear()
+        if leftovers:
+            holder = ET.Element("testsuites")
+            _add_leftovers(holder, leftovers, self.target, self.prefix)
+            handle.write("\n  " + _text(holder[0], 1))
+
+
+def write_stream(handle: Any, name: str, parts: list[tuple["Suites", list[Any] | None]], *,
+                 interrupted: bool = False) -> None:
+    """Writes a JUnit file from targets' :class:`Suites` (with their leftovers): the text :func:`write`
+    and :func:`write_runs` give; after an interruption, a comment saying so follows the root."""
+    handle.write("<?xml version='1.0' encoding='utf-8'?>\n")
+    if any(suites.spools or leftovers for suites, leftovers in parts):
+        handle.write(_open_tag("testsuites", name=name))
+        for suites, leftovers in parts:
+            suites.write_to(handle, leftovers)
+        handle.write("\n</testsuites>")
+    else:
+        handle.write(ET.tostring(_made_valid(ET.Element("testsuites", name=name)), encoding="unicode"))
+    if interrupted:
+        handle.write("\n<!-- interrupted: only the scenarios that ran before the run was stopped are listed -->")

@@ -199,6 +199,8 @@ def _tool(scenario: Any, obs: Observation) -> str:
     calls = list(getattr(scenario, "calls", None) or [])
     if calls:
         return next((call.tool for call in calls if call.answers), calls[-1].tool)
+    if obs.document is None and obs.tool is not None:  # the document was not kept (sources.Collector)
+        return obs.tool
     tools = [step["tool"] for step in (obs.document or {}).get("steps", ()) if "tool" in step]
     return tools[-1] if tools else ""
 

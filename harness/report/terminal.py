@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Iterable
 
 from rich.console import Console
@@ -11,6 +11,7 @@ from rich.text import Text
 
 from harness.printable import shown
 from harness.model import Result, Verdict
+from harness.report.tally import Tally
 
 STYLES = {
     Verdict.PASS: "green",
@@ -80,13 +81,16 @@ def print_failures(console: Console, results: Iterable[Result], *, brief: str | 
         console.print()
 
 
-def summary_table(results: list[Result], title: str) -> Table:
-    """Returns a table of verdict counts per profile, and the total."""
-    per_profile: dict[str, Counter[str]] = defaultdict(Counter)
-    for result in results:
-        per_profile[result.scenario.profile][result.counted_as] += 1
+def _tally(results: "Iterable[Result] | Tally") -> Tally:
+    return results if isinstance(results, Tally) else Tally.of(results)
+
+
+def summary_table(results: "list[Result] | Tally", title: str) -> Table:
+    """Returns a table of verdict counts per profile, and the total (of results, or of their tally)."""
+    tally = _tally(results)
+    per_profile = tally.per_profile
     # A known failure (listed in the baseline) counts under "known", not under fail or error.
-    columns = [v.value for v in Verdict] + (["known"] if any(r.known is not None for r in results) else [])
+    columns = [v.value for v in Verdict] + (["known"] if tally.any_known else [])
     styles = {**{v.value: s for v, s in STYLES.items()}, "known": KNOWN_STYLE}
     table = Table(title=Text(shown(title)) if isinstance(title, str) else title, title_justify="left")
     table.add_column("profile")
@@ -103,14 +107,15 @@ def summary_table(results: list[Result], title: str) -> Table:
     return table
 
 
-def skip_reasons(results: Iterable[Result]) -> list[str]:
+def skip_reasons(results: "Iterable[Result] | Tally") -> list[str]:
     """Returns one line per distinct skip reason, most frequent first: ``34 skipped: <reason>``."""
-    reasons = Counter(result.reason for result in results if result.verdict is Verdict.SKIP)
+    reasons = _tally(results).skips
     return [f"{count} skipped: {shown(reason)}" for reason, count in reasons.most_common()]
 
 
-def targets_table(runs: list, title: str = "targets") -> Table:
-    """Returns the matrix of a run on several targets: one row per target, its verdict counts and time."""
+def targets_table(runs: list, title: str = "targets", tallies: list[Tally] | None = None) -> Table:
+    """Returns the matrix of a run on several targets: one row per target, its verdict counts and time
+    (counted from each run's results, or given as each run's tally)."""
     table = Table(title=Text(shown(title)) if isinstance(title, str) else title, title_justify="left")
     table.add_column("target")
     table.add_column("implementation")
@@ -118,25 +123,23 @@ def targets_table(runs: list, title: str = "targets") -> Table:
         table.add_column(verdict.value, justify="right", style=STYLES[verdict])
     table.add_column("total", justify="right")
     table.add_column("seconds", justify="right")
-    for run in runs:
-        counts = Counter(result.verdict for result in run.results)
+    for run, tally in zip(runs, tallies or [Tally.of(run.results) for run in runs]):
+        counts = tally.verdicts
         table.add_row(Text(shown(run.spec)), Text(shown(f"{run.info.name} {run.info.version}".strip())),
-                      *(str(counts.get(v, 0)) for v in Verdict), str(len(run.results)), f"{run.seconds:.2f}")
+                      *(str(counts.get(v, 0)) for v in Verdict), str(tally.count), f"{run.seconds:.2f}")
     return table
 
 
-def aspect_lines(results: list[Result]) -> list[str]:
+def aspect_lines(results: "list[Result] | Tally") -> list[str]:
     """Returns one line per profile with each aspect's pass rate (``effects 97% · outcome 91% · output
     40%``, over the results that had expectations of it, judged or not), and a line counting the
     results that pass only because an aspect that failed was not judged (``--aspects``)."""
     from harness import aspects
-    counts = aspects.summary(results)
+    tally = _tally(results)
+    counts = tally.aspects
     lines = [f"{profile}: {aspects.rate_line(counts[profile])}" for profile in sorted(counts)
              if any(counts[profile][a][aspects.PASS] + counts[profile][a][aspects.FAIL] for a in aspects.ASPECTS)]
-    unjudged = [r for r in results if r.aspects and r.observed_aspects and r.aspects != r.observed_aspects
-                and any(v == aspects.FAIL for v in r.observed_aspects.values()) and r.verdict is not Verdict.FAIL]
-    if unjudged:
-        failing = Counter(a for r in unjudged for a, v in r.observed_aspects.items() if v == aspects.FAIL)
-        lines.append(f"{len(unjudged)} result(s) differ only in aspects not judged: "
-                     + ", ".join(f"{aspect} {count}" for aspect, count in sorted(failing.items())))
+    if tally.unjudged_results:
+        lines.append(f"{tally.unjudged_results} result(s) differ only in aspects not judged: "
+                     + ", ".join(f"{aspect} {count}" for aspect, count in sorted(tally.unjudged.items())))
     return lines

@@ -1,0 +1,106 @@
+"""What the end of a run reports about one target, kept as the results go by: counts, and the failures.
+
+A run hands each result to its reports as it is produced (harness/report/stream.py); the terminal
+summary, the JUnit suites' counts and the JSON report's ``summary`` need only counts, and the
+failure details need only the results that failed. A :class:`Tally` keeps exactly that, so what a
+run holds does not grow with the number of scenarios that pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable
+
+from harness.model import Result, Verdict
+
+#: The verdicts a baseline lists (harness/baseline.py) and those that make a listed entry stale.
+FAILING = ("fail", "error")
+PASSING = ("pass", "recorded")
+
+
+class Tally:
+    """Counts and failures of one target's results, fed one result at a time (``add``).
+
+    ``baseline`` (a harness/baseline.py ``Baseline``): each result is judged against it as it comes
+    (``known`` on a listed failure, ``stale`` on a listed scenario that passes now), and the
+    ``Outcome`` is built as ``annotate`` builds it over the whole run.
+    """
+
+    def __init__(self, baseline: Any = None, baseline_error: str | None = None) -> None:
+        self.count = 0
+        self.per_profile: dict[str, Counter[str]] = {}  # profile -> counted_as -> count, in order of arrival
+        self.verdicts: Counter[Verdict] = Counter()
+        self.any_known = False
+        self.skips: Counter[str] = Counter()  # skip reason -> count, in order of arrival
+        self.aspects: dict[str, dict[str, dict[str, int]]] = {}  # harness/aspects.py ``summary``, kept as it goes
+        self.unjudged: Counter[str] = Counter()  # aspects that failed without being judged -> results
+        self.unjudged_results = 0
+        self.failures: list[Result] = []  # every fail and error, in order: their details are shown at the end
+        self.bad = False  # a real (not an invalid file's) fail or error
+        self.baseline = baseline
+        self.baseline_error = baseline_error  # why the baseline could not be read (nothing is judged then)
+        self.known: list[str] = []
+        self.new: list[str] = []
+        self.stale: list[str] = []
+
+    @classmethod
+    def of(cls, results: Iterable[Result], baseline: Any = None) -> "Tally":
+        """Returns the tally of results already held (the terminal report's functions take either)."""
+        tally = cls(baseline)
+        for result in results:
+            tally.add(result)
+        return tally
+
+    def add(self, result: Result) -> None:
+        """Counts one result (after its aspects are judged); judges it against the baseline first."""
+        from harness import aspects
+        real = not result.id.startswith("<invalid>")
+        if real and self.baseline is not None:
+            self._judge(result)
+        self.count += 1
+        self.per_profile.setdefault(result.scenario.profile, Counter())[result.counted_as] += 1
+        self.verdicts[result.verdict] += 1
+        self.any_known = self.any_known or result.known is not None
+        if result.verdict is Verdict.SKIP:
+            self.skips[result.reason] += 1
+        found = result.observed_aspects or result.aspects or aspects.judge(result)
+        per = self.aspects.setdefault(result.scenario.profile, {a: {aspects.PASS: 0, aspects.FAIL: 0,
+                                                                    aspects.RECORDED: 0, aspects.NA: 0}
+                                                                for a in aspects.ASPECTS})
+        for aspect, verdict in found.items():
+            per[aspect][verdict] += 1
+        if result.aspects and result.observed_aspects and result.aspects != result.observed_aspects \
+                and any(v == aspects.FAIL for v in result.observed_aspects.values()) \
+                and result.verdict is not Verdict.FAIL:
+            self.unjudged_results += 1
+            self.unjudged.update(a for a, v in result.observed_aspects.items() if v == aspects.FAIL)
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            self.failures.append(result)
+            self.bad = self.bad or real
+
+    def _judge(self, result: Result) -> None:
+        entries = self.baseline.entries
+        listed = result.id in entries
+        if result.verdict.value in FAILING:
+            (self.known if listed else self.new).append(result.id)
+            if listed:
+                result.known = entries[result.id]
+        elif result.verdict.value in PASSING and listed:
+            self.stale.append(result.id)
+            result.stale = entries[result.id]
+
+    def outcome(self) -> Any:
+        """Returns what the baseline made of the run so far (harness/baseline.py ``Outcome``)."""
+        from harness.baseline import Outcome
+        seen = set(self.known) | set(self.stale) | set(self.new)
+        return Outcome(list(self.known), list(self.new), list(self.stale),
+                       sorted(set(self.baseline.entries) - seen) if self.baseline is not None else [])
+
+    def summary(self) -> dict[str, int]:
+        """Returns the JSON report's ``summary``: each verdict's count (every verdict present), and ``known``."""
+        counts: Counter[str] = Counter()
+        for per in self.per_profile.values():
+            counts.update(per)
+        out = {verdict.value: counts.get(verdict.value, 0) for verdict in Verdict}
+        out["known"] = counts.get("known", 0)
+        return out
