@@ -223,7 +223,8 @@ def apply(result: Result, judged: Iterable[str] = ASPECTS) -> Result:
     """
     judged = tuple(judged)
     result.observed_aspects = judge(result, ASPECTS)
-    result.aspects = judge(result, judged)
+    # Every aspect judged (the default): the same verdicts, not worked out twice.
+    result.aspects = dict(result.observed_aspects) if set(judged) == set(ASPECTS) else judge(result, judged)
     if result.verdict is Verdict.FAIL and set(judged) != set(ASPECTS):
         escaped = any(failure.path == "escape" for failure in result.then_failures)
         if not escaped and FAIL not in result.aspects.values():

@@ -85,6 +85,21 @@ def is_matcher(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _MATCHERS
 
 
+#: Above 0 while a matcher only asks whether a value matches (``$not``, ``$any_of``, finding an item
+#: of a subsequence): the mismatches found then are dropped, so how far a pattern got is not worked out.
+_quiet = 0
+
+
+def _fails(expected: Any, observed: Any, path: str, *, subset: bool = False) -> bool:
+    """Returns whether ``observed`` fails ``expected``, without working out what no one will read."""
+    global _quiet
+    _quiet += 1
+    try:
+        return bool(match(expected, observed, path, subset=subset))
+    finally:
+        _quiet -= 1
+
+
 def match(expected: Any, observed: Any, path: str = "value", *, subset: bool = False) -> list[Mismatch]:
     """Returns every way ``observed`` fails ``expected``; an empty list means it matches."""
     if is_matcher(expected):
@@ -133,7 +148,7 @@ def _match_subsequence(expected: list, observed: Any, path: str) -> list[Mismatc
         return [Mismatch(path, "a list", observed, f"is {_type_name(observed)}")]
     position = 0
     for index, want in enumerate(expected):
-        while position < len(observed) and match(want, observed[position], path, subset=True):
+        while position < len(observed) and _fails(want, observed[position], path, subset=True):
             position += 1
         if position == len(observed):
             return [Mismatch(f"{path}[{index}]", f"an item matching {_show(want)}", observed,
@@ -200,14 +215,14 @@ def _regex(arg: str, observed: Any, path: str) -> list[Mismatch]:
             raise PatternError(f"{path}: the $regex {_show(arg, 120)} cannot run: {exc}") from None
         if found:
             return []
-    detail = difference.regex_progress(arg, observed) if isinstance(observed, str) else ""
+    detail = difference.regex_progress(arg, observed) if isinstance(observed, str) and not _quiet else ""
     return [Mismatch(path, f"text matching /{arg}/", observed, detail=detail)]
 
 
 def _contains(arg: str, observed: Any, path: str) -> list[Mismatch]:
     if isinstance(observed, str) and arg in observed:
         return []
-    detail = difference.contains_progress(arg, observed) if isinstance(observed, str) else ""
+    detail = difference.contains_progress(arg, observed) if isinstance(observed, str) and not _quiet else ""
     return [Mismatch(path, f"text containing {arg!r}", observed, detail=detail)]
 
 
@@ -265,13 +280,13 @@ def _differs_from(arg: Any, observed: Any, path: str) -> list[Mismatch]:
 
 
 def _not(arg: Any, observed: Any, path: str) -> list[Mismatch]:
-    if observed is not MISSING and match(arg, observed, path):
+    if observed is not MISSING and _fails(arg, observed, path):
         return []
     return [Mismatch(path, f"a value not matching {_show(arg)}", observed, "matches")]
 
 
 def _any_of(arg: list[Any], observed: Any, path: str) -> list[Mismatch]:
-    if any(not match(want, observed, path) for want in arg):
+    if any(not _fails(want, observed, path) for want in arg):
         return []
     return [Mismatch(path, f"a value matching one of {_show(arg)}", observed, "matches none")]
 

@@ -698,38 +698,55 @@ class Remover:
     """Removes finished workspaces (and enclosures) on a background thread, so the next scenario need not wait.
 
     Deleting a tree is mostly system calls, which run beside the next scenario's work on another
-    core; ``drain`` waits until every workspace handed over is gone.
+    core; ``drain`` waits until every workspace handed over is gone. Finished workspaces (already
+    moved to the trash, so out of every later scenario's way) are handed over ``BATCH`` at a time:
+    waking the thread costs a hand-over of the GIL each time, more than removing a small workspace.
     """
 
+    #: Finished workspaces handed to the thread at once.
+    BATCH = 32
+
     def __init__(self) -> None:
-        self._queue: queue.Queue[Workspace | Tree | Enclosure | None] = queue.Queue()
+        self._queue: queue.Queue[list[Workspace | Tree | Enclosure] | None] = queue.Queue()
+        self._pending: list[Workspace | Tree | Enclosure] = []
         self.leftovers: list[Leftover] = []  # workspaces that could not be removed: every report names them
         self._thread: threading.Thread | None = None
 
     def remove(self, workspace: Workspace | Tree | Enclosure) -> None:
         """Schedules ``workspace`` (anything with ``base`` and ``remove()``) for removal."""
         with processes.deferred():  # a signal must not leave a thread unstarted or a workspace unqueued
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
-                self._thread.start()
-            self._queue.put(workspace)
+            self._pending.append(workspace)
+            if isinstance(workspace, Tree) and len(self._pending) < self.BATCH:
+                return  # in the trash: nothing waits for it (an enclosure or a whole workspace goes at once)
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        if not self._pending:
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
+            self._thread.start()
+        batch, self._pending = self._pending, []
+        self._queue.put(batch)
 
     def drain(self) -> None:
         """Returns once every scheduled workspace is removed."""
         with processes.deferred():  # an interrupted join leaves a thread that later work is queued to in vain
+            self._hand_over()
             if self._thread is not None:
                 self._queue.put(None)
                 self._thread.join()
                 self._thread = None
 
     def _work(self) -> None:
-        while (workspace := self._queue.get()) is not None:
-            try:
-                left = workspace.remove()
-            except OSError as exc:
-                left = Leftover(str(workspace.base), str(exc))
-            if left:
-                self.leftovers.append(left)
+        while (batch := self._queue.get()) is not None:
+            for workspace in batch:
+                try:
+                    left = workspace.remove()
+                except OSError as exc:
+                    left = Leftover(str(workspace.base), str(exc))
+                if left:
+                    self.leftovers.append(left)
 
 
 class _Budget:

@@ -197,3 +197,15 @@ def test_control_characters_are_shown_escaped_never_raw():
     (mismatch,) = match("plain\nline\n", "pl\x1b[31main\nline\n", "output")
     text = mismatch.render()
     assert "\x1b" not in text and "\\u001b[31m" in text
+
+
+def test_a_mismatch_that_is_dropped_is_not_explained_and_one_that_is_shown_is(monkeypatch):
+    from harness import difference
+    asked: list[str] = []
+    monkeypatch.setattr(difference, "regex_progress", lambda pattern, text, *a: asked.append(pattern) or "progress")
+    assert match({"$not": {"$regex": "^b"}}, "abc") == []
+    assert match({"$any_of": [{"$regex": "^b"}, {"$regex": "^a"}]}, "abc") == []
+    assert match([{"$regex": "c$"}], ["ab", "abc"], subset=True) == []  # "ab" is tried first and dropped
+    assert asked == []
+    (shown,) = match({"$regex": "^b"}, "abc")
+    assert shown.detail == "progress" and asked == ["^b"]

@@ -397,3 +397,20 @@ def test_a_changed_file_that_should_not_have_changed_shows_a_content_diff(tmp_pa
     binary = failures["then.others_unchanged[blob.bin]"]
     assert "first difference at byte 6" in binary
     assert "00 01 02 03 04 05 06 07 08 09" in binary and "00 01 02 03 04 05 ff 07 08 09" in binary
+
+
+def test_finished_workspaces_go_to_the_remover_in_batches_and_drain_removes_every_one(tmp_path):
+    from harness.workspace import Remover, Tree
+    remover = Remover()
+    trees = []
+    for number in range(Remover.BATCH):
+        tree = tmp_path / f"ws-{number}"
+        (tree / "sub").mkdir(parents=True)
+        (tree / "sub" / "a.txt").write_text("x")
+        trees.append(tree)
+        remover.remove(Tree(tree))
+        if number < Remover.BATCH - 1:  # no wake-up of the thread per workspace
+            assert remover._thread is None and tree.exists()
+    remover.remove(Tree(tmp_path / "gone-already"))
+    remover.drain()
+    assert not any(tree.exists() for tree in trees) and remover.leftovers == []
