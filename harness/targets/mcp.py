@@ -307,8 +307,8 @@ class McpTarget(Target):
     # -- the server process -------------------------------------------------------------------
 
     def _connect(self, workspace: Path | None) -> Any:
-        from harness.targets.mcp_connection import Connection, ConnectionBroken, LoopThread
-        self._loop = self._loop or LoopThread()  # also after stop(): a stopped target may be used again
+        from harness.targets.mcp_connection import Connection, ConnectionBroken, LoopHere
+        self._loop = self._loop or LoopHere()  # also after stop(): a stopped target may be used again
         argv = _substitute(self.argv, _PARENT, workspace_parent(self.workspace_parent))
         roots = None
         if workspace is not None:
