@@ -17,6 +17,7 @@ import-time side effect.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +76,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         runner.stop()
 
 
+@functools.lru_cache(maxsize=8192)
+def _real(path: Path) -> Path:
+    """Returns ``path`` resolved: each file is resolved once (a realpath is an lstat per component),
+    though collection, the catalog and the de-duplication each ask."""
+    return path.resolve()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collects YAML files under the scenario folders."""
     if file_path.suffix not in (".yaml", ".yml"):
         return None
     dirs = parent.config.stash.get(_DIRS, [])
-    resolved = file_path.resolve()
+    resolved = _real(file_path)
     if any(resolved.is_relative_to(directory) for directory in dirs):
         if file_path.name == "profile.yaml":  # a profile (harness/profiles.py), not scenarios
             return ProfileFile.from_parent(parent, path=file_path)
@@ -95,15 +103,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     catalog = config.stash.get(_CATALOG, None)
     if catalog is not None:
         from harness.catalog import scenario_files
-        reached = {item.path.resolve() for item in items if isinstance(item, (ScenarioItem, InvalidScenarioItem))}
+        reached = {_real(item.path) for item in items if isinstance(item, (ScenarioItem, InvalidScenarioItem))}
         for path in scenario_files([catalog]):
-            if path.resolve() not in reached:
+            if _real(path) not in reached:
                 items.extend(ScenarioFile.from_parent(session, path=path).collect())
     seen: set[tuple[Path, str]] = set()
     keep = []
     for item in items:
         if isinstance(item, ScenarioItem):
-            key = (item.path.resolve(), item.name)
+            key = (_real(item.path), item.name)
             if key in seen:
                 continue
             seen.add(key)
@@ -145,11 +153,11 @@ def _valid_files(config: pytest.Config) -> dict[Path, list[Any]]:
     if files is None:
         from harness import catalog
         loaded = catalog.load(config.stash.get(_DIRS, []))
-        broken = {Path(path).resolve() for path in loaded.broken}
+        broken = {_real(Path(path)) for path in loaded.broken}
         files = {}
         for scenario in loaded.scenarios:
-            if scenario.file is not None and Path(scenario.file).resolve() not in broken:
-                files.setdefault(Path(scenario.file).resolve(), []).append(scenario)
+            if scenario.file is not None and _real(Path(scenario.file)) not in broken:
+                files.setdefault(_real(Path(scenario.file)), []).append(scenario)
         config.stash[_FILES] = files
     return files
 
@@ -184,7 +192,7 @@ class ScenarioFile(pytest.File):
         """Yields the file's scenarios as items (from the session's catalog, loaded once and cached)."""
         from harness.loader import ScenarioError, load_file
         try:
-            scenarios = _valid_files(self.config).get(self.path.resolve())
+            scenarios = _valid_files(self.config).get(_real(self.path))
             if scenarios is None:  # not in the catalog of the scenario folders, or invalid: say why
                 scenarios = load_file(self.path)
         except ScenarioError as exc:
@@ -202,9 +210,9 @@ class ProfileFile(pytest.File):
 
     def collect(self):
         """Yields a failing item when the profile file is invalid."""
-        from harness.profiles import ProfileError, load_file
+        from harness.profiles import ProfileError, load_cached
         try:
-            load_file(self.path)
+            load_cached(self.path)  # parsed once per process: the catalog has read it already
         except ProfileError as exc:
             yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc), kind="profile")
 
