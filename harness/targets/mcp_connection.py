@@ -1,10 +1,11 @@
 """One MCP server process over stdio, driven synchronously from the harness.
 
 The official SDK is asynchronous (``stdio_client`` + ``ClientSession`` on anyio); the harness's
-Session interface is not. A :class:`LoopThread` runs an asyncio event loop on a background thread,
-and a :class:`Connection` keeps one server's whole lifetime (spawn, initialise, list tools, ...,
-shutdown) inside one task on that loop, while each call is a separate task awaited from the
-harness's thread with a deadline. The server's stderr goes through a pipe into a bounded
+Session interface is not. A :class:`LoopHere` runs an asyncio event loop in the harness's own
+thread, only while a call waits for its answer (:class:`LoopThread`, a loop on a background thread,
+serves the ACP client), and a :class:`Connection` keeps one server's whole lifetime (spawn,
+initialise, list tools, ..., shutdown) inside one task on that loop, while each call is a separate
+task awaited with a deadline. The server's stderr goes through a pipe into a bounded
 :class:`~harness.targets.cmd_channel.StderrTail`, so a chatty server neither fills memory nor blocks.
 
 Anything that goes wrong with the process itself (it cannot be spawned, exits, hangs, writes
@@ -155,7 +156,7 @@ class _EndWatch:
 class Connection:
     """One server process, initialised, with the tools it listed."""
 
-    def __init__(self, loop: LoopThread, argv: Sequence[str] = (), *, url: str | None = None,
+    def __init__(self, loop: "LoopThread | LoopHere", argv: Sequence[str] = (), *, url: str | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None,
                  roots: Sequence[str] | None = None) -> None:
         self._loop = loop
