@@ -108,3 +108,16 @@ def test_a_survivor_a_killed_by_entry_names_is_reported_as_a_gap(monkeypatch):
     gaps = report.split("### Gaps in the catalog")[1]
     assert "x_f__mutmut_2`" in gaps and "classified as killed by p/s/kills-it" in gaps
     assert "1 survivors are gaps" in report and "**Score (strict): 50.0%**" in report
+
+
+def test_the_report_names_what_is_not_mutated(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\ndo_not_mutate = ["reference_impl/serve.py"]\n', "utf-8")
+    (tmp_path / "reference_impl").mkdir()
+    (tmp_path / "reference_impl" / "mod.py").write_text("a = 1\nb = 2  # pragma: no mutate - unreachable\n", "utf-8")
+    text = mutation.exclusions(tmp_path)
+    assert "`reference_impl/serve.py`" in text
+    assert "`reference_impl/mod.py:2` (pragma: no mutate - unreachable)" in text
+    (tmp_path / "reference_impl" / "mod.py").write_text("a = 1\n", "utf-8")
+    assert "`# pragma: no mutate`: none." in mutation.exclusions(tmp_path)
+    report = mutation.render({}, {"pkg/mod.py": []}, [], 1.0, 2, mutation.exclusions(tmp_path))
+    assert "Not mutated: the files `reference_impl/serve.py`" in report

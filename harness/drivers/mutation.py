@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.report_only:
         names_by_file = _stored_names()
         seconds = previous.get("__run__", {}).get("seconds") or _busy_seconds(previous, args.jobs)
-        args.out.write_text(render(previous, names_by_file, load_classes(args.classes), seconds, args.jobs), "utf-8")
+        args.out.write_text(render(previous, names_by_file, load_classes(args.classes), seconds, args.jobs, exclusions()), "utf-8")
         print(f"wrote {args.out}")
         return 0
 
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     store({name: r["code"] for name, r in results.items() if name != "__run__"})
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=1, sort_keys=True), "utf-8")
-    report = render(results, names_by_file, load_classes(args.classes), seconds, args.jobs)
+    report = render(results, names_by_file, load_classes(args.classes), seconds, args.jobs, exclusions())
     args.out.write_text(report, "utf-8")
     print(f"wrote {args.out} ({seconds:.0f} s)")
     return 0
@@ -479,9 +479,26 @@ def score_figures(totals: Counter[str], open_questions: int) -> dict[str, Any]:
             "wording": totals["wording-only"], "open_questions": open_questions}
 
 
+def exclusions(root: Path = Path(".")) -> str:
+    """Returns the sentence that names what is not mutated: the files pyproject's ``do_not_mutate``
+    lists, and the lines of ``reference_impl/`` that carry ``# pragma: no mutate`` (each with the
+    reason its comment gives)."""
+    import tomllib
+    config = tomllib.loads((root / "pyproject.toml").read_text("utf-8")).get("tool", {}).get("mutmut", {})
+    files = ", ".join(f"`{name}`" for name in config.get("do_not_mutate", [])) or "none"
+    lines = []
+    for path in sorted((root / "reference_impl").rglob("*.py")):
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+            if "pragma: no mutate" in line:
+                lines.append(f"`{path.relative_to(root)}:{number}` ({line.split('#', 1)[-1].strip()})")
+    pragmas = "; ".join(lines) if lines else "none"
+    return (f"Not mutated: the files {files} (pyproject `do_not_mutate`: transports, never reached by the "
+            f"in-process reference); lines excluded with `# pragma: no mutate`: {pragmas}.")
+
+
 def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str]], classes: list[dict[str, Any]],
-           seconds: float, jobs: int) -> str:
-    """Returns docs/mutation.md."""
+           seconds: float, jobs: int, excluded: str | None = None) -> str:
+    """Returns docs/mutation.md (``excluded``: the sentence of :func:`exclusions`, shown under the timing)."""
     rows = []
     totals: Counter[str] = Counter()
     survivors: list[tuple[str, str]] = []
@@ -521,6 +538,7 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         f"Measured: {ran} of {everything} mutants run, in {seconds / 60:.1f} minutes with {jobs} mutants at a time, "
         "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),
         "",
+        *([excluded, ""] if excluded else []),
         f"**Score (strict): {figures['strict']:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts",
         "as killed: the catalog noticed it never finished; *killed since* are survivors of the full run that a",
         "scenario added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts",
