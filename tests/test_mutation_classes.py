@@ -121,3 +121,23 @@ def test_the_report_names_what_is_not_mutated(tmp_path):
     assert "`# pragma: no mutate`: none." in mutation.exclusions(tmp_path)
     report = mutation.render({}, {"pkg/mod.py": []}, [], 1.0, 2, mutation.exclusions(tmp_path))
     assert "Not mutated: the files `reference_impl/serve.py`" in report
+
+
+def test_a_mutant_writing_a_relative_path_writes_into_the_scratch_folder_not_the_project(tmp_path, monkeypatch):
+    project, scratch = tmp_path / "project", tmp_path / "scratch"
+    project.mkdir()
+    monkeypatch.chdir(project)
+
+    def run_one(name, scenarios):
+        with open("src-index.ts", "w", encoding="utf-8") as handle:  # what a mutant that takes relative paths does
+            handle.write("x")
+        return "killer"
+
+    pool = mutation.Pool(1, run_one, cwd=scratch)
+    pool.submit("pkg.mod.x_f__mutmut_1", [], limit=30.0)
+    done = []
+    while pool.running:
+        done += pool.reap(block=True)
+    assert done and done[0][:3] == ("pkg.mod.x_f__mutmut_1", 1, "killer")
+    assert not (project / "src-index.ts").exists()
+    assert [p.name for p in scratch.rglob("src-index.ts")] == ["src-index.ts"]

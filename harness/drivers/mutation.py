@@ -112,9 +112,12 @@ def profile_of(module: str, profiles: dict[str, str]) -> list[str]:
 class Pool:
     """Forks one child per mutant, two (``jobs``) at a time; each reports the scenario that killed it."""
 
-    def __init__(self, jobs: int, run_one) -> None:
+    def __init__(self, jobs: int, run_one, cwd: Path | None = None) -> None:
         self.jobs = jobs
         self.run_one = run_one
+        # A mutant that stops refusing relative paths writes relative to the working directory: each
+        # child works in a scratch folder, never in the project it was started from.
+        self.cwd = cwd
         self.running: dict[int, tuple[str, int, float, float]] = {}  # pid -> (name, read fd, start, limit)
 
     def submit(self, name: str, scenarios: list[Any], limit: float) -> None:
@@ -124,6 +127,10 @@ class Pool:
             os.close(read_fd)
             code = 0
             try:
+                if self.cwd is not None:
+                    scratch = self.cwd / str(os.getpid())
+                    scratch.mkdir(parents=True, exist_ok=True)
+                    os.chdir(scratch)
                 killer = self.run_one(name, scenarios)
                 os.write(write_fd, (killer or "").encode())
                 code = 1 if killer else 0
@@ -278,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     import gc
     gc.collect()
     gc.freeze()
-    pool = Pool(args.jobs, run_one)
+    pool = Pool(args.jobs, run_one, cwd=tmp / "cwd")
     interactive = sys.stdout.isatty()
 
     def collect(done):
