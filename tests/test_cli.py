@@ -153,6 +153,21 @@ def test_a_target_that_cannot_start_says_why_once_then_one_short_line_per_scenar
     assert "TARGET DID NOT START" in quiet and quiet.count("No such file or directory") == 1
 
 
+def test_known_profile_names_are_checked_without_reading_the_built_in_profile_files(monkeypatch):
+    """`harness list` (with or without --profile) must not parse and check every built-in
+    profile.yaml again when the catalog came from the cache: that was a fifth of its start-up."""
+    from harness import catalog, profiles
+    cat = catalog.load()
+
+    def read_again():
+        raise AssertionError("the built-in profile files were read again")
+    monkeypatch.setattr(profiles, "builtin", read_again)
+    assert cat.unknown_profiles([]) is None
+    assert cat.unknown_profiles(["claude-code", "aptix-tul-004"]) is None
+    monkeypatch.undo()
+    assert "unknown profile 'nosuch'" in cat.unknown_profiles(["claude-code", "nosuch"])
+
+
 def test_an_unknown_profile_is_bad_usage_naming_the_valid_profiles(folder, capsys):
     put(folder, "good.yaml", GOOD)
     code = main(["run", "--no-builtin", "--scenarios", str(folder), "--profile", "nosuch", "--profile", "claude-code"])
