@@ -223,8 +223,13 @@ def run(options: RunOptions) -> int:
     from harness.report import github, stream, terminal
     several = len(targets) > 1
     # Each result goes to the reports as it is produced, in catalog order (harness/report/stream.py).
-    reports = stream.Reports(options, broken, several=several, state=state_dir(),
-                             matrix=bool(options.markdown or options.html or github.summary_wanted()))
+    try:
+        reports = stream.Reports(options, broken, several=several, state=state_dir(),
+                                 matrix=bool(options.markdown or options.html or github.summary_wanted()),
+                                 slugs=[target.slug for target in targets])
+    except OSError as exc:
+        console.print(f"[red]error:[/red] cannot write a report: {escape(shown(str(exc)))}", highlight=False)
+        return EXIT_USAGE
     try:
         runs = _run_with_progress(options, targets, scenarios, console, reports.add)
     except BaseException:  # Ctrl-C, SIGTERM: the report files are completed with what ran, marked so
@@ -280,7 +285,7 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     return chosen
 
 
-def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any, emit: Any = None) -> list:
+def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any, emit: Any) -> list:
     """Runs the scenarios, with a progress bar on a terminal; ``emit(target_run, result)`` takes each
     result in catalog order (the reports), and no result is kept beyond it."""
     from harness import workers
@@ -288,7 +293,7 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
     failed: list[bool] = []  # -x: set by the first fail or error; no scenario starts after it
     stop = (lambda: bool(failed)) if options.exitfirst else None
     run = functools.partial(workers.run, targets, scenarios, jobs=options.jobs, tmp=options.workspace_parent(),
-                            record_states=options.records_states, stop=stop, emit=emit, keep=emit is None)
+                            record_states=options.records_states, stop=stop, emit=emit, keep=False)
 
     def seen(result) -> None:
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):

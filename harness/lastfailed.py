@@ -59,11 +59,3 @@ class Tracker:
             path(self.state, self.slug).write_text(json.dumps(sorted(self.failed), indent=0) + "\n", "utf-8")
         except OSError:
             pass  # remembering is a convenience; a read-only checkout must still run
-
-
-def update(state: Path, slug: str, results: Iterable[Result]) -> None:
-    """Records this run's failures for the target ``slug`` (see the module docstring)."""
-    tracker = Tracker(state, slug)
-    for result in results:
-        tracker.add(result)
-    tracker.save()

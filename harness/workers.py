@@ -177,11 +177,11 @@ class _Pool:
         self.emit, self.keep = emit, keep
         self.tasks = [(index, span) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)]
         # Each slot: None until its result arrives, the result until it is emitted, then _EMITTED.
-        # Only results that arrived ahead of an earlier one wait here (a few chunks at most).
+        # Only results that arrived ahead of an earlier one wait here: behind a slow scenario, every
+        # chunk handed out after it (of this target and the next) waits until it is done.
         self.results: list[list[Any]] = [[None] * len(scenarios) for _ in targets]
         self.cursor = (0, 0)  # the next (target, position) to emit
         self.runs: list[TargetRun | None] = [None] * len(targets)
-        self.guessed: set[int] = set()
         self.infos: list[tuple[TargetInfo, str, str | None, str | None] | None] = [None] * len(targets)
         self.first: list[float | None] = [None] * len(targets)
         self.last: list[float] = [0.0] * len(targets)
@@ -225,10 +225,7 @@ class _Pool:
                     elif message[0] == "info":
                         _, index, info, slug, start_error, start_reason = message
                         self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
-                        done = self.runs[index]
-                        if done is not None and index in self.guessed:  # made before any worker told
-                            done.info, done.slug, done.start_error, done.start_reason = self.infos[index]
-                            self.guessed.discard(index)
+                        self._emit_ready()  # a target's results wait for what it said about itself
                     else:
                         _, index, position, payload = message
                         self._store(index, position, Result(self.scenarios[position], *payload))
@@ -262,9 +259,9 @@ class _Pool:
                 index, position = index + 1, 0
                 continue
             result = self.results[index][position]
+            if not final and (result is None or self.infos[index] is None):
+                break  # the reports begin a target with what it said about itself, never with a guess
             if result is None:
-                if not final:
-                    break
                 if stopped:
                     position += 1
                     continue
@@ -283,8 +280,7 @@ class _Pool:
         done = self.runs[index]
         if done is None:
             target = self.targets[index]
-            if self.infos[index] is None:  # its first worker died before saying: told later, if ever
-                self.guessed.add(index)
+            # Without what it said (every worker running it died first): its spec, at the very end.
             info, slug, start_error, start_reason = self.infos[index] or (TargetInfo(target.spec), target.slug, None, None)
             done = self.runs[index] = TargetRun(target, info, slug, [], 0.0, start_error, start_reason)
         return done

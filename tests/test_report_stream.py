@@ -211,9 +211,9 @@ def test_an_interrupted_run_leaves_complete_reports_of_what_ran(tmp_path, monkey
     assert document["interrupted"] is True and [r["id"] for r in document["results"]] == taken
     assert sum(document["summary"].values()) == 3
     cases = ET.parse(xml).getroot().iter("testcase")
-    assert [case.get("name") for case in cases] == sorted(taken, key=taken.index)
+    assert [case.get("name") for case in cases] == taken
     assert "interrupted" in xml.read_text("utf-8").splitlines()[-1]
-    assert not list(tmp_path.glob("*.partial")) and not (tmp_path / "state" / "last.json").exists()
+    assert not list(tmp_path.rglob("*.partial")) and not (tmp_path / "state" / "last.json").exists()
 
 
 def test_a_run_killed_outright_leaves_only_a_partial_file(tmp_path, scenarios):
@@ -225,3 +225,41 @@ def test_a_run_killed_outright_leaves_only_a_partial_file(tmp_path, scenarios):
     assert not path.exists()
     partial = path.with_name(path.name + stream.PARTIAL)
     assert partial.read_text("utf-8").count('"id": ') == 2
+
+
+def test_the_last_run_state_keeps_a_lone_surrogate_and_leaves_no_partial_file(tmp_path, scenarios):
+    """A candidate's text with a lone surrogate once failed the state file's write half-way: its
+    .partial stayed and `harness show` went on showing an earlier run."""
+    state = tmp_path / "state"
+    reports = stream.Reports(RunOptions(no_snapshots=True), [], several=False, state=state)
+    run = workers.TargetRun(make_target("reference"), TargetInfo("odd \udcff name", "1"), "reference")
+    result = Result(scenarios[0], Verdict.FAIL, "the candidate said \udcff")
+    reports.add(run, result)
+    reports.finish([run])
+    reports.close()
+    assert not list(state.rglob("*.partial"))
+    document = json.loads((state / "last.json").read_text("utf-8"))
+    assert document["target"]["name"] == "odd \udcff name"
+    assert document["results"][0]["reason"] == "the candidate said \udcff"
+
+
+def test_a_report_that_cannot_be_written_is_bad_usage_and_leaves_the_others_untouched(tmp_path):
+    report = tmp_path / "r.json"
+    report.write_text("an earlier run's report", "utf-8")
+    code = main(["run", "-q", "--profile", "claude-code", "--no-snapshots", "--target", "reference", "--target",
+                 "reference", "--json", str(report), "--junit", str(tmp_path / "missing" / "r.xml")])
+    assert code == 2
+    assert not list(tmp_path.rglob("*.partial"))
+    assert report.read_text("utf-8") == "an earlier run's report"
+
+
+def test_a_report_folder_loses_every_targets_earlier_report_when_the_run_starts(tmp_path):
+    """A run interrupted before its second target began must not leave that target's earlier
+    report in the folder, passing for this run's."""
+    first, second = make_target("reference"), make_target("cmd:python -c pass")
+    for slug in (first.slug, second.slug):
+        (tmp_path / f"{slug}.json").write_text("an earlier run's report", "utf-8")
+        (tmp_path / f"{slug}.xml").write_text("an earlier run's report", "utf-8")
+    stream.Reports(RunOptions(json=tmp_path, junit=tmp_path, no_snapshots=True), [], several=True,
+                   slugs=[first.slug, second.slug])
+    assert not list(tmp_path.iterdir())

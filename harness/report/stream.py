@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.model import Result
 from harness.report.tally import Tally
@@ -47,17 +47,28 @@ class _File:
             number += 1
         taken.add(partial)
         self.partial = partial
-        try:
-            if replace_now and (self.path.is_file() or self.path.is_symlink()):
-                self.path.unlink()  # an earlier run's report must not pass for this one's
-        except OSError:
-            pass
+        if replace_now:
+            _remove(self.path)  # an earlier run's report must not pass for this one's
         self.handle = open(self.partial, "w", encoding="utf-8")
 
     def done(self) -> None:
         """Closes the file and gives it its name."""
         self.handle.close()
         os.replace(self.partial, self.path)
+
+    def abandon(self) -> None:
+        """Closes the file and removes it: nothing of it is left."""
+        self.handle.close()
+        self.partial.unlink(missing_ok=True)
+
+
+def _remove(path: Path) -> None:
+    """Removes the file (or link) ``path`` if there is one; never a folder."""
+    try:
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+    except OSError:
+        pass
 
 
 class _Target:
@@ -81,7 +92,7 @@ class Reports:
     what is put together at the end. ``close(interrupted=True)`` when the run was stopped."""
 
     def __init__(self, options: Any, broken: list[Result], *, several: bool, state: Path | None = None,
-                 matrix: bool = False) -> None:
+                 matrix: bool = False, slugs: list[str] = ()) -> None:
         self.options, self.broken, self.several = options, broken, several
         self.state = state
         self.targets: list[_Target] = []
@@ -97,13 +108,28 @@ class Reports:
                 self.baseline_error = str(exc)
         self.json_combined: Any = None
         self.json_combined_file: _File | None = None
-        if options.json and several and not options.json.is_dir():
-            from harness.report import json as json_report
-            self.json_combined_file = _File(options.json, self._taken)
-            self.json_combined = json_report.Combined(self.json_combined_file.handle)
         self.junit_file: _File | None = None
-        if options.junit and not options.junit.is_dir():
-            self.junit_file = _File(options.junit, self._taken)
+        # A report folder's files of an earlier run go now, for every target: a run interrupted
+        # before a target began must not leave that target's old report passing for this run's.
+        for folder, suffix in ((options.json, ".json"), (options.junit, ".xml")):
+            if folder and folder.is_dir():
+                for slug in slugs:
+                    _remove(folder / f"{slug}{suffix}")
+        try:
+            if options.json and several and not options.json.is_dir():
+                from harness.report import json as json_report
+                self.json_combined_file = _File(options.json, self._taken, replace_now=False)
+                self.json_combined = json_report.Combined(self.json_combined_file.handle)
+            if options.junit and not options.junit.is_dir():
+                self.junit_file = _File(options.junit, self._taken, replace_now=False)
+            for made in (self.json_combined_file, self.junit_file):  # all could be opened: the old ones go
+                if made is not None:
+                    _remove(made.path)
+        except OSError:  # a report that cannot be written: nothing half-made is left (the caller says why)
+            for made in (self.json_combined_file, self.junit_file):
+                if made is not None:
+                    made.abandon()
+            raise
         self.collector: Any = None
         if matrix:
             from harness import sources
@@ -149,7 +175,7 @@ class Reports:
                 head = json.dumps({"format": json_report.FORMAT_VERSION,
                                    "harness": {"version": _version()},
                                    "target": {"name": run.info.name, "version": run.info.version, "spec": run.spec}},
-                                  ensure_ascii=False, default=str)
+                                  default=str)
                 part.state.handle.write(head[:-1] + ', "results": [')
             except OSError:
                 part.state = None  # remembering is a convenience; a read-only checkout must still run
@@ -172,12 +198,11 @@ class Reports:
         if part.junit is not None:
             part.junit.add(result)
         if part.state is not None:
-            try:
-                part.state.handle.write((", " if part.state_count else "")
-                                        + json.dumps(data, ensure_ascii=False, default=str))
+            try:  # ASCII escapes: a lone surrogate from a candidate is kept, never an encoding error
+                part.state.handle.write((", " if part.state_count else "") + json.dumps(data, default=str))
                 part.state_count += 1
             except (OSError, ValueError):
-                part.state.handle.close()
+                part.state.abandon()  # no half-written state: `harness show` keeps the last complete run
                 part.state = None
         real = not result.id.startswith("<invalid>")
         if part.lastfailed is not None:
@@ -253,13 +278,12 @@ class Reports:
         """Completes the last run's state (``harness show``, ``--lf``); an interrupted run is not remembered."""
         if interrupted:
             if part.state is not None:
-                part.state.handle.close()
-                Path(part.state.partial).unlink(missing_ok=True)
+                part.state.abandon()
             return
         if part.state is not None:
             try:
                 tail = json.dumps({"summary": part.tally.summary(), "seconds": round(part.run.seconds, 3)},
-                                  ensure_ascii=False, default=str)
+                                  default=str)
                 part.state.handle.write("], " + tail[1:])
                 part.state.done()
                 shutil.copyfile(part.state.path, part.state.path.with_name("last.json"))
@@ -272,13 +296,3 @@ class Reports:
 def _version() -> str:
     import harness
     return harness.__version__
-
-
-def interrupted_guard(reports: Reports, body: Callable[[], Any]) -> Any:
-    """Returns ``body()``; when it raises (Ctrl-C, SIGTERM, a bug), the reports are completed with what
-    ran, marked as interrupted, and the exception goes on."""
-    try:
-        return body()
-    except BaseException:
-        reports.close(interrupted=True)
-        raise
