@@ -158,6 +158,8 @@ class Runner:
             self._clear_now(workspace)
 
     def _clear_now(self, workspace: Workspace) -> None:
+        if not workspace.checked:  # the scenario ended before its escape check (a harness error): what the
+            workspace.enclosure.spoiled = True  # enclosure shows must not be blamed on the next one
         try:
             tree = workspace.retire()
         except OSError:  # it cannot be moved (a flag the candidate set): the enclosure goes with it
@@ -203,10 +205,11 @@ class Runner:
         watching = self._watch(scenario, names)
         try:
             session = self.target.open(scenario.profile, workspace.root, session_options(scenario))
-        except Unsupported as exc:
-            return Result(scenario, Verdict.SKIP, str(exc))
-        except TargetError as exc:
-            return Result(scenario, Verdict.ERROR, f"could not open a session: {exc}")
+        except (Unsupported, TargetError) as exc:  # the candidate may have run: what it wrote is still its
+            early = (Result(scenario, Verdict.SKIP, str(exc)) if isinstance(exc, Unsupported)
+                     else Result(scenario, Verdict.ERROR, f"could not open a session: {exc}"))
+            early.then_failures += _escaped(workspace.escapes() + (watching.end() if watching is not None else []))
+            return early
         error: str | None = None
         try:
             error = self._steps(scenario, session, workspace, names, result)
@@ -224,9 +227,8 @@ class Runner:
                 error = str(exc)
         if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
             result.workspace = workspace.state()
-        escapes = workspace.escapes(result.workspace) + (watching.end() if watching is not None else [])
-        result.then_failures += [Mismatch("escape", "nothing written outside the workspace", path, "escape")
-                                 for path in escapes]
+        result.then_failures += _escaped(workspace.escapes(result.workspace)
+                                         + (watching.end() if watching is not None else []))
         result.verdict, result.reason = _verdict(scenario, result, error)
         return result
 
@@ -383,3 +385,7 @@ def _action_args(step: Action) -> dict[str, Any]:
         args["content"] = step.content
     return args
 
+
+def _escaped(paths: list[str]) -> list[Mismatch]:
+    """Returns the escapes found, as the failures every report shows."""
+    return [Mismatch("escape", "nothing written outside the workspace", path, "escape") for path in paths]

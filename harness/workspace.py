@@ -186,6 +186,7 @@ class Workspace:
                 self.enclosure.remove()
             raise
         self.initial: dict[str, dict[str, Any]] = {}
+        self.checked = False  # escapes() ran: what the enclosure shows now is this scenario's
         # The bytes `given` laid out (small files only): a changed file is then shown as a diff.
         self._given_bytes: dict[str, bytes] = {}
         # A file's recorded state by its stat signature: recording after every step re-reads only what changed.
@@ -405,6 +406,7 @@ class Workspace:
     def escapes(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Returns what was created, changed or removed around the workspace (canaries by content,
         inode and ctime; siblings), and, given the workspace's ``state``, files hard-linked outside it."""
+        self.checked = True
         found = self.enclosure.escapes()
         if state is not None:
             found += self.hard_links_out(state)
@@ -925,7 +927,12 @@ def remove_tree(base: Path) -> "Leftover | None":
     root may bind-mount a folder from elsewhere into its workspace) is never entered: removing
     through it would delete what it shows from outside. Returns what could not be removed, or None.
     """
-    if not os.path.lexists(base):
+    try:
+        info = os.lstat(base)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):  # a link (or file) a candidate put where its folder was: that entry alone
+        os.unlink(base)
         return None
     mounts = mounts_below(base)
     if mounts:

@@ -6,10 +6,12 @@ import errno
 import os
 from pathlib import Path
 
+import pytest
+
 from fakes import ScriptedTarget
 from harness.model import Verdict
 from harness.runner import Runner
-from harness.targets.base import CallResult
+from harness.targets.base import CallResult, TargetError
 
 READ = """\
 id: claude-code/read/t
@@ -205,6 +207,28 @@ def test_an_escape_is_reported_for_its_scenario_alone_and_the_next_gets_fresh_ca
     assert first.verdict is Verdict.FAIL and "canary.txt (rewritten" in first.reason
     assert second.verdict is Verdict.PASS, second.reason
     assert target.workspaces[0].parent != target.workspaces[1].parent
+
+
+@pytest.mark.parametrize("failure", ["open fails", "harness error"])
+def test_an_escape_by_a_scenario_that_ends_early_is_never_blamed_on_the_next(scenario_from, failure):
+    """A candidate that writes beside its workspace and then fails to open a session (or a harness
+    error that ends the scenario before its escape check): the next scenario still passes."""
+    class EscapingThenFailing(ScriptedTarget):
+        def open(self, profile, workspace, options):
+            (workspace.parent / "stolen.txt").write_text("x", "utf-8")
+            if failure == "open fails":
+                raise TargetError("the candidate crashed")
+            raise RuntimeError("a bug in the harness")
+
+    target = EscapingThenFailing({"Read": CallResult(output="     1→x")})
+    with Runner(target) as runner:
+        first = runner.run(scenario_from(READ))
+        target.open = lambda profile, workspace, options: ScriptedTarget.open(target, profile, workspace, options)
+        second = runner.run(scenario_from(READ))
+    assert first.verdict is Verdict.ERROR
+    if failure == "open fails":  # its own escape is reported with it
+        assert any(m.why == "escape" and "stolen.txt" in str(m.observed) for m in first.then_failures)
+    assert second.verdict is Verdict.PASS, second.reason
 
 
 def test_a_canary_changed_in_place_and_an_entry_made_and_removed_beside_are_escapes(scenario_from):

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import jsonschema_rs
 import pytest
 
-from harness.workspace import Leftover, Remover, Workspace, mounts_below
+from harness.workspace import Enclosure, Leftover, Remover, Workspace, mounts_below
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
 READ = """
@@ -35,6 +35,25 @@ def test_a_mode_000_tree_left_by_a_candidate_is_removed(tmp_path):
     assert outcome.code == 0, outcome.stdout
     assert not list(spaces.iterdir()), "a workspace was left behind"
     assert "could not remove" not in outcome.stderr
+
+
+def test_a_workspace_swapped_for_a_link_to_elsewhere_is_removed_as_the_link_alone(tmp_path):
+    """A candidate that replaces its workspace folder by a symbolic link to another folder: the
+    clean-up removes the link, and never walks, chmods or removes what it points to."""
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "sub" / "kept.txt").write_text("kept", "utf-8")
+    os.chmod(victim / "sub", 0o755)
+    enclosure = Enclosure(parent=str(tmp_path))
+    workspace = Workspace(enclosure=enclosure)
+    workspace.root.rmdir()
+    workspace.root.symlink_to(victim)
+    tree = workspace.retire()
+    assert tree is not None and tree.remove() is None
+    assert enclosure.remove() is None
+    assert (victim / "sub" / "kept.txt").read_text("utf-8") == "kept"
+    assert oct(os.stat(victim / "sub").st_mode & 0o777) == oct(0o755)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim"]
 
 
 def test_what_cannot_be_removed_is_named(tmp_path, monkeypatch):
