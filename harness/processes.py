@@ -252,7 +252,7 @@ def _terminated(signum: int, frame: object) -> None:
     # Once: a second signal must not interrupt the clean-up. The keepers are told first, so that no
     # polite goodbye to a candidate waits for its timeout on the way out.
     global _pending
-    for other in (signal.SIGTERM, signal.SIGHUP):
+    for other in _HELD:
         signal.signal(other, signal.SIG_IGN)
     for pid in _children() or ():
         try:
@@ -287,7 +287,7 @@ class deferred:
         global _deferred
         if self._counted:
             _deferred -= 1
-            if kind is None:
+            if kind is None and not _held:  # a held worker is interrupted between scenarios only
                 checkpoint()
 
 
@@ -334,13 +334,14 @@ class blocked:
 
 
 def own_tree() -> None:
-    """Makes this process a child subreaper, and SIGTERM / SIGHUP raise :class:`Terminated`."""
+    """Makes this process a child subreaper, and SIGTERM, SIGHUP and SIGINT raise :class:`Terminated`
+    (a :class:`KeyboardInterrupt`), deferred where the harness's bookkeeping must not be cut in two."""
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass  # not Linux: keepers still end their families
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in _HELD:
         signal.signal(signum, _terminated)
 
 

@@ -1,7 +1,8 @@
 """SIGTERM at the n-th call of one function the runner's own bookkeeping relies on, for every n.
 
 Run as ``python -m tests.hostile.signal_points JOBS HOOK:WHEN...`` from the project root (its own
-process: it installs the harness's signal handlers). ``HOOK`` names a function (``mkdtemp``,
+process: it installs the harness's signal handlers); the signal is SIGTERM, or the one named by
+``SIGNAL_POINTS_SIGNAL`` (e.g. ``SIGINT``, Ctrl-C). ``HOOK`` names a function (``mkdtemp``,
 ``mkdir``, ``rename``, ``thread-start``, ``thread-join``, ``queue-put``, ``rmtree``; with JOBS 2,
 ``process-start``, ``connection-send``, ``connection-recv`` of the worker pool); ``WHEN`` is
 ``before`` or ``after`` the call; only this process's calls count, not those of its workers, and
@@ -63,6 +64,8 @@ HOOKS = {
     "connection-recv": (connection.Connection, "recv"),
 }
 
+SIGNAL = getattr(signal, os.environ.get("SIGNAL_POINTS_SIGNAL", "SIGTERM"))
+
 #: More calls than any of the hooks sees in one run of the catalog below.
 MAX_N = 80
 
@@ -91,11 +94,11 @@ def play(hook: str, when: str, jobs: int, scenarios: list, base: Path) -> None:
         calls["n"] += 1
         if when == "before" and calls["n"] == calls["at"]:
             calls["sent"] = True
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), SIGNAL)
         result = original(*args, **kwargs)  # a call that raises sends nothing "after"
         if when == "after" and calls["n"] == calls["at"]:
             calls["sent"] = True
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), SIGNAL)
         return result
 
     base.mkdir()
@@ -110,7 +113,7 @@ def play(hook: str, when: str, jobs: int, scenarios: list, base: Path) -> None:
         try:
             workers.run([make_target("reference")], scenarios, tmp=str(folder), jobs=jobs)
             processes.checkpoint()  # as harness run does once the run returned
-        except processes.Terminated:
+        except KeyboardInterrupt:  # processes.Terminated, or Ctrl-C's own where it is not handled
             raised = True
         except BaseException as exc:  # noqa: BLE001 - reported, the test fails on it
             error = "".join(traceback.format_exception(exc))

@@ -133,8 +133,10 @@ SERIAL_HOOKS = ["mkdtemp", "mkdir", "rename", "rmtree", "thread-start", "thread-
 POOL_HOOKS = ["process-start", "connection-send", "connection-recv"]
 
 
-@pytest.mark.parametrize("jobs, hooks", [("1", SERIAL_HOOKS), ("2", POOL_HOOKS)], ids=["serial", "two-workers"])
-def test_sigterm_next_to_each_call_of_the_harness_bookkeeping_leaves_nothing(jobs, hooks):
+@pytest.mark.parametrize("jobs, hooks, signame", [("1", SERIAL_HOOKS, "SIGTERM"), ("2", POOL_HOOKS, "SIGTERM"),
+                                                   ("1", SERIAL_HOOKS, "SIGINT")],
+                         ids=["serial", "two-workers", "serial-ctrl-c"])
+def test_sigterm_next_to_each_call_of_the_harness_bookkeeping_leaves_nothing(jobs, hooks, signame):
     """SIGTERM just before or just after the n-th call of each hook, for every n a small run makes.
 
     Deterministic where the test above samples moments (tests/hostile/signal_points.py). Serial: a
@@ -148,7 +150,8 @@ def test_sigterm_next_to_each_call_of_the_harness_bookkeeping_leaves_nothing(job
     """
     cases = [f"{hook}:{when}" for hook in hooks for when in ("before", "after")]
     proc = subprocess.run([sys.executable, "-m", "tests.hostile.signal_points", jobs, *cases], cwd=ROOT,
-                          capture_output=True, text=True, timeout=280, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          capture_output=True, text=True, timeout=280,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "SIGNAL_POINTS_SIGNAL": signame})
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
