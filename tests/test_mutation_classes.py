@@ -23,6 +23,14 @@ def test_a_changed_code_name_or_lookup_is_not_wording():
     assert not mutation.wording_only(diff('if name == "a":', 'if name != "a":'))
 
 
+def test_a_literal_that_is_compared_looked_up_or_a_key_is_data_not_wording():
+    assert not mutation.wording_only(diff('if operation == "open":', 'if operation == "XXopenXX":'))
+    assert not mutation.wording_only(diff('if "open" in ops:', 'if "OPEN" in ops:'))
+    assert not mutation.wording_only(diff('code = codes["missing"]', 'code = codes["XXmissingXX"]'))
+    assert not mutation.wording_only(diff('return {"message": text}', 'return {"XXmessageXX": text}'))
+    assert mutation.wording_only(diff('return {"message": "File created."}', 'return {"message": "XXFile created.XX"}'))
+
+
 def test_a_wording_rule_does_not_classify_a_mutant_that_changes_code(monkeypatch):
     classes = [{"mutants": "pkg.mod.*", "wording": True, "class": "open-question", "why": "wording"}]
     monkeypatch.setitem(mutation._DIFFS, "pkg.mod.x_f__mutmut_1", diff('raise E(C, "a")', 'raise E(C, "XXaXX")'))

@@ -183,7 +183,9 @@ def test_canaries_are_made_once_per_run_and_every_workspace_is_fresh(scenario_fr
     with Runner(target) as runner:
         verdicts = [runner.run(scenario_from(READ)).verdict for _ in range(4)]
         assert not any(w.exists() for w in target.workspaces[:-1]), "a finished workspace is still there"
+        trash = runner._enclosure.trash  # where the finished ones went: removed by the end of the run
     assert verdicts == [Verdict.PASS] * 4
+    assert trash is not None and not trash.exists()
     assert len(set(canaries)) == 1 and len({w.parent for w in target.workspaces}) == 1
     assert len(set(target.workspaces)) == 4 and not target.workspaces[0].parent.exists()
 
