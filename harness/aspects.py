@@ -239,11 +239,18 @@ def summary(results: Iterable[Result]) -> dict[str, dict[str, dict[str, int]]]:
     """Returns, per profile and aspect, how many results passed, failed, were recorded or n/a."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     for result in results:
-        aspects = result.observed_aspects or result.aspects or judge(result)
-        per = out.setdefault(result.scenario.profile, {a: {PASS: 0, FAIL: 0, RECORDED: 0, NA: 0} for a in ASPECTS})
-        for aspect, verdict in aspects.items():
-            per[aspect][verdict] += 1
+        count(out, result)
     return out
+
+
+def count(counts: dict[str, dict[str, dict[str, int]]], result: Result) -> None:
+    """Adds one result to counts of the :func:`summary` form (a run's tally keeps them as it goes)."""
+    found = result.observed_aspects or result.aspects or judge(result)
+    per = counts.get(result.scenario.profile)
+    if per is None:
+        per = counts[result.scenario.profile] = {a: {PASS: 0, FAIL: 0, RECORDED: 0, NA: 0} for a in ASPECTS}
+    for aspect, verdict in found.items():
+        per[aspect][verdict] += 1
 
 
 def rate_line(counts: dict[str, dict[str, int]]) -> str:

@@ -77,32 +77,26 @@ class Outcome:
         return bool(self.new or self.stale)
 
 
+def classify(baseline: Baseline, scenario_id: str, verdict: str) -> str | None:
+    """Returns what the baseline makes of one result: ``"known"`` (a listed failure), ``"new"`` (an
+    unlisted failure), ``"stale"`` (a listed scenario that passes now), or None."""
+    listed = scenario_id in baseline.entries
+    if verdict in FAILING:
+        return "known" if listed else "new"
+    if verdict in PASSING and listed:
+        return "stale"
+    return None
+
+
 def apply(baseline: Baseline, verdicts: dict[str, str]) -> Outcome:
     """Judges a run (scenario id -> verdict) against the baseline."""
     out = Outcome()
     for scenario_id, verdict in verdicts.items():
-        listed = scenario_id in baseline.entries
-        if verdict in FAILING:
-            (out.known if listed else out.new).append(scenario_id)
-        elif verdict in PASSING and listed:
-            out.stale.append(scenario_id)
-    out.not_run = sorted(set(baseline.entries) - set(out.known) - set(out.stale)
-                         - {k for k, v in verdicts.items() if v in FAILING})
+        judged = classify(baseline, scenario_id, verdict)
+        if judged is not None:
+            getattr(out, judged).append(scenario_id)
+    out.not_run = sorted(set(baseline.entries) - set(out.known) - set(out.stale) - set(out.new))
     return out
-
-
-def annotate(baseline: Baseline, results: Iterable[Any]) -> Outcome:
-    """Judges ``Result`` objects against the baseline and marks them: ``known`` on a listed failure,
-    ``stale`` on a listed scenario that passes now (each carries the baseline's reason)."""
-    results = list(results)
-    outcome = apply(baseline, {r.id: r.verdict.value for r in results})
-    known, stale = set(outcome.known), set(outcome.stale)
-    for result in results:
-        if result.id in known:
-            result.known = baseline.entries[result.id]
-        elif result.id in stale:
-            result.stale = baseline.entries[result.id]
-    return outcome
 
 
 def report_section(path: Path, outcome: Outcome) -> dict[str, Any]:

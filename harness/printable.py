@@ -49,14 +49,8 @@ def _text(text: str) -> str:
 
 def json_safe(value: Any, depth: int = 0) -> Any:
     """Returns ``value`` in a form strict JSON and UTF-8 accept (see the module docstring)."""
-    if depth == 0 and isinstance(value, (dict, list)):
-        try:  # the common case, decided in C: nothing to change
-            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-            text.encode("utf-8")
-            if text.count("[") + text.count("{") <= MAX_DEPTH:
-                return value
-        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
-            pass
+    if depth == 0 and _unchanged(value, 0):
+        return value
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, float):
@@ -83,14 +77,17 @@ def json_safe(value: Any, depth: int = 0) -> Any:
 def json_safe_at(value: Any, depth: int) -> Any:
     """Returns ``value`` made safe as :func:`json_safe` makes it where it sits ``depth`` levels deep in
     a larger document (the JSON report writes each result on its own, as the whole document would)."""
-    if depth == 0:
-        return json_safe(value)
-    if isinstance(value, (dict, list)):
-        try:  # the common case, decided in C: nothing to change
-            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-            text.encode("utf-8")
-            if text.count("[") + text.count("{") + depth <= MAX_DEPTH:
-                return value
-        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
-            pass
-    return json_safe(value, depth)
+    return value if _unchanged(value, depth) else json_safe(value, depth)
+
+
+def _unchanged(value: Any, depth: int) -> bool:
+    # The common case, decided in C: a container that strict JSON and UTF-8 take as it is and that
+    # stays within MAX_DEPTH where it sits.
+    if not isinstance(value, (dict, list)):
+        return False
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+        return False
+    return text.count("[") + text.count("{") + depth <= MAX_DEPTH

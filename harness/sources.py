@@ -165,14 +165,11 @@ def from_results(label: str, results: Iterable[Any], info: Any = None, spec: str
 
 def from_runs(runs: list[Any]) -> list[Source]:
     """Wraps the runs of one invocation (TargetRun), each with what it says once: why it did not start, its leftovers."""
-    columns = [from_results(run.spec, run.results, run.info, run.spec) for run in runs]
-    for column, run in zip(columns, runs):
-        if getattr(run, "start_error", None):  # said once per target, not in every cell
-            column.target["start_error"] = run.start_error
-        if getattr(run, "leftovers", None):
-            column.target["leftovers"] = [left.as_dict() for left in run.leftovers]
-    unique_labels(columns)
-    return columns
+    collector = Collector(several=True)  # every observation whole, as from_results keeps it
+    for run in runs:
+        for result in run.results:
+            collector.add(run, result.as_dict())
+    return collector.sources(runs)
 
 
 class Collector:
@@ -201,7 +198,7 @@ class Collector:
         column.observations[result["id"]] = found
 
     def sources(self, runs: list[Any]) -> list[Source]:
-        """Returns the columns of ``runs`` (every run, one without results empty), as :func:`from_runs` does."""
+        """Returns the columns of ``runs`` (every run, one without results empty), each with what its run says once."""
         columns = []
         for run in runs:
             column = self.columns.get(id(run)) or Source(label=run.spec, origin=run.spec, kind="run")

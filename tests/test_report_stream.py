@@ -177,11 +177,12 @@ def test_the_tally_counts_and_judges_as_the_whole_run_would(scenarios):
     for result in results:
         tally.add(result)
     copies = _results(scenarios)
-    for result in copies:
-        result.known = result.stale = None
-    whole = baseline.annotate(listed, copies)
+    whole = baseline.apply(listed, {r.id: r.verdict.value for r in copies})
     assert tally.outcome() == whole
-    assert [(r.known, r.stale) for r in results] == [(r.known, r.stale) for r in copies]
+    assert whole.known == [results[1].id] and whole.stale == [results[0].id] and whole.not_run == ["gone/one"]
+    assert [(r.known, r.stale) for r in results] == [
+        (listed.entries[r.id] if r.id in whole.known else None, listed.entries[r.id] if r.id in whole.stale else None)
+        for r in results]
     assert tally.summary() == json_report.summary(copies)
     assert [r.id for r in tally.failures] == [r.id for r in copies if r.verdict in (Verdict.FAIL, Verdict.ERROR)]
 

@@ -251,6 +251,26 @@ def test_a_canary_changed_in_place_and_an_entry_made_and_removed_beside_are_esca
         assert result.verdict is Verdict.FAIL and said in result.reason, result.reason
 
 
+def test_a_canary_whose_bytes_change_with_every_time_stamp_kept_is_an_escape(tmp_path, monkeypatch):
+    """The canaries' bytes are read again, not only their time stamps: a write that moves no time stamp
+    (a page of a shared mapping dirtied before the stamps were taken is written back with none) is
+    still found. No such write can be made on purpose, so the stamps are held here instead."""
+    from harness import workspace as workspace_mod
+    enclosure = workspace_mod.Enclosure(parent=str(tmp_path))
+    try:
+        enclosure.place()
+        taken = dict(enclosure._canaries)
+        real = workspace_mod._signature
+        monkeypatch.setattr(workspace_mod, "_signature", lambda path: taken.get(path) or real(path))
+        assert enclosure.escapes() == []
+        canary = enclosure.base / "sibling" / "canary.txt"
+        canary.write_bytes(workspace_mod.CANARY.replace(b"c", b"C", 1))
+        assert enclosure.escapes() == [f"changed {canary}"]
+    finally:
+        monkeypatch.undo()
+        enclosure.remove()
+
+
 def test_step_level_then_is_checked_right_after_the_call(scenario_from):
     text = READ + """\
     then:

@@ -13,17 +13,12 @@ from typing import Any, Iterable
 
 from harness.model import Result, Verdict
 
-#: The verdicts a baseline lists (harness/baseline.py) and those that make a listed entry stale.
-FAILING = ("fail", "error")
-PASSING = ("pass", "recorded")
-
-
 class Tally:
     """Counts and failures of one target's results, fed one result at a time (``add``).
 
     ``baseline`` (a harness/baseline.py ``Baseline``): each result is judged against it as it comes
     (``known`` on a listed failure, ``stale`` on a listed scenario that passes now), and the
-    ``Outcome`` is built as ``annotate`` builds it over the whole run.
+    ``Outcome`` is the one ``apply`` makes of the whole run.
     """
 
     def __init__(self, baseline: Any = None, baseline_error: str | None = None) -> None:
@@ -63,12 +58,7 @@ class Tally:
         self.any_known = self.any_known or result.known is not None
         if result.verdict is Verdict.SKIP:
             self.skips[result.reason] += 1
-        found = result.observed_aspects or result.aspects or aspects.judge(result)
-        per = self.aspects.setdefault(result.scenario.profile, {a: {aspects.PASS: 0, aspects.FAIL: 0,
-                                                                    aspects.RECORDED: 0, aspects.NA: 0}
-                                                                for a in aspects.ASPECTS})
-        for aspect, verdict in found.items():
-            per[aspect][verdict] += 1
+        aspects.count(self.aspects, result)
         if result.aspects and result.observed_aspects and result.aspects != result.observed_aspects \
                 and any(v == aspects.FAIL for v in result.observed_aspects.values()) \
                 and result.verdict is not Verdict.FAIL:
@@ -79,15 +69,12 @@ class Tally:
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:
-        entries = self.baseline.entries
-        listed = result.id in entries
-        if result.verdict.value in FAILING:
-            (self.known if listed else self.new).append(result.id)
-            if listed:
-                result.known = entries[result.id]
-        elif result.verdict.value in PASSING and listed:
-            self.stale.append(result.id)
-            result.stale = entries[result.id]
+        from harness.baseline import classify
+        judged = classify(self.baseline, result.id, result.verdict.value)
+        if judged is not None:
+            getattr(self, judged).append(result.id)
+            if judged != "new":
+                setattr(result, judged, self.baseline.entries[result.id])
 
     def outcome(self) -> Any:
         """Returns what the baseline made of the run so far (harness/baseline.py ``Outcome``)."""

@@ -180,6 +180,7 @@ class CmdTarget(Target):
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
         self.run_as = run_as
+        self._reachable: set[Path] = set()  # enclosures already opened for the candidate's user to traverse
         self._uid: int | None = None
         self._gid: int | None = None
         if run_as is not None:
@@ -380,11 +381,14 @@ class CmdTarget(Target):
         # The harness's own folder around the workspace is a mkdtemp (0700): open it for traversal.
         # Folders above it are the machine's: never changed, only checked.
         base = workspace.parent
+        if base in self._reachable:  # one enclosure holds a run's workspaces: opened and checked once
+            return
         os.chmod(base, (base.stat().st_mode & 0o7777) | 0o001)
         for parent in base.parents:
             if parent.stat().st_mode & 0o001 == 0:
                 raise TargetError(f"--run-as: {parent} is not traversable by other users, so the candidate "
                                   "cannot reach its workspace; point TMPDIR at a folder others can traverse")
+        self._reachable.add(base)
 
 
 class _Declined(Exception):

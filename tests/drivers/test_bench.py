@@ -40,6 +40,12 @@ def test_the_speed_bench_prints_each_ratio_with_the_load(tmp_path: Path, capsys)
     for label in ("in-process / replay floor", "with the workspace after each step", "--jobs 2 / --jobs 1",
                   "pytest -n 2 / harness run --jobs 2"):
         assert label in out
+    import re
+    memory = re.findall(r"memory of a run of (\d+) \((\d+)x\), JSON\+JUnit +([\d.]+) MiB +peak ([\d.]+) KB per scenario"
+                        r"(, [-+][\d.]+ KB per added scenario)?, ([\d.]+) MiB held after", out)
+    assert [(int(n), int(x), bool(growth)) for n, x, _, _, growth, _ in memory] == [
+        (3, 1, False), (30, 10, True), (90, 30, True)], out
+    assert all(float(peak) > 0 and float(held) <= float(mib) for _, _, mib, peak, _, held in memory), out
 
 
 def test_the_replay_floor_makes_the_calls_the_runner_makes(tmp_path: Path) -> None:
