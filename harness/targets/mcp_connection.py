@@ -31,6 +31,8 @@ from harness.targets.cmd_channel import StderrTail
 
 #: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
 SHUTDOWN_GRACE = 6.0
+#: Time given to a cancelled connection's transport, its process already ended, to close its pipes.
+LIFE_END = 3.0
 # The SDK logs a traceback for every stray stdout line; the verdict already names it.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 
@@ -313,16 +315,29 @@ class Connection:
             self.stray.append(str(message).splitlines()[0][:300] if str(message) else type(message).__name__)
 
     def close(self, grace: float = SHUTDOWN_GRACE) -> None:
-        """Ends the connection: the SDK closes stdin, then terminates and kills the process tree."""
+        """Ends the connection: the SDK closes stdin, then terminates and kills the process tree.
+
+        ``grace`` 0: the process tree is ended at once, then the transport is shut down.
+        """
         self.alive = False
         life, stop = self._life, self._stop
-        if life is not None and stop is not None:
+        if life is not None and stop is not None and grace > 0:
             try:
                 self._loop.run(self._close(life, stop, grace), grace + 1.0)
             except TimeoutError:
                 pass
         if self.tag is not None:  # also after a hang in initialize or tools/list: nothing of it stays
             processes.end_tagged(self.tag)
+        if life is not None and not life.done():
+            # A life left cancelled (or never asked to stop) must still run to its end: the SDK's
+            # transport closes the server's pipes in its shutdown, and a loop run only during calls
+            # would never get there (two pipe fds left open per failed start). The process is gone
+            # by now, so the shutdown's waits for its exit end at once.
+            life.cancel()
+            try:
+                self._loop.run(asyncio.wait({life}), LIFE_END)
+            except TimeoutError:
+                pass
         if self.stderr is not None:
             self.stderr.wait(0.5)
 

@@ -8,6 +8,7 @@ generous: no test depends on how fast the machine is.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -247,6 +248,34 @@ def test_an_initialise_that_never_answers_is_an_error(tmp_path: Path, monkeypatc
     monkeypatch.setattr("harness.targets.mcp.START_TIMEOUT", 1.0)
     (result,) = run(misbehaving("hang-init", timeout=1.0), tmp_path, "a")
     assert result.verdict is Verdict.ERROR and "did not finish initialising within 1 s" in result.reason
+
+
+def _pipes() -> int:
+    """Returns how many pipes this process holds open."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            held += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+        except OSError:  # the listing's own fd, or one closed meanwhile
+            pass
+    return held
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_a_start_that_times_out_leaves_no_pipe_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.targets.mcp.START_TIMEOUT", 0.5)
+
+    def start_once() -> None:
+        target = misbehaving("hang-init", timeout=0.5)
+        with pytest.raises(TargetError, match="did not finish initialising"):
+            target.start()
+        target.stop()
+
+    start_once()  # what a first start sets up once (the loop's self-pipe, the child watcher) is not a leak
+    before = _pipes()
+    for _ in range(3):
+        start_once()
+    assert _pipes() == before  # the transport's two pipes to the server were left open per start
 
 
 def test_a_command_that_does_not_exist_is_an_error_not_a_crash(tmp_path: Path) -> None:
