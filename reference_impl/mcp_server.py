@@ -150,8 +150,12 @@ def build_server(root: str):
             raise MCPError(types.INVALID_PARAMS, f"Invalid session options: {exc}") from None
         return to_mcp(session.call(params.name, dict(params.arguments or {})), types, MCPError)
 
-    return Server("file-tool-conformance-reference", version=reference_impl.__version__,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("file-tool-conformance-reference", version=reference_impl.__version__,
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+    # The SDK wraps every request in an OpenTelemetry span by default (a no-op without an exporter,
+    # yet a tenth of a call here); its documented opt-out is an empty middleware list.
+    server.middleware = []
+    return server
 
 
 def to_mcp(normal: dict[str, Any], types: Any, error_class: Any) -> Any:
@@ -174,11 +178,74 @@ def to_mcp(normal: dict[str, Any], types: Any, error_class: Any) -> Any:
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured, _meta=meta)
 
 
+class _PipeLines:
+    """This process's stdin as the text lines the SDK's ``stdio_server`` iterates, read on the event loop.
+
+    The SDK's own stdin (``anyio.wrap_file``) reads every line in a worker thread and writes and
+    flushes every answer in two more: three thread hand-overs per call, most of a call's cost in this
+    server. Given these streams, ``stdio_server`` still parses every line with the SDK's message
+    types and serialises every answer itself; only the bytes move without threads.
+    """
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> "_PipeLines":
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")  # as the SDK's own stdin decodes
+
+
+class _PipeWriter:
+    """This process's stdout as the text file the SDK's ``stdio_server`` writes, without a thread."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+#: The longest line the server reads (a tools/call carrying a whole file's content).
+MAX_LINE = 256 * 1024 * 1024
+
+
+async def _pipe_streams() -> tuple[Any, Any] | None:
+    """Returns stdin and stdout for ``stdio_server`` when both are pipes or sockets, else None (a file or
+    terminal: the SDK's own streams). Stray prints (sys.stdout) then go to stderr, as under the SDK's claim."""
+    import asyncio
+    import stat
+    for fd in (0, 1):
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return None
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", closefd=False))
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                        os.fdopen(1, "wb", closefd=False))
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    sys.stdout = sys.stderr
+    return _PipeLines(reader), _PipeWriter(writer)
+
+
 async def serve(root: str) -> None:
     """Serves one MCP connection on this process's stdin and stdout."""
     from mcp.server.stdio import stdio_server
     server = build_server(root)
-    async with stdio_server() as (read_stream, write_stream):
+    streams = await _pipe_streams()
+    stdin, stdout = streams if streams is not None else (None, None)
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         # The profiles this server implements, so a harness skips the others instead of failing them.
         options = server.create_initialization_options(
             experimental_capabilities={CAPABILITY_KEY: {"profiles": list(TOOLS)}})

@@ -8,8 +8,10 @@ generous: no test depends on how fast the machine is.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -414,7 +416,6 @@ def test_the_official_filesystem_server_ends_every_write_text_file_scenario_in_a
 def http_reference():
     """Yields the URL of the reference served over Streamable HTTP on a free local port."""
     import socket
-    import subprocess
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -448,6 +449,52 @@ def test_an_http_server_that_is_not_there_is_an_error(tmp_path: Path) -> None:
     with Runner(make_target("mcp+http://127.0.0.1:9/mcp", timeout=2.0)) as runner:
         result = runner.run(scenario(write("a"), tmp_path))
     assert result.verdict is Verdict.ERROR and "could not be reached at http://127.0.0.1:9/mcp" in result.reason
+
+
+def _rpc(message: dict) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+
+
+def test_the_reference_server_reads_long_lines_from_pipes_and_ends_with_its_input(tmp_path: Path) -> None:
+    content = "x" * 300_000 + "\n"  # a line far over asyncio's default 64 KiB stream limit
+    server = subprocess.Popen([sys.executable, "-m", "reference_impl.mcp_server"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        server.stdin.write(_rpc(INITIALIZE))
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["result"]["serverInfo"]["name"] == "file-tool-conformance-reference"
+        entry = {"id": "s1", "profile": "mcp-write-text-file", "workspace": str(tmp_path), "options": {}}
+        server.stdin.write(_rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _rpc(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "write_text_file", "arguments": {"path": f"{tmp_path}/big.txt", "content": content},
+                        "_meta": {"file-tool-conformance/session": entry}}}))
+        server.stdin.flush()
+        answer = json.loads(server.stdout.readline())
+        assert answer["id"] == 2 and answer["result"]["structuredContent"]["bytes_written"] == len(content)
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0  # the end of its input ends it
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        server.stdout.close()
+        server.stderr.close()
+    assert (tmp_path / "big.txt").read_text() == content
+
+
+def test_the_reference_server_serves_a_file_as_input_too(tmp_path: Path) -> None:
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    requests.write_bytes(_rpc(INITIALIZE))
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:  # not pipes: the SDK's own streams
+        done = subprocess.run([sys.executable, "-m", "reference_impl.mcp_server"], stdin=stdin, stdout=stdout,
+                              stderr=subprocess.PIPE, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    (answer,) = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "file-tool-conformance-reference"
 
 
 def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(tmp_path: Path) -> None:
