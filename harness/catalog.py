@@ -102,6 +102,7 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
     key = catalog_cache.fingerprint([*files, *_profile_candidates(directories)])
     cached = catalog_cache.read(directories, key)
     if isinstance(cached, Catalog):
+        profiles.prime(cached.profiles)  # the profiles it holds are not parsed again in this process
         return cached
     catalog = _load(directories, files)
     catalog_cache.write(directories, key, catalog)

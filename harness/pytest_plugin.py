@@ -18,6 +18,7 @@ import-time side effect.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import pytest
 
 _RUNNER = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
+_ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
 
 
@@ -67,6 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # (pytest_collection_modifyitems), wherever the catalog is installed.
         config.stash[_CATALOG] = catalog
     config.stash[_DIRS] = dirs
+    config.stash[_ROOTS] = tuple(str(directory).rstrip("/") + "/" for directory in dirs)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -77,19 +80,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @functools.lru_cache(maxsize=8192)
-def _real(path: Path) -> Path:
-    """Returns ``path`` resolved: each file is resolved once (a realpath is an lstat per component),
-    though collection, the catalog and the de-duplication each ask."""
-    return path.resolve()
+def _real(path: str | os.PathLike[str]) -> str:
+    """Returns ``path`` resolved (as ``Path.resolve`` does), as a string; collection, the catalog and
+    the de-duplication each ask. A realpath is an lstat per component: the file's folder is
+    resolved once for all its files, the file itself only looked at (one lstat) for being a link."""
+    text = os.fspath(path)
+    folder, name = os.path.split(text if os.path.isabs(text) else os.path.join(os.getcwd(), text))
+    if name in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    return os.path.join(_real_folder(folder), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collects YAML files under the scenario folders."""
-    if file_path.suffix not in (".yaml", ".yml"):
+    if not file_path.name.endswith((".yaml", ".yml")):
         return None
-    dirs = parent.config.stash.get(_DIRS, [])
-    resolved = _real(file_path)
-    if any(resolved.is_relative_to(directory) for directory in dirs):
+    roots = parent.config.stash.get(_ROOTS, ())
+    if roots and _real(file_path).startswith(roots):
         if file_path.name == "profile.yaml":  # a profile (harness/profiles.py), not scenarios
             return ProfileFile.from_parent(parent, path=file_path)
         return ScenarioFile.from_parent(parent, path=file_path)
@@ -107,7 +119,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for path in scenario_files([catalog]):
             if _real(path) not in reached:
                 items.extend(ScenarioFile.from_parent(session, path=path).collect())
-    seen: set[tuple[Path, str]] = set()
+    seen: set[tuple[str, str]] = set()
     keep = []
     for item in items:
         if isinstance(item, ScenarioItem):
@@ -139,10 +151,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(f"  {store.path(scenario_id)}")
 
 
-_FILES = pytest.StashKey["dict[Path, list[Any]]"]()
+_FILES = pytest.StashKey["dict[str, list[Any]]"]()
+_PROFILES = pytest.StashKey["set[str]"]()
 
 
-def _valid_files(config: pytest.Config) -> dict[Path, list[Any]]:
+def _valid_files(config: pytest.Config) -> dict[str, list[Any]]:
     """Returns the scenarios of every valid file under the scenario folders, by resolved path.
 
     The folders are loaded once per session through the catalog, whose cache
@@ -153,13 +166,22 @@ def _valid_files(config: pytest.Config) -> dict[Path, list[Any]]:
     if files is None:
         from harness import catalog
         loaded = catalog.load(config.stash.get(_DIRS, []))
-        broken = {_real(Path(path)) for path in loaded.broken}
+        broken = {_real(path) for path in loaded.broken}
         files = {}
         for scenario in loaded.scenarios:
-            if scenario.file is not None and _real(Path(scenario.file)) not in broken:
-                files.setdefault(_real(Path(scenario.file)), []).append(scenario)
+            if scenario.file is not None:
+                real = _real(scenario.file)
+                if real not in broken:
+                    files.setdefault(real, []).append(scenario)
         config.stash[_FILES] = files
+        config.stash[_PROFILES] = {_real(profile.file) for profile in loaded.profiles if profile.file is not None}
     return files
+
+
+def _valid_profiles(config: pytest.Config) -> set[str]:
+    """Returns the resolved paths of the profile files the session's catalog loaded without a problem."""
+    _valid_files(config)
+    return config.stash[_PROFILES]
 
 
 def _snapshot_root(config: pytest.Config) -> Path:
@@ -170,6 +192,7 @@ def _snapshot_root(config: pytest.Config) -> Path:
 def _runner(config: pytest.Config) -> Any:
     runner = config.stash.get(_RUNNER, None)
     if runner is None:
+        from harness.options import RunOptions
         from harness.runner import Runner
         from harness.targets import make_target
         try:
@@ -179,7 +202,9 @@ def _runner(config: pytest.Config) -> Any:
                                  tool_map_file=config.getoption("--tool-map-file"))
         except ValueError as exc:  # an unknown target, a binding with mistakes (file:line: [field] message)
             raise pytest.UsageError(str(exc)) from None
-        runner = Runner(target, record_states=True)  # per-step workspace states go into snapshots
+        # Per-step workspace states go into snapshots; the workspaces go where `harness run` puts
+        # them (a memory file system where present, unless $TMPDIR says otherwise).
+        runner = Runner(target, record_states=True, tmp=RunOptions().workspace_parent())
         runner.start()
         config.stash[_RUNNER] = runner
     return runner
@@ -210,9 +235,11 @@ class ProfileFile(pytest.File):
 
     def collect(self):
         """Yields a failing item when the profile file is invalid."""
+        if _real(self.path) in _valid_profiles(self.config):
+            return  # the session's catalog loaded it (from its cache, unchanged): valid
         from harness.profiles import ProfileError, load_cached
         try:
-            load_cached(self.path)  # parsed once per process: the catalog has read it already
+            load_cached(self.path)  # not in the catalog, or invalid: loaded alone, for its problems
         except ProfileError as exc:
             yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc), kind="profile")
 

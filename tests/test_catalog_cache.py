@@ -104,3 +104,23 @@ def test_the_built_in_catalog_loads_the_same_from_the_cache(cache: Path) -> None
     cached = catalog.load()
     assert [s.raw for s in cached.scenarios] == [s.raw for s in fresh.scenarios]
     assert [str(p) for p in cached.problems] == [str(p) for p in fresh.problems]
+
+
+def test_profiles_of_a_cached_catalog_are_not_parsed_again_unless_changed(tmp_path: Path, cache: Path, monkeypatch) -> None:
+    from harness import profiles
+    folder = tmp_path / "scenarios" / "claude-code"
+    folder.mkdir(parents=True)
+    builtin = profiles.builtin_dir() / "claude-code" / profiles.FILE_NAME
+    profile_file = folder / profiles.FILE_NAME
+    profile_file.write_text(builtin.read_text("utf-8"), "utf-8")
+    _write(folder, 1, "first")
+    catalog.load([tmp_path / "scenarios"])  # written to the cache
+    monkeypatch.setattr(profiles, "_PRIMED", {})
+    profiles._load_cached.cache_clear()
+    parsed: list[Path] = []
+    real_load_file = profiles.load_file
+    monkeypatch.setattr(profiles, "load_file", lambda path: parsed.append(path) or real_load_file(path))
+    loaded = catalog.load([tmp_path / "scenarios"])  # from the cache
+    assert profiles.load_cached(profile_file) is loaded.profiles[0] and parsed == []
+    profile_file.write_text(builtin.read_text("utf-8") + "\n", "utf-8")  # changed: parsed afresh
+    assert profiles.load_cached(profile_file).name == "claude-code" and parsed == [profile_file.resolve()]

@@ -101,3 +101,30 @@ def test_an_invalid_profile_file_is_a_failing_item_naming_the_line(project):
     result = project.runpytest("-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*invalid profile file*", "*profile.yaml:4: [[]tools] {} has less than 1 property*"])
+
+
+def test_collection_resolves_paths_as_path_resolve_does(tmp_path):
+    # Collection resolves each file's folder once and the file alone for being a link: the same
+    # answer as Path.resolve, through a linked folder, a linked file, a missing file, "..".
+    from harness.pytest_plugin import _real
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "a.yaml").write_text("x", "utf-8")
+    (tmp_path / "real" / "c.yaml").write_text("z", "utf-8")
+    (tmp_path / "elsewhere.yaml").write_text("y", "utf-8")
+    (tmp_path / "linked").symlink_to(tmp_path / "real" / "sub")
+    (tmp_path / "real" / "sub" / "b.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    for path in [tmp_path / "real" / "sub" / "a.yaml", tmp_path / "linked" / "a.yaml", tmp_path / "linked" / "b.yaml",
+                 tmp_path / "linked" / "missing.yaml", tmp_path / "linked" / ".." / "c.yaml", tmp_path / "linked" / ".."]:
+        assert _real(path) == str(path.resolve()), path
+    assert _real(tmp_path / "linked" / ".." / "c.yaml") == str(tmp_path.resolve() / "real" / "c.yaml")
+    assert _real(tmp_path / "linked" / "b.yaml") == str(tmp_path.resolve() / "elsewhere.yaml")
+
+
+def test_a_linked_scenario_file_leading_out_of_the_folders_is_not_collected(project, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside") / "out.yaml"
+    outside.write_text(GOOD.replace("plugin-good", "plugin-out"), "utf-8")
+    put(project, "good.yaml", GOOD)
+    (project.path / "scenarios" / "out.yaml").symlink_to(outside)
+    result = project.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["scenarios/good.yaml::claude-code/read/plugin-good"])
+    assert "plugin-out" not in result.stdout.str()
