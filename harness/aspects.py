@@ -117,8 +117,24 @@ def override_problems(step: dict[str, Any]) -> list[str]:
     return out
 
 
+#: classify_step's answers by the step's identity (the entry holds the step, so the identity is not
+#: reused while it is kept): every result of a run asks again for the same steps.
+_CLASSIFIED: dict[int, tuple[Call, str, Path | None, dict[str, str]]] = {}
+
+
 def classify_step(scenario: Scenario, step: Call) -> dict[str, str]:
     """Returns the aspect of each expectation key of one call step (its ``aspect:`` applied)."""
+    known = _CLASSIFIED.get(id(step))
+    if known is not None and known[0] is step and known[1] == scenario.profile and known[2] == scenario.file:
+        return dict(known[3])
+    keys = _classify_step(scenario, step)
+    if len(_CLASSIFIED) >= 65536:
+        _CLASSIFIED.clear()
+    _CLASSIFIED[id(step)] = (step, scenario.profile, scenario.file, dict(keys))
+    return keys
+
+
+def _classify_step(scenario: Scenario, step: Call) -> dict[str, str]:
     outcome_fields = _outcome_fields(scenario, step.tool)
     keys: dict[str, str] = {}
     for key in expectation_keys(step.expect, step.then):

@@ -81,13 +81,53 @@ def json_safe_at(value: Any, depth: int) -> Any:
 
 
 def _unchanged(value: Any, depth: int) -> bool:
-    # The common case, decided in C: a container that strict JSON and UTF-8 take as it is and that
-    # stays within MAX_DEPTH where it sits.
+    # The common case: a container that strict JSON and UTF-8 take as it is and that stays within
+    # MAX_DEPTH where it sits. Plain JSON data is seen by one walk (_plain); anything else (tuples,
+    # keys that are not strings, subclasses) is decided by the JSON encoder, in C.
     if not isinstance(value, (dict, list)):
         return False
+    if _plain(value, depth):
+        return True
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")
     except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
         return False
     return text.count("[") + text.count("{") + depth <= MAX_DEPTH
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Returns whether ``value`` is plain JSON data that :func:`json_safe` would give back as it is
+    where it sits ``depth`` levels deep: dicts with string keys, lists, strings without lone
+    surrogates, finite floats, ints, booleans, None, no container at MAX_DEPTH or deeper. Exact
+    types only (a subclass or a tuple answers False: the caller decides those otherwise)."""
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _encodes(value)
+    if kind is dict:
+        if depth >= MAX_DEPTH:
+            return False
+        for key, item in value.items():
+            if type(key) is not str or not (key.isascii() or _encodes(key)) or not _plain(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        if depth >= MAX_DEPTH:
+            return False
+        for item in value:
+            if not _plain(item, depth + 1):
+                return False
+        return True
+    if value is None or kind is int or kind is bool:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    return False
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -21,7 +21,7 @@ from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepReco
 from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.workspace import Enclosure, Leftover, Remover, Workspace
+from harness.workspace import Enclosure, Leftover, Remover, Workspace, in_memory
 
 
 class Runner:
@@ -37,7 +37,8 @@ class Runner:
         self.start_error: str | None = None
         #: What each scenario's ``error`` says when the target did not start: one short line.
         self.start_reason: str | None = None
-        self._remover = Remover()
+        # Workspaces on a memory file system are removed in this thread (see Remover).
+        self._remover = Remover(inline=in_memory(tmp))
         #: Workspaces that could not be removed (harness/workspace.py, Leftover), known once ``stop`` returns.
         self.leftovers: list[Leftover] = []
         # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).

@@ -460,3 +460,33 @@ def test_finished_workspaces_go_to_the_remover_in_batches_and_drain_removes_ever
     remover.remove(Tree(tmp_path / "gone-already"))
     remover.drain()
     assert not any(tree.exists() for tree in trees) and remover.leftovers == []
+
+
+def test_an_inline_remover_removes_each_batch_in_the_calling_thread_without_a_thread(tmp_path):
+    from harness.workspace import Remover, Tree
+    remover = Remover(inline=True)
+    trees = []
+    for number in range(Remover.BATCH + 1):
+        tree = tmp_path / f"ws-{number}"
+        (tree / "sub").mkdir(parents=True)
+        (tree / "sub" / "a.txt").write_text("x")
+        trees.append(tree)
+        remover.remove(Tree(tree))
+        if number == Remover.BATCH - 1:  # the batch is full: removed before remove() returns
+            assert not any(t.exists() for t in trees)
+    assert trees[-1].exists() and remover._thread is None
+    remover.drain()
+    assert not trees[-1].exists() and remover._thread is None and remover.leftovers == []
+
+
+def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_a_thread(tmp_path):
+    from harness.targets.reference import ReferenceTarget
+    from harness.workspace import _MOUNTS, in_memory
+    if not os.path.isfile("/proc/self/mountinfo"):
+        pytest.skip("no mount table here (not Linux)")
+    assert _MOUNTS.type_of("/proc") == "proc" and _MOUNTS.type_of("/proc/self") == "proc"
+    assert not in_memory("/proc")
+    shm = "/dev/shm"
+    if _MOUNTS.type_of(os.path.realpath(shm)) != "tmpfs" or not os.access(shm, os.W_OK):
+        pytest.skip("no tmpfs at /dev/shm here")
+    assert in_memory(shm) and Runner(ReferenceTarget("reference"), tmp=shm)._remover.inline

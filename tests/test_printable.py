@@ -1,0 +1,98 @@
+"""Values made safe to store and show: json_safe gives what its encoder-decided form gave."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
+
+from harness import printable
+from harness.printable import MAX_DEPTH, json_safe, json_safe_at
+
+
+def _oracle(value: Any, depth: int = 0) -> Any:
+    # json_safe as it was decided by the JSON encoder alone: the behaviour the walk must keep.
+    if isinstance(value, (dict, list)):
+        try:
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+            text.encode("utf-8")
+            if text.count("[") + text.count("{") + depth <= MAX_DEPTH:
+                return value
+        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+            pass
+    return _slow(value, depth)
+
+
+def _text(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return re.sub(r"[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _slow(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH:
+            text = repr(value)[:100000]
+            return f"<nested deeper than {MAX_DEPTH} levels; sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]}>"
+        if isinstance(value, dict):
+            return {_text(str(k)): _slow(v, depth + 1) for k, v in value.items()}
+        return [_slow(item, depth + 1) for item in value]
+    return value
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr).encode("utf-8", "surrogatepass").hex()
+
+
+_texts = st.text(alphabet=st.sampled_from(["a", "[", "{", "é", "\ud800", "\x1b", "\u2028", "→"]), max_size=6)
+_leaves = st.none() | st.booleans() | st.integers() | st.floats() | _texts
+_values = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                       | st.dictionaries(_texts | st.integers(), inner, max_size=4), max_leaves=40)
+
+
+def _nested(levels: int, leaf: Any = "x") -> Any:
+    value = leaf
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values, st.sampled_from([0, 1, 30, 63]))
+def test_json_safe_gives_what_the_encoder_decided_form_gave(value, depth):
+    assert _shown(json_safe_at(value, depth)) == _shown(_oracle(value, depth))
+
+
+def test_deep_values_brackets_in_strings_and_unencodable_values_as_before():
+    cases = [_nested(MAX_DEPTH - 1), _nested(MAX_DEPTH), _nested(MAX_DEPTH + 1), _nested(200),
+             {"text": "[{" * 100}, ["[" * 70], {"a": float("nan")}, [math.inf], {"s": "lone \udc80"},
+             {1: "int key"}, {"t": (1, 2)}, [b"bytes"], {"k": {"\udc80": 1}}, {"big": "0123456789abcdef" * 65536}]
+    for value in cases:
+        for depth in (0, 1, MAX_DEPTH - 1):
+            assert _shown(json_safe_at(value, depth)) == _shown(_oracle(value, depth)), (value, depth)
+        assert _shown(json_safe(value)) == _shown(_oracle(value)), value
+
+
+def test_plain_data_is_given_back_as_it_is_without_the_encoder(monkeypatch):
+    value = {"content": "0123456789abcdef" * 65536, "lines": ["é", 1, 2.5, None, True], "nested": _nested(40)}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("encoded")
+    monkeypatch.setattr(printable.json, "dumps", refuse)
+    assert json_safe(value) is value
