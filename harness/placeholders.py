@@ -50,6 +50,36 @@ def substitute(value: Any, names: Mapping[str, str], *, steps: Lookup | None = N
     return value
 
 
+def constant(value: Any) -> bool:
+    """Returns whether no string in ``value`` (a key or a value, at any depth) holds ``${``: then
+    :func:`substitute` (outside call arguments, where ``$content`` counts too) gives an equal value.
+
+    Remembered per object (the entry holds it, so its identity is not reused meanwhile): the
+    runner asks for the same expectations of a scenario every time it runs it.
+    """
+    known = _CONSTANT.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    answer = _constant(value)
+    if len(_CONSTANT) >= 65536:
+        _CONSTANT.clear()
+    _CONSTANT[id(value)] = (value, answer)
+    return answer
+
+
+_CONSTANT: dict[int, tuple[Any, bool]] = {}
+
+
+def _constant(value: Any) -> bool:
+    if isinstance(value, str):
+        return "${" not in value
+    if isinstance(value, list):
+        return all(_constant(item) for item in value)
+    if isinstance(value, dict):
+        return all((not isinstance(key, str) or "${" not in key) and _constant(item) for key, item in value.items())
+    return True
+
+
 def _substitute_text(text: str, names: Mapping[str, str], steps: Lookup | None, in_regex: bool) -> Any:
     if "${" not in text:
         return text
@@ -130,6 +160,22 @@ def parse_reference(text: str) -> tuple[int | None, str, list[str | int]] | None
     parts: list[str | int] = [int(index) if index else key
                               for key, index in re.findall(r"\.([A-Za-z0-9_-]+)|\[(\d+)\]", found.group(3))]
     return (int(found.group(1)) if found.group(1) else None), found.group(2), parts
+
+
+def has_references(value: Any) -> bool:
+    """Returns whether an expectation holds a ``$same_as``/``$differs_from`` (remembered per object,
+    as :func:`constant`); without one :func:`resolve_references` gives an equal value."""
+    known = _REFERRING.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    answer = bool(references_in(value))
+    if len(_REFERRING) >= 65536:
+        _REFERRING.clear()
+    _REFERRING[id(value)] = (value, answer)
+    return answer
+
+
+_REFERRING: dict[int, tuple[Any, bool]] = {}
 
 
 def references_in(value: Any) -> list[str]:

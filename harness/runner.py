@@ -19,7 +19,7 @@ from harness import aspects, faults, printable, processes, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
-from harness.placeholders import UnknownPlaceholder, resolve_references, substitute
+from harness.placeholders import UnknownPlaceholder, constant, has_references, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Enclosure, Leftover, Remover, Workspace, in_memory
 
@@ -223,7 +223,7 @@ class Runner:
                 error = error or f"closing the session failed: {exc}"
         if error is None and scenario.then:
             try:
-                result.then_failures += workspace.check(substitute(scenario.then, names), names)
+                result.then_failures += workspace.check(_substituted(scenario.then, names), names)
             except PatternError as exc:
                 error = str(exc)
         if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
@@ -253,7 +253,9 @@ class Runner:
                 lookup = _step_lookup(result)
                 try:
                     args = substitute(step.args, names, steps=lookup, in_args=True)
-                    expect = substitute(step.expect, names, steps=lookup) if step.expect else None
+                    # An expectation without placeholders is used as it is (matching only reads it).
+                    expect = (None if not step.expect else step.expect if constant(step.expect)
+                              else substitute(step.expect, names, steps=lookup))
                 except (UnknownPlaceholder, UnicodeDecodeError) as exc:
                     result.steps.append(StepRecord(index, "call", step.tool, dict(step.args), label=step.name))
                     return f"step {index + 1} ({step.tool}): cannot build the call: {exc}"
@@ -269,14 +271,20 @@ class Runner:
                 record.output, record.error = observed.output, observed.error
                 record.events, record.extra = observed.events, observed.extra
                 if expect:
-                    expect = resolve_references(expect, _reference_lookup(result, record))
+                    if expect is not step.expect or has_references(expect):
+                        expect = resolve_references(expect, _reference_lookup(result, record))
                     record.failures += check_call(expect, observed)
                 if step.then:
-                    record.failures += workspace.check(substitute(step.then, names), names)
+                    record.failures += workspace.check(_substituted(step.then, names), names)
             if self.record_states:
                 record.extra = {**record.extra, "workspace": workspace.state()}
             record.seconds = time.perf_counter() - started
         return None
+
+
+def _substituted(then: Any, names: dict[str, str]) -> Any:
+    """Returns a ``then`` with its placeholders replaced; one without any as it is (checking only reads it)."""
+    return then if constant(then) else substitute(then, names)
 
 
 def _compares_with_given(scenario: Scenario) -> bool:

@@ -662,8 +662,22 @@ def mounts_below(base: str | os.PathLike[str]) -> set[str]:
     """
     points = _MOUNTS.points()
     parent, name = os.path.split(os.path.abspath(base))
-    prefix = f"{_resolved(parent).rstrip('/')}/{name}/"  # the parent resolved once per run, not per workspace
-    return {point for point in points if point.startswith(prefix)}
+    real = _resolved(parent).rstrip('/')  # the parent resolved once per run, not per workspace
+    return {point for point in _below(points, real + "/") if point.startswith(f"{real}/{name}/")}
+
+
+def _below(points: tuple[str, ...], prefix: str) -> tuple[str, ...]:
+    """Returns the mount points under ``prefix`` (usually none): worked out once per mount table and
+    folder, as every workspace of a run has the same parent."""
+    known = _BELOW.get(prefix)
+    if known is None or known[0] is not points:
+        if len(_BELOW) >= 64:
+            _BELOW.clear()
+        known = _BELOW[prefix] = (points, tuple(point for point in points if point.startswith(prefix)))
+    return known[1]
+
+
+_BELOW: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 #: File systems held in memory: removing a tree there is quick and never waits on a disk.
