@@ -78,3 +78,18 @@ def test_a_content_spec_in_args_becomes_text_and_only_in_args():
     spec = {"content": {"$content": {"pattern": "ab", "size": 5}}}
     assert substitute(spec, NAMES, in_args=True) == {"content": "ababa"}
     assert substitute(spec, NAMES) == spec
+
+
+def test_an_expectation_without_placeholders_is_constant_and_substitutes_to_itself():
+    from harness.placeholders import constant, has_references, resolve_references, substitute
+    names = {"workspace": "/w"}
+    plain = {"output": {"path": "a.txt", "lines": ["x", {"$regex": "^a$"}], 3: None}, "error": True}
+    assert constant(plain) and substitute(plain, names) == plain
+    assert not has_references(plain) and resolve_references(plain, lambda *a: None) == plain
+    for holding in ({"output": {"path": "${workspace}/a.txt"}}, {"${workspace}": 1}, ["$${workspace}"],
+                    {"a": [{"b": "x ${step1.output.hash}"}]}):
+        assert not constant(holding) and substitute(holding, names, steps=lambda n, f: {"hash": "h"}) != holding
+    referring = {"output": {"hash": {"$same_as": "steps[1].output.hash"}}}
+    assert constant(referring) and has_references(referring)
+    # Remembered per object, not per value: another object is looked at afresh.
+    assert constant({"a": "x"}) and not constant({"a": "${workspace}"})
