@@ -11,7 +11,11 @@ catalog
 per-call latency
     the median and 95th percentile of ``--calls`` consecutive ``write_text_file`` calls on one
     session, in-process and through MCP: the SDK's client and server, JSON-RPC over two pipes and
-    an event loop hop each way.
+    an event loop hop each way; and the processor time a call costs on each side (this process,
+    and the server's process tree, read from ``/proc``), which says where a call's time goes.
+start-up
+    the server's start (spawn, the SDK's import, initialize, tools/list) and the SDK's import
+    alone in a fresh interpreter (the harness pays it too, once per process, for the client).
 
 It prints figures and never fails on a slow machine.
 """
@@ -19,7 +23,10 @@ It prints figures and never fails on a slow machine.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,22 +39,66 @@ from harness.targets.reference import ReferenceTarget
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 
 
-def call_latencies(target, calls: int) -> list[float]:
-    """Returns the seconds of ``calls`` write_text_file calls on one session of ``target``."""
+def call_latencies(target, calls: int, cpu: dict[str, float] | None = None) -> list[float]:
+    """Returns the seconds of ``calls`` write_text_file calls on one session of ``target``.
+
+    ``cpu``, when given, receives the processor seconds per call of this process (``client``) and
+    of the processes it started meanwhile (``server``; 0 where ``/proc`` is missing).
+    """
     target.start()
     try:
         with tempfile.TemporaryDirectory(prefix="harness-bench-") as root:
             session = target.open("mcp-write-text-file", Path(root), {})
             out = []
+            client, server = time.process_time(), children_cpu()
             for n in range(calls):
                 args = {"path": f"{root}/f{n % 16}.txt", "content": "line\n" * 20}
                 started = time.perf_counter()
                 session.call("write_text_file", args)
                 out.append(time.perf_counter() - started)
+            if cpu is not None:
+                cpu["client"] = (time.process_time() - client) / max(1, calls)
+                cpu["server"] = (children_cpu() - server) / max(1, calls)
             session.close()
             return out
     finally:
         target.stop()
+
+
+def children_cpu() -> float:
+    """Returns the processor seconds (user and system) used so far by the processes below this one."""
+    parents: dict[int, list[tuple[int, int]]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 0.0
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append((int(name), int(fields[11]) + int(fields[12])))
+    ticks, todo = 0, [os.getpid()]
+    while todo:
+        for pid, used in parents.get(todo.pop(), ()):
+            ticks += used
+            todo.append(pid)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def import_seconds(module: str, repeat: int) -> float:
+    """Returns the best wall time of ``python -c 'import <module>'`` less that of ``python -c pass``."""
+    def best(code: str) -> float:
+        times = []
+        for _ in range(max(1, repeat)):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            times.append(time.perf_counter() - started)
+        return min(times)
+    return best(f"import {module}") - best("pass")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         startup, seconds, _ = time_catalog(McpTarget(args.target), scenarios)
         remote_best, remote_start = min(remote_best, seconds), min(remote_start, startup)
     local = call_latencies(ReferenceTarget("reference"), args.calls)
-    remote = call_latencies(McpTarget(args.target), args.calls)
+    cpu: dict[str, float] = {}
+    remote = call_latencies(McpTarget(args.target), args.calls, cpu)
+    sdk = import_seconds("mcp", args.repeat)
 
     print(f"mcp: catalog {len(scenarios)} scenarios, {calls} tool calls; best of {args.repeat}")
     print(f"  in-process          {local_best * 1000:9.1f} ms")
@@ -78,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, values in (("in-process", local), ("mcp:", remote)):
         p95 = statistics.quantiles(values, n=20)[-1]
         print(f"  {name:<12} median {statistics.median(values) * 1e6:8.1f} us   p95 {p95 * 1e6:8.1f} us")
+    print(f"  ratio of the medians           {statistics.median(remote) / statistics.median(local):6.2f}x")
+    print(f"  processor time per mcp: call: client {cpu['client'] * 1e6:.0f} us, server {cpu['server'] * 1e6:.0f} us")
+    print("mcp: start-up")
+    print(f"  the server's start          {remote_start * 1000:8.0f} ms   (spawn, import, initialize, tools/list)")
+    print(f"  the SDK's import alone      {sdk * 1000:8.0f} ms   (python -c 'import mcp', less python -c pass)")
+    print(f"  ratio with the start        {(remote_best + remote_start) / local_best:6.2f}x")
     return 0
 
 

@@ -108,10 +108,24 @@ class LoopHere:
         if self.loop.is_closed():
             coro.close()
             raise RuntimeError("the event loop is closed")
+        # One task with a timer that cancels it, not asyncio.wait_for (a second task and future per call).
+        task = self.loop.create_task(coro)
+        expired: list[bool] = []
+
+        def expire() -> None:
+            expired.append(True)
+            task.cancel()
+
+        timer = None if timeout is None else self.loop.call_later(timeout, expire)
         try:
-            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
-        except asyncio.TimeoutError:
-            raise TimeoutError from None
+            return self.loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if expired:
+                raise TimeoutError from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     def close(self) -> None:
         """Closes the loop (every connection on it closed before)."""

@@ -69,3 +69,22 @@ def test_the_replay_floor_makes_the_calls_the_runner_makes(tmp_path: Path) -> No
         reference_impl.open_session = original
     assert calls == ["Write"]
     assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]  # its folders are gone again
+
+
+def test_the_mcp_bench_counts_the_processor_time_of_the_processes_it_started() -> None:
+    import subprocess
+    import sys
+    import time
+    from harness.drivers import bench_mcp
+
+    before = bench_mcp.children_cpu()
+    child = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
+                              "while time.process_time() < end: pass\ntime.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 30
+        while bench_mcp.children_cpu() - before < 0.2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bench_mcp.children_cpu() - before >= 0.2  # the child's 0.3 s of processor time, as /proc counts it
+    finally:
+        child.kill()
+        child.wait()
