@@ -14,8 +14,9 @@ per-call latency
     an event loop hop each way; and the processor time a call costs on each side (this process,
     and the server's process tree, read from ``/proc``), which says where a call's time goes.
 start-up
-    the server's start (spawn, the SDK's import, initialize, tools/list) and the SDK's import
-    alone in a fresh interpreter (the harness pays it too, once per process, for the client).
+    the server's start (spawn, the SDK's import, initialize, tools/list), the SDK's import alone
+    in a fresh interpreter (the harness pays it too, once per process, for the client), and the
+    server's stop (a run waits for it).
 
 It prints figures and never fails on a slow machine.
 """
@@ -43,7 +44,8 @@ def call_latencies(target, calls: int, cpu: dict[str, float] | None = None) -> l
     """Returns the seconds of ``calls`` write_text_file calls on one session of ``target``.
 
     ``cpu``, when given, receives the processor seconds per call of this process (``client``) and
-    of the processes it started meanwhile (``server``; 0 where ``/proc`` is missing).
+    of the processes it started meanwhile (``server``; 0 where ``/proc`` is missing), and the
+    seconds the target's ``stop`` took (``stop``: for a server, until its process has ended).
     """
     target.start()
     try:
@@ -62,7 +64,10 @@ def call_latencies(target, calls: int, cpu: dict[str, float] | None = None) -> l
             session.close()
             return out
     finally:
+        stopping = time.perf_counter()
         target.stop()
+        if cpu is not None:
+            cpu["stop"] = time.perf_counter() - stopping
 
 
 def children_cpu() -> float:
@@ -136,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     print("mcp: start-up")
     print(f"  the server's start          {remote_start * 1000:8.0f} ms   (spawn, import, initialize, tools/list)")
     print(f"  the SDK's import alone      {sdk * 1000:8.0f} ms   (python -c 'import mcp', less python -c pass)")
+    print(f"  the server's stop           {cpu['stop'] * 1000:8.0f} ms   (stdin closed until the process has ended)")
     print(f"  ratio with the start        {(remote_best + remote_start) / local_best:6.2f}x")
     return 0
 
