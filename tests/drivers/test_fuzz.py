@@ -14,13 +14,28 @@ from harness.targets.reference import ReferenceTarget  # noqa: E402
 from tests import planted  # noqa: E402
 
 
-@pytest.mark.parametrize("bug, profile", [
-    (planted.LastOccurrenceEdit, "claude-code"),
-    (planted.SkipVersionAfterError, "gemini-safe-patch"),
-], ids=["edit-replaces-the-last-of-several", "version-skips-after-a-failed-patch"])
-def test_a_planted_bug_is_found_shrunk_and_written_as_a_scenario_that_fails_only_on_it(tmp_path, bug, profile):
-    target = planted.PlantedTarget({profile: bug})
-    result = fuzz(target, profile, seed=1, max_examples=600, max_seconds=60, out=tmp_path)
+PLANTED = {"edit-replaces-the-last-of-several": (planted.LastOccurrenceEdit, "claude-code"),
+           "version-skips-after-a-failed-patch": (planted.SkipVersionAfterError, "gemini-safe-patch")}
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory):
+    """Returns each planted bug's fuzz run (seed 1), once per module: the same-seed test repeats one."""
+    cache = {}
+
+    def finding(name):
+        if name not in cache:
+            bug, profile = PLANTED[name]
+            cache[name] = fuzz(planted.PlantedTarget({profile: bug}), profile, seed=1, max_examples=600,
+                               max_seconds=60, out=tmp_path_factory.mktemp("fuzz"))
+        return cache[name]
+    return finding
+
+
+@pytest.mark.parametrize("name", PLANTED)
+def test_a_planted_bug_is_found_shrunk_and_written_as_a_scenario_that_fails_only_on_it(findings, name):
+    profile = PLANTED[name][1]
+    result = findings(name)
     assert result.divergence is not None, f"not found in {result.examples} sequences"
     assert result.checks == {"reference": "pass", "target": "fail"}
     document = yaml.safe_load(result.scenario_file.read_text("utf-8"))
@@ -29,10 +44,11 @@ def test_a_planted_bug_is_found_shrunk_and_written_as_a_scenario_that_fails_only
     assert "Found by `harness fuzz" in result.scenario_file.read_text("utf-8")
 
 
-def test_the_same_seed_gives_the_same_finding(tmp_path):
+def test_the_same_seed_gives_the_same_finding(findings, tmp_path):
+    first = findings("edit-replaces-the-last-of-several")  # a fresh target, another folder: a second run
     target = planted.PlantedTarget({"claude-code": planted.LastOccurrenceEdit})
-    first = fuzz(target, "claude-code", seed=1, max_examples=600, max_seconds=60, out=tmp_path / "a")
-    second = fuzz(target, "claude-code", seed=1, max_examples=600, max_seconds=60, out=tmp_path / "b")
+    second = fuzz(target, "claude-code", seed=1, max_examples=600, max_seconds=60, out=tmp_path)  # as deep as the first
+    assert first.scenario_file.parent != second.scenario_file.parent
     assert first.scenario_file.name == second.scenario_file.name
     assert first.scenario_file.read_text() == second.scenario_file.read_text()
 
