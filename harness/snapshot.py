@@ -415,6 +415,9 @@ class Checker:
         if stored is not None and not self.update and behaviour(parse(stored)) == behaviour(doc):
             out.matched.append(scenario_id)
             return
+        if stored is None and not self.update:  # nothing to compare with and nothing to write: no text needed
+            out.new.append(scenario_id)
+            return
         text = render(doc)
         if self.update:
             if store.write(scenario_id, text):
@@ -423,8 +426,6 @@ class Checker:
                     out.new.append(scenario_id)
             else:
                 out.matched.append(scenario_id)
-        elif stored is None:
-            out.new.append(scenario_id)
         elif body(stored) == body(text):
             out.matched.append(scenario_id)
         else:
