@@ -37,6 +37,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(os.environ.pop("HARNESS_STATE_DIR", ""), ignore_errors=True)
 
 
+#: Session fixtures that cost a whole-catalog run, made once per test process that needs them.
+SHARED = ("catalog_run", "reference_results")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Puts the tests that share one of the ``SHARED`` fixtures next to each other (where the first of
+    them was): ``-n auto`` hands each worker runs of consecutive tests, so one worker makes the fixture,
+    not every worker that happens to get one of its tests. Every worker reorders alike."""
+    for name in SHARED:
+        users = [item for item in items if name in getattr(item, "fixturenames", ())]
+        if len(users) > 1:
+            first = items.index(users[0])
+            rest = [item for item in items if name not in getattr(item, "fixturenames", ())]
+            items[:] = rest[:first] + users + rest[first:]
+
+
 @pytest.fixture(scope="session")
 def reference_results() -> dict:
     """The built-in catalog on the in-process reference, results by scenario id.
@@ -49,6 +65,27 @@ def reference_results() -> dict:
     from harness.targets import make_target
     with Runner(make_target("reference")) as runner:
         return {r.id: r for r in runner.run_all(catalog.load([catalog.builtin_dir()]).scenarios)}
+
+
+@pytest.fixture(scope="session")
+def catalog_run(tmp_path_factory: pytest.TempPathFactory):
+    """One ``harness run`` of the built-in catalog on the reference, per test process: snapshots
+    updated into a fresh folder that held one snapshot no scenario matches (``orphan``), with the JSON,
+    Markdown and HTML reports; its own last-run state folder. The report tests read it, and the
+    snapshot test compares a second run with it.
+    """
+    from types import SimpleNamespace
+
+    from harness.cli import main
+    out = tmp_path_factory.mktemp("run")  # short: the terminal report prints its path whole
+    orphan = out / "snaps" / "reference" / "gone" / "old.yaml"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_text("steps: []\n", "utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HARNESS_STATE_DIR", str(out / "state"))
+        code = main(["run", "-q", "--json", str(out / "ref.json"), "--snapshot-update", "--snapshots", str(out / "snaps"),
+                     "--markdown", str(out / "run.md"), "--html", str(out / "run.html")])
+    return SimpleNamespace(code=code, dir=out, json=out / "ref.json", snapshots=out / "snaps", orphan=orphan)
 
 
 @pytest.fixture

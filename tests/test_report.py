@@ -17,21 +17,19 @@ from harness.sources import Observation
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> SimpleNamespace:
-    """One run of the whole catalog on the reference: JSON, snapshots, Markdown and HTML."""
-    out = tmp_path_factory.mktemp("report")
-    code = main(["run", "-q", "--json", str(out / "ref.json"), "--snapshot-update", "--snapshots", str(out / "snaps"),
-                 "--markdown", str(out / "run.md"), "--html", str(out / "run.html")])
-    assert code in (0, 1)
-    altered = out / "altered"
-    shutil.copytree(out / "snaps" / "reference", altered)
+def run(catalog_run, tmp_path_factory) -> SimpleNamespace:
+    """One run of the whole catalog on the reference (``catalog_run``): JSON, snapshots, Markdown and
+    HTML; and a copy of its snapshots with one scenario's altered."""
+    assert catalog_run.code in (0, 1)
+    altered = tmp_path_factory.mktemp("report") / "altered"
+    shutil.copytree(catalog_run.snapshots / "reference", altered)
     changed = sorted(altered.rglob("*.yaml"))[0]
     changed.write_text(changed.read_text("utf-8").replace("- step: 1", "- step: 1\n    name: altered", 1), "utf-8")
     scenarios = catalog.load([catalog.builtin_dir()]).scenarios
     questions = {s.id: s.open_question for s in scenarios if s.open_question}
     # Open questions about an ACP client's behaviour skip on the reference: it is no ACP client.
     answerable = {s.id for s in scenarios if s.open_question and "acp" not in s.requires}
-    return SimpleNamespace(dir=out, json=out / "ref.json", altered=altered,
+    return SimpleNamespace(dir=catalog_run.dir, json=catalog_run.json, altered=altered,
                            changed=changed.relative_to(altered).as_posix()[:-5], questions=questions,
                            answerable=answerable)
 

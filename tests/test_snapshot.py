@@ -111,15 +111,14 @@ def test_store_lists_writes_and_removes(tmp_path):
 # -- harness run ---------------------------------------------------------------------------------
 
 def test_two_runs_give_byte_identical_snapshots_of_the_whole_catalog_and_remove_the_ones_no_scenario_matches(
-        tmp_path, monkeypatch):
-    # Two whole-catalog updates serve both behaviours: the first also finds a snapshot no scenario matches.
+        catalog_run, tmp_path, monkeypatch):
+    # Two whole-catalog updates serve both behaviours: the first (the session's catalog_run, which the
+    # report tests read too) was given a snapshot no scenario matches.
     monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
-    first, second = tmp_path / "one", tmp_path / "two"
-    orphan = first / "reference" / "gone" / "old.yaml"
-    orphan.parent.mkdir(parents=True)
-    orphan.write_text("steps: []\n", "utf-8")
-    assert main(["run", "-q", "--snapshot-update", "--snapshots", str(first)]) == 0
-    assert not orphan.exists()  # a whole-catalog update removes the snapshots no scenario matches
+    first, second = catalog_run.snapshots, tmp_path / "two"
+    assert catalog_run.code == 0
+    assert catalog_run.orphan.parent.parent == first / "reference"
+    assert not catalog_run.orphan.exists()  # a whole-catalog update removes the snapshots no scenario matches
     assert (first / "reference" / "claude-code" / "read" / "arrow-not-tab.yaml").is_file()
     assert main(["run", "-q", "--snapshot-update", "--snapshots", str(second)]) == 0
     files = snapshot_files(first / "reference")
