@@ -23,8 +23,36 @@ def scenario_from(tmp_path: Path):
     return make
 
 
+#: The least free space a memory file system needs to hold the suite's temporary folders (tens of MB).
+MEMORY_TMP_FREE = 2 << 30
+
+
+def memory_tmp() -> str | None:
+    """Returns the memory file system ``harness run`` puts its workspaces on (``/dev/shm``) when it has
+    ``MEMORY_TMP_FREE`` bytes free and no temporary folder was chosen (TMPDIR), else None."""
+    if "TMPDIR" in os.environ:
+        return None
+    from harness.options import RunOptions
+    folder = RunOptions().workspace_parent()
+    if folder is None:
+        return None
+    info = os.statvfs(folder)
+    return folder if info.f_bavail * info.f_frsize >= MEMORY_TMP_FREE else None
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Keeps the CLI's last-run state and snapshots of every test out of the checkout."""
+    """Keeps the CLI's last-run state and snapshots of every test out of the checkout.
+
+    The tests' temporary folders (``tmp_path``, numbered and kept as pytest keeps them) go where the
+    harness puts its workspaces, a memory file system where there is one (pytest's
+    ``PYTEST_DEBUG_TEMPROOT``, read by the xdist controller, whose workers get their folders from it):
+    the suite makes and removes thousands of folders and files, and on a disk each is a journal
+    write. TMPDIR itself is left alone: the processes the tests start, and the workspaces of an
+    in-process Runner, stay where the system puts temporary files.
+    """
+    shm = memory_tmp()
+    if shm is not None:
+        os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", shm)
     os.environ["HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="harness-test-state-")
     # Tests that do not name a snapshot folder must not compare with (or write to) the checkout's.
     os.environ.setdefault("HARNESS_SNAPSHOTS", os.path.join(os.environ["HARNESS_STATE_DIR"], "snapshots"))

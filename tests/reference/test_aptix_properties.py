@@ -12,10 +12,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference_impl import aptix_tul_004 as aptix
+
+# Each example's tree in pytest's temporary folder (tests/reference/conftest.py).
+pytestmark = pytest.mark.usefixtures("examples_in_tmp")
 
 TOOL = "workspace_create_file"
 

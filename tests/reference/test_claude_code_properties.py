@@ -13,10 +13,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference_impl import claude_code as cc
+
+# Each example's tree in pytest's temporary folder (tests/reference/conftest.py).
+pytestmark = pytest.mark.usefixtures("examples_in_tmp")
 
 # Line content: no line breaks; tabs, arrows, digits and spaces stress the prefix. A final "\r"
 # would pair with the next "\n" into a CRLF break, so "\r" is left out of line content; NUL makes

@@ -13,11 +13,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from reference_impl import gemini_safe_patch as gsp
+
+# Each example's tree in pytest's temporary folder (tests/reference/conftest.py).
+pytestmark = pytest.mark.usefixtures("examples_in_tmp")
 
 # Lines drawn from a small alphabet so that A and B share lines and diffs have real context;
 # "\r" and a leading "-", "+", " " or "@" stress the diff parser.
