@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shutil
@@ -34,14 +36,20 @@ def run(catalog_run, tmp_path_factory) -> SimpleNamespace:
                            answerable=answerable)
 
 
-def report(run, capsys, *extra: str) -> str:
-    capsys.readouterr()
-    assert main(["report", str(run.json), str(run.altered), *extra]) == 0
-    return capsys.readouterr().out
+@pytest.fixture(scope="module")
+def reported(run, tmp_path_factory) -> SimpleNamespace:
+    """One ``harness report`` of the run and its altered copy: the terminal matrix, and the Markdown,
+    HTML and JSON files (each test reads its own)."""
+    out = tmp_path_factory.mktemp("reported")
+    files = {"md": out / "r.md", "html": out / "r.html", "json": out / "r.json"}
+    with contextlib.redirect_stdout(io.StringIO()) as terminal:
+        assert main(["report", str(run.json), str(run.altered), "--markdown", str(files["md"]),
+                     "--html", str(files["html"]), "--json", str(files["json"])]) == 0
+    return SimpleNamespace(out=terminal.getvalue(), **files)
 
 
-def test_terminal_matrix_groups_by_profile_and_tool_and_marks_differences(run, capsys):
-    out = report(run, capsys)
+def test_terminal_matrix_groups_by_profile_and_tool_and_marks_differences(reported):
+    out = reported.out
     assert "conformance matrix" in out and "claude-code · Edit" in out and "aptix-tul-004 · workspace_create_file" in out
     # columns are named by the target's name and version; a legend names the sources in full
     assert re.search(r"^reference 0\.1\.0: \d+ pass", out, re.M)
@@ -50,9 +58,8 @@ def test_terminal_matrix_groups_by_profile_and_tool_and_marks_differences(run, c
     assert "legend" in out and "ref.json" in out
 
 
-def test_markdown_has_summary_differences_matrix_and_every_open_question(run, capsys, tmp_path):
-    report(run, capsys, "-q", "--markdown", str(tmp_path / "r.md"))  # -q: the file only, no terminal matrix
-    text = (tmp_path / "r.md").read_text("utf-8")
+def test_markdown_has_summary_differences_matrix_and_every_open_question(run, reported):
+    text = reported.md.read_text("utf-8")
     assert "| target |" in text and "| reference |" in text and "| altered |" in text
     assert f"<code>{run.changed}</code> on <b>altered</b>: observed, differs" in text
     section = text.split(f"### Open questions ({len(run.questions)})", 1)[1]
@@ -74,9 +81,8 @@ class Page(HTMLParser):
         return [a for t, a in self.tags if t == tag and all(a.get(k) == v for k, v in attrs.items())]
 
 
-def test_html_is_self_contained_with_matrix_filters_details_and_open_questions(run, capsys, tmp_path):
-    report(run, capsys, "-q", "--html", str(tmp_path / "r.html"))  # -q: the file only, no terminal matrix
-    text = (tmp_path / "r.html").read_text("utf-8")
+def test_html_is_self_contained_with_matrix_filters_details_and_open_questions(run, reported):
+    text = reported.html.read_text("utf-8")
     page = Page()
     page.feed(text)
     assert not [a for t, a in page.tags if a.get("src") or (a.get("href") or "#").split(":")[0] in ("http", "https")]
@@ -95,9 +101,8 @@ def test_html_is_self_contained_with_matrix_filters_details_and_open_questions(r
             .replace('"', "&quot;").replace("'", "&#x27;") in text
 
 
-def test_json_combines_the_sources_with_answers_to_every_open_question(run, capsys, tmp_path):
-    report(run, capsys, "-q", "--json", str(tmp_path / "r.json"))  # -q: the file only, no terminal matrix
-    data = json.loads((tmp_path / "r.json").read_text("utf-8"))
+def test_json_combines_the_sources_with_answers_to_every_open_question(run, reported):
+    data = json.loads(reported.json.read_text("utf-8"))
     assert [t["label"] for t in data["targets"]] == ["reference", "altered"]
     by_id = {s["id"]: s for s in data["scenarios"]}
     assert by_id[run.changed]["results"]["altered"]["differs"] is True
