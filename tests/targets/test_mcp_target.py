@@ -277,6 +277,9 @@ def test_a_start_that_times_out_leaves_no_pipe_open(monkeypatch: pytest.MonkeyPa
     before = _pipes()
     for _ in range(3):
         start_once()
+    deadline = time.monotonic() + 10  # a stderr tail's thread closes its end once it has read the end
+    while _pipes() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _pipes() == before  # the transport's two pipes to the server were left open per start
 
 
