@@ -86,7 +86,7 @@ def parse_spec(spec: str) -> tuple[dict[str, str], list[str]]:
 
 def check_options(options: dict[str, Any], where: str) -> None:
     """Raises ValueError when an option's value is not one this target knows."""
-    from harness.targets.acp_client import PERMISSION_ANSWERS
+    from harness.targets.acp_fs import PERMISSION_ANSWERS
     if "fs" in options and options["fs"] not in _FS:
         raise ValueError(f"{where}: fs={options['fs']!r}: expected read,write | read | write | none")
     if "permission" in options and options["permission"] not in PERMISSION_ANSWERS:

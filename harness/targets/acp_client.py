@@ -50,7 +50,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from harness import processes
-from harness.targets.acp_fs import FsRefusal, WorkspaceFiles
+from harness.targets.acp_fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
 from harness.targets.cmd_channel import StderrTail
 
 #: The longest line the agent may write on stdout (bytes); one JSON-RPC message is one line.
@@ -68,15 +68,6 @@ SESSION_LEVEL = frozenset({"available_commands_update"})
 #: The code of the reply when the client refuses every write (``writes=refuse``).
 REFUSED_WRITE = -32603
 
-#: How a permission request is answered: the option kinds to pick, in order of preference
-#: (``cancel`` answers ``{"outcome": "cancelled"}`` without picking any).
-PERMISSION_ANSWERS: dict[str, tuple[str, ...]] = {
-    "allow": ("allow_once", "allow_always"),
-    "allow_always": ("allow_always", "allow_once"),
-    "reject": ("reject_once", "reject_always"),
-    "reject_always": ("reject_always", "reject_once"),
-    "cancel": (),
-}
 
 # The package logs a traceback for every message it cannot handle; the verdict names it instead.
 logging.getLogger("acp").addHandler(logging.NullHandler())

@@ -29,6 +29,17 @@ import posixpath
 import stat
 from pathlib import Path
 
+#: How the editor answers a permission request: the option kinds to pick, in order of preference
+#: (``cancel`` answers ``{"outcome": "cancelled"}`` without picking any). Here, beside the files the
+#: editor serves, rather than in ``acp_client.py``: checking an ``acp:`` option needs no ACP SDK.
+PERMISSION_ANSWERS: dict[str, tuple[str, ...]] = {
+    "allow": ("allow_once", "allow_always"),
+    "allow_always": ("allow_always", "allow_once"),
+    "reject": ("reject_once", "reject_always"),
+    "reject_always": ("reject_always", "reject_once"),
+    "cancel": (),
+}
+
 #: The largest file served to ``fs/read_text_file`` (bytes); larger ones are refused.
 READ_LIMIT = 16 * 1024 * 1024
 
