@@ -12,7 +12,8 @@ cost seconds, the catalog of one profile a fraction of that; two children run at
 The unmutated run records, in mutmut's ``stats`` mode, which functions each scenario enters (a
 coverage map gathered once). A mutant then meets only the scenarios that reach its function: first
 the one that killed a sibling mutant (in this run or the last), then the quickest. A mutant of a
-function no scenario reaches is not run; it is reported as a survivor, *not reached*.
+function no scenario reaches is not run; it is reported as a survivor of its own class, *not
+reached* (never as equivalent: nothing ran it).
 
 Snapshots play no part: they record the reference's own output, not the contracts. A mutant that
 changes only what the seeds leave open survives, and ``docs/mutation-classes.yaml`` says so: each
@@ -23,7 +24,13 @@ that change nothing but the text inside string literals, and a ``wording-only`` 
 ``wording: true``. The report, ``docs/mutation.md``, counts killed / survived / timed out per module,
 gives the score two ways (strict: every survivor that is not equivalent counts against it; under the
 contract: wording-only survivors count with the equivalent ones, since no conformant implementation
-can be told from them) and lists every survivor with its class.
+can be told from them) and lists every survivor with its class, and the class entries that take no
+survivor of the run (stale).
+
+The recording pass (``record``) then asks, for each survivor on an open question, whether the catalog
+records it: whether an open scenario reaching its function observes, under the mutant, something
+other than the reference's committed snapshot. That is a figure of its own: a snapshot is the
+reference's own output, not the contract, so a recorded survivor is never counted as killed.
 """
 
 from __future__ import annotations
@@ -159,6 +166,55 @@ class Pool:
             time.sleep(0.01)
 
 
+def coverage_map(scenarios: list[Any], run) -> tuple[dict[str, list[Any]], dict[str, float], str | None]:
+    """Runs each scenario once, unmutated, in mutmut's ``stats`` mode, in which every trampoline of the
+    mutated copy records the function it enters. Returns which scenarios reach each function (by
+    mutmut's name for it, ``module.x_f`` or ``module.xǁClassǁf``: a mutant's name without its
+    ``__mutmut_N``), each scenario's time, and the id of the first scenario that fails unmutated
+    (then the map is incomplete and no mutant may be run). ``run(scenario)`` runs one scenario and
+    returns its id when it fails, else None."""
+    from mutmut.state import state
+    reached_by: dict[str, list[Any]] = defaultdict(list)
+    seconds: dict[str, float] = {}
+    os.environ["MUTANT_UNDER_TEST"] = "stats"
+    try:
+        for scenario in scenarios:
+            state()._stats.clear()
+            started = time.monotonic()
+            broken = run(scenario)
+            seconds[scenario.id] = time.monotonic() - started
+            if broken:
+                return reached_by, seconds, broken
+            for function in sorted(state()._stats):
+                reached_by[function].append(scenario)
+    finally:
+        state()._stats.clear()
+        os.environ["MUTANT_UNDER_TEST"] = ""
+    return reached_by, seconds, None
+
+
+def function_of(name: str) -> str:
+    """Returns the function a mutant belongs to, as the coverage map names it."""
+    return name.rsplit("__mutmut_", 1)[0]
+
+
+def plan(name: str, reached_by: dict[str, list[Any]], first_killer: dict[str, str],
+         seconds: dict[str, float]) -> list[Any]:
+    """Returns the scenarios a mutant is run against: those that reach its function, the one that
+    killed a sibling mutant first (most mutants of a function die at once), then the quickest (a
+    mutant stops at its first failing scenario). Empty when no scenario reaches the function: the
+    mutant is then not run and is reported as not reached."""
+    function = function_of(name)
+    return sorted(reached_by.get(function, ()),
+                  key=lambda s: (s.id != first_killer.get(function), seconds.get(s.id, 0.0)))
+
+
+def recorders(name: str, reached_by: dict[str, list[Any]]) -> list[Any]:
+    """Returns the open scenarios (with an ``open_question``) that reach a mutant's function: the
+    ones that can record what an open-question mutant changes."""
+    return [s for s in reached_by.get(function_of(name), ()) if getattr(s, "open_question", None)]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Generates the mutants, runs them through the catalog and writes the report."""
     parser = argparse.ArgumentParser(prog="python -m harness.drivers.mutation", description=__doc__.split("\n")[0])
@@ -172,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the survivors of the last run (--json) again: those killed now are "
                              "reported as killed since, by the scenario that kills them")
     parser.add_argument("--report-only", action="store_true", help="only write the report from the last run")
+    parser.add_argument("--snapshots", type=Path, default=Path("snapshots"),
+                        help="the committed snapshots (the reference's under <dir>/reference) that the recording "
+                             "pass compares the open scenarios with (default snapshots)")
     args = parser.parse_args(argv)
     started = time.monotonic()
     # One line per mutant as it finishes: a run that is stopped resumes where it was. The JSON file
@@ -224,28 +283,14 @@ def main(argv: list[str] | None = None) -> int:
             runner.stop()
 
     # The clean run: every scenario must pass unmutated, and its time sets the mutants' time limit.
-    # It runs in mutmut's "stats" mode, in which every trampoline records the function it enters:
-    # that gives, once, which scenarios reach which function (the coverage map). A mutant is only
-    # run against the scenarios that reach its function (no other can notice it), and a mutant of a
-    # function no scenario reaches is not run at all: it is reported as not reached (a survivor).
-    from mutmut.state import state as mutmut_state
-    clean_seconds: dict[str, float] = {}
-    scenario_seconds: dict[str, float] = {}
-    reached_by: dict[str, list[Any]] = defaultdict(list)  # function -> scenarios that enter it
-    for profile, scenarios in by_profile.items():
-        t0 = time.monotonic()
-        for scenario in scenarios:
-            mutmut_state()._stats.clear()
-            t1 = time.monotonic()
-            broken = run_one("stats", [scenario])
-            scenario_seconds[scenario.id] = time.monotonic() - t1
-            if broken:
-                print(f"the unmutated reference fails {broken}: fix that first", file=sys.stderr)
-                return 2
-            for function in mutmut_state()._stats:
-                reached_by[function].append(scenario)
-        clean_seconds[profile] = time.monotonic() - t0
-    os.environ["MUTANT_UNDER_TEST"] = ""
+    # It also gives, once, which scenarios reach which function (the coverage map, coverage_map):
+    # a mutant is only run against those, and one of a function no scenario reaches is not run.
+    every = [scenario for scenarios in by_profile.values() for scenario in scenarios]
+    reached_by, scenario_seconds, broken = coverage_map(every, lambda scenario: run_one("stats", [scenario]))
+    if broken:
+        print(f"the unmutated reference fails {broken}: fix that first", file=sys.stderr)
+        return 2
+    clean_seconds = {profile: sum(scenario_seconds[s.id] for s in scenarios) for profile, scenarios in by_profile.items()}
 
     mutants = [(path, name) for path, names in names_by_file.items() for name in names
                if args.only is None or fnmatch.fnmatch(name, args.only)]
@@ -284,15 +329,11 @@ def main(argv: list[str] | None = None) -> int:
                   end="", flush=True)
 
     for path, name in mutants:
-        function = name.rsplit("__mutmut_", 1)[0]
-        scenarios = list(reached_by.get(function, []))
+        scenarios = plan(name, reached_by, first_killer, scenario_seconds)
         if not scenarios:  # no scenario enters the function: nothing can notice the mutant
             results[name] = {"code": NOT_REACHED, "killer": "", "seconds": 0.0}
             log_file.write(json.dumps({"name": name, **results[name]}) + "\n")
             continue
-        # The scenario that killed a sibling mutant first (most mutants of a function die at once),
-        # then the quickest: a mutant is stopped at its first failing scenario.
-        scenarios.sort(key=lambda s: (s.id != first_killer.get(function), scenario_seconds[s.id]))
         limit = 10 + 5 * sum(scenario_seconds[s.id] for s in scenarios)
         while pool.full():
             collect(pool.reap(block=True))
@@ -301,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         collect(pool.reap(block=True))
     if interactive:
         print()
+    record(results, reached_by, load_classes(args.classes), args.jobs, tmp / "cwd", args.snapshots.resolve())
     shutil.rmtree(tmp, ignore_errors=True)
 
     log_file.close()
@@ -322,6 +364,64 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(report, "utf-8")
     print(f"wrote {args.out} ({seconds:.0f} s)")
     return 0
+
+
+def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]], classes: list[dict[str, Any]],
+           jobs: int, cwd: Path, snapshots: Path) -> None:
+    """The recording pass (a figure, never a kill): whether the catalog records what each survivor on
+    an open question changes. The open scenarios that reach the mutant's function run under the
+    mutant and are compared with the reference's committed snapshots; the first whose observation
+    differs is stored as the survivor's ``recorded_by`` ("" when none does). A snapshot is the
+    reference's own output, so a difference is not a failure of the contract: the mutant stays a
+    survivor and the scores do not change. An open scenario whose snapshot differs already on the
+    unmutated reference could not tell, and is left out."""
+    from harness import snapshot
+    from harness.runner import Runner
+    from harness.targets.reference import ReferenceTarget
+    store = snapshot.SnapshotStore(snapshots, "reference")
+
+    def record_one(name: str, scenarios: list[Any]) -> str | None:
+        os.environ["MUTANT_UNDER_TEST"] = name
+        runner = Runner(ReferenceTarget("reference"), record_states=True)
+        checker = snapshot.Checker(store)
+        try:
+            for scenario in scenarios:
+                checker.add(runner.run(scenario).as_dict())
+                if checker.out.diverged:
+                    return scenario.id
+            return None
+        finally:
+            runner.stop()
+
+    todo = [name for name, result in results.items()
+            if name != "__run__" and result.get("code") == 0 and not result.get("killed_since")
+            and (classify(name, classes) or {}).get("class") == "open-question"]
+    unstable: dict[str, bool] = {}
+    pool = Pool(jobs, record_one, cwd=cwd)
+
+    def collect(done: list[tuple[str, int, str, float]]) -> None:
+        for name, code, found, _ in done:
+            results[name]["recorded_by"] = found if code == 1 and found and not found.startswith("<") else ""
+
+    for name in todo:
+        scenarios = []
+        for scenario in recorders(name, reached_by):
+            if scenario.id not in unstable:  # unmutated, in this process: its snapshot must match
+                unstable[scenario.id] = record_one("", [scenario]) is not None
+            if not unstable[scenario.id]:
+                scenarios.append(scenario)
+        if not scenarios:
+            results[name]["recorded_by"] = ""
+            continue
+        while pool.full():
+            collect(pool.reap(block=True))
+        pool.submit(name, scenarios, 60.0)
+    while pool.running:
+        collect(pool.reap(block=True))
+    os.environ["MUTANT_UNDER_TEST"] = ""
+    left_out = sorted(scenario_id for scenario_id, differs in unstable.items() if differs)
+    if left_out:
+        print(f"recording pass: snapshots differ unmutated, left out: {', '.join(left_out)}", file=sys.stderr)
 
 
 def _busy_seconds(results: dict[str, dict[str, Any]], jobs: int) -> float:
@@ -367,12 +467,17 @@ def load_classes(path: Path) -> list[dict[str, Any]]:
     import yaml
     if not path.exists():
         return []
-    classes = yaml.safe_load(path.read_text("utf-8")) or []
+    text = path.read_text("utf-8")
+    classes = yaml.safe_load(text) or []
     check_classes(classes, str(path))
+    node = yaml.compose(text)
+    if node is not None and isinstance(node, yaml.SequenceNode):  # where each entry starts, for the report
+        for entry, item in zip(classes, node.value):
+            entry["_line"] = item.start_mark.line + 1
     return classes
 
 
-CLASSES = ("equivalent", "wording-only", "open-question", "killed-by")
+CLASSES = ("equivalent", "wording-only", "open-question", "not-reached", "killed-by")
 
 
 def check_classes(classes: list[dict[str, Any]], where: str) -> None:
@@ -501,12 +606,45 @@ def exclusions(root: Path = Path(".")) -> str:
             f"in-process reference); lines excluded with `# pragma: no mutate`: {pragmas}.")
 
 
+def survivor_class(name: str, result: dict[str, Any], classes: list[dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
+    """Returns the class of one survivor and the entry that gives it: ``not-reached`` for a mutant no
+    scenario reaches (whatever an entry says: nothing ran, so nothing can show it equivalent; a
+    ``not-reached`` entry gives the reason), ``killed-by`` for one a rerun killed, ``unclassified`` (a
+    gap) when no entry takes it, or when the entry is ``killed-by`` (that scenario no longer kills
+    it) or ``not-reached`` (a scenario does reach it); otherwise the entry's class."""
+    if result.get("killed_since"):
+        return "killed-by", {"class": "killed-by", "scenario": result["killed_since"]}
+    entry = classify(name, classes)
+    if result["code"] == NOT_REACHED:
+        return "not-reached", entry if entry and entry["class"] == "not-reached" else None
+    if entry and entry["class"] == "killed-by":
+        return "unclassified", {"class": "unclassified",
+                                "why": f"survived this run, though classified as killed by {entry.get('scenario', '?')}"}
+    if entry and entry["class"] == "not-reached":
+        return "unclassified", {"class": "unclassified",
+                                "why": f"classified as not reached, but a scenario reaches it ({entry.get('why', '')})"}
+    return (entry["class"], entry) if entry else ("unclassified", None)
+
+
+def stale_entries(results: dict[str, dict[str, Any]], classes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Returns the class entries that take no survivor of ``results`` (each survivor goes to the first
+    entry that matches it): left over from mutants that a scenario kills now, or that changed."""
+    used = set()
+    for name, result in results.items():
+        if name == "__run__" or status(result["code"]) != "survived" or result.get("killed_since"):
+            continue
+        entry = classify(name, classes)
+        if entry is not None:
+            used.add(id(entry))
+    return [entry for entry in classes if id(entry) not in used]
+
+
 def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str]], classes: list[dict[str, Any]],
-           seconds: float, jobs: int, excluded: str | None = None) -> str:
+           seconds: float, jobs: int, excluded: str | None = None, classes_path: str = "docs/mutation-classes.yaml") -> str:
     """Returns docs/mutation.md (``excluded``: the sentence of :func:`exclusions`, shown under the timing)."""
     rows = []
     totals: Counter[str] = Counter()
-    survivors: list[tuple[str, str]] = []
+    by_class: dict[str, list[tuple[str, dict[str, Any] | None]]] = defaultdict(list)
     for path, names in sorted(names_by_file.items()):
         counts: Counter[str] = Counter()
         for n in names:
@@ -516,19 +654,23 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
             if word == "survived" and results[n].get("killed_since"):
                 word = "killed since"
             counts[word] += 1
-            if word == "survived" and results[n]["code"] == NOT_REACHED:
+            if word not in ("survived", "killed since"):
+                continue
+            kind, entry = survivor_class(n, results[n], classes)
+            by_class[kind].append((n, entry))
+            if kind == "not-reached":
                 counts["not reached"] += 1
-            kind = (classify(n, classes) or {}).get("class") if word == "survived" else None
             if kind in ("equivalent", "wording-only"):
                 counts[kind] += 1
         totals.update(counts)
         rows.append((path, len(names), counts))
-        survivors += [(path, n) for n in names if n in results and status(results[n]["code"]) == "survived"]
-    figures = score_figures(totals, open_questions=sum(
-        1 for _, n in survivors if not results[n].get("killed_since")
-        and (classify(n, classes) or {}).get("class") == "open-question"))
-    gaps = sum(1 for _, n in survivors if not results[n].get("killed_since")
-               and (classify(n, classes) or {}).get("class") in (None, "killed-by"))
+    open_names = [n for n, _ in by_class.get("open-question", [])]
+    figures = score_figures(totals, open_questions=len(open_names))
+    gaps = len(by_class.get("unclassified", []))
+    not_reached = totals["not reached"]
+    recorded = sum(1 for n in open_names if results[n].get("recorded_by"))
+    unrecorded = sum(1 for n in open_names if results[n].get("recorded_by") == "")
+    unchecked = len(open_names) - recorded - unrecorded
     everything = sum(len(v) for v in names_by_file.values())
     ran = sum(1 for names in names_by_file.values() for n in names if n in results)
     wording, open_questions = figures["wording"], figures["open_questions"]
@@ -547,7 +689,8 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         f"**Score (strict): {figures['strict']:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts",
         "as killed: the catalog noticed it never finished; *killed since* are survivors of the full run that a",
         "scenario added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts",
-        f"against this score: also the {wording} wording-only ones and the {open_questions} on an open question.",
+        f"against this score: also the {wording} wording-only ones, the {open_questions} on an open question and the "
+        f"{not_reached} not reached.",
         "",
         f"**Score under the contract: {figures['contract']:.1f}%**: the same, with the {wording} wording-only",
         "survivors counted with the equivalent ones. Each of them changes nothing but the text of a message whose",
@@ -557,8 +700,18 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         f"The {open_questions} survivors on an open question change a behaviour the seed does not settle (each",
         "names the seed section; the catalog records these and must not assert them); they count against",
         f"both scores. {gaps} survivors are gaps: the seed fixes what they change and no scenario checks it.",
+        f"{not_reached} survivors are *not reached*: no scenario enters the function they mutate, so nothing ran",
+        "them and nothing shows them equivalent; they count against both scores.",
         f"Of the mutants that change only what the seeds fix, {figures['seeds_fix']:.1f}% are killed (this third",
         "figure leaves the open questions out too; it is not a score).",
+        "",
+        f"**Recorded open questions: {recorded} of {open_questions}** survivors on an open question are recorded: an open",
+        "scenario that reaches the mutated function observes, under the mutant, something other than the",
+        "reference's committed snapshot (`snapshots/reference/`), so a target that behaved like the mutant would",
+        f"show as a changed answer to that open question. {unrecorded} are not recorded (no open scenario's",
+        "observation changes: marked *not recorded* below)" + (f"; {unchecked} were not checked." if unchecked else ".") +
+        " A snapshot is the reference's own output, not the contract: a recorded mutant is not killed, and this",
+        "figure changes no score.",
         "",
         "| module | mutants | killed | killed since | survived | of them not reached | timed out "
         "| of the survivors: equivalent | wording-only |",
@@ -568,43 +721,56 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         out.append(f"| `{path}` | {total} | {counts['killed']} | {counts['killed since']} | {counts['survived']} | "
                    f"{counts['not reached']} | {counts['timeout']} | {counts['equivalent']} | {counts['wording-only']} |")
     out.append(f"| all | {sum(r[1] for r in rows)} | {totals['killed']} | {totals['killed since']} | "
-               f"{totals['survived']} | {totals['not reached']} | {totals['timeout']} | {totals['equivalent']} | "
+               f"{totals['survived']} | {not_reached} | {totals['timeout']} | {totals['equivalent']} | "
                f"{wording} |")
     out += ["", "## Survivors", ""]
-    by_class: dict[str, list[tuple[str, dict[str, Any] | None]]] = defaultdict(list)
-    for path, name in survivors:
-        if results[name].get("killed_since"):
-            by_class["killed-by"].append((name, {"class": "killed-by", "scenario": results[name]["killed_since"]}))
-            continue
-        entry = classify(name, classes)
-        if entry and entry["class"] == "killed-by":  # the scenario named no longer kills it: a gap again
-            entry = {"class": "unclassified",
-                     "why": f"survived this run, though classified as killed by {entry.get('scenario', '?')}"}
-        by_class[entry["class"] if entry else "unclassified"].append((name, entry))
     titles = {"equivalent": "Equivalent (no scenario can tell them apart: the behaviour is the same)",
               "wording-only": "Wording only (the text of a message the seed leaves free; counted against the strict "
                               "score, with the equivalent ones under the contract)",
               "open-question": "On an open question of the seed (the catalog records, it does not assert)",
+              "not-reached": "Not reached (no scenario enters the mutated function; counted against both scores)",
               "killed-by": "Killed since by a new scenario (named)",
               "unclassified": "Gaps in the catalog (no class: the seed fixes what they change, no scenario checks it)"}
-    for kind in ("unclassified", "open-question", "wording-only", "equivalent", "killed-by"):
+    for kind in ("unclassified", "open-question", "not-reached", "wording-only", "equivalent", "killed-by"):
         entries = by_class.get(kind)
         if not entries:
             continue
-        out += [f"### {titles[kind]}: {len(entries)}", "", "| mutant | change | why |", "|---|---|---|"]
+        recording = kind == "open-question"
+        out += [f"### {titles[kind]}: {len(entries)}", "",
+                "| mutant | change | why |" + (" recorded by |" if recording else ""),
+                "|---|---|---|" + ("---|" if recording else "")]
         for name, entry in entries:
             change = _diff_cached(name).replace("|", "\\|").replace("\n", "<br>")
             if len(change) > 300:
                 change = change[:300] + " …"
             why = (entry or {}).get("why", "")
-            if results[name]["code"] == NOT_REACHED:
-                why = f"(no scenario reaches the function) {why}"
+            if kind == "not-reached" and not why:
+                why = "no scenario enters the function (no class entry gives the reason)"
             if entry and entry.get("scenario"):
                 why = f"{why} ({entry['scenario']})" if why else entry["scenario"]
-            out.append(f"| `{name.split('.', 1)[1]}` | `{change}` | {why.replace('|', '/')} |")
+            row = f"| `{name.split('.', 1)[1]}` | `{change}` | {why.replace('|', '/')} |"
+            if recording:
+                found = results[name].get("recorded_by")
+                row += f" {f'`{found}`' if found else ('*not recorded*' if found == '' else '(not checked)')} |"
+            out.append(row)
+        out.append("")
+    if ran == everything:
+        stale = stale_entries(results, classes)
+        out += ["## Class entries that take no survivor", ""]
+        if stale:
+            out += [f"{len(stale)} entries of `{classes_path}` take no survivor of this run (a scenario kills their "
+                    "mutants now, or the code changed): they are stale and should go.", "",
+                    "| line | class | mutants | change |", "|---:|---|---|---|"]
+            for entry in stale:
+                patterns = entry.get("mutants", "*")
+                patterns = patterns if isinstance(patterns, list) else [patterns]
+                shown = ", ".join(f"`{p.split('.', 1)[-1]}`" for p in patterns).replace("|", "\\|")
+                change = f"`{entry['change']}`".replace("|", "\\|") if entry.get("change") else ""
+                out.append(f"| {entry.get('_line', '?')} | {entry['class']} | {shown} | {change} |")
+        else:
+            out.append(f"None: every entry of `{classes_path}` takes at least one survivor of this run.")
         out.append("")
     return "\n".join(out) + "\n"
-
 
 if __name__ == "__main__":
     sys.exit(main())
