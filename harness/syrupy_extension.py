@@ -64,7 +64,15 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         item = _scenario_item(test_location)
         if item is None:
             return super().get_location(test_location=test_location, index=index)
-        return str(snap.SnapshotStore(item.snapshot_root, item.target_slug).path(item.scenario.id))
+        return _location(item)
+
+    def read_snapshot_data_from_location(self, *, snapshot_location: str, snapshot_name: str,
+                                         session_id: str) -> Any:
+        """Returns the stored text: the one :func:`assert_result` has just read, else read from the file."""
+        if snapshot_location in _JUST_READ:
+            return _JUST_READ[snapshot_location]
+        return super().read_snapshot_data_from_location(snapshot_location=snapshot_location,
+                                                        snapshot_name=snapshot_name, session_id=session_id)
 
     @classmethod
     def dirname(cls, *, test_location: "PyTestLocation") -> str:
@@ -88,6 +96,20 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
     def matches_test_location(cls, *, test_location: "PyTestLocation", snapshot_location: str) -> bool:
         """Returns True: the location is derived from the item itself."""
         return True
+
+
+#: The stored snapshot text assert_result read, by location, while syrupy's assertion runs (syrupy
+#: asks for it again: read once, as the same text mode read gives the same text).
+_JUST_READ: dict[str, str] = {}
+
+
+def _location(item: Any) -> str:
+    """Returns the item's snapshot file (worked out once per item: syrupy asks several times per assertion)."""
+    location = getattr(item, "_snapshot_location", None)
+    if location is None:
+        location = item._snapshot_location = str(snap.SnapshotStore(item.snapshot_root, item.target_slug)
+                                                  .path(item.scenario.id))
+    return location
 
 
 def assert_result(item: Any, result: Any) -> str | None:
@@ -118,7 +140,13 @@ def assert_result(item: Any, result: Any) -> str | None:
         observed = stored
     else:
         observed = snap.render(doc)  # rendered once: the assertion compares this text
-    matched = assertion == observed
+    location = _location(item)
+    if stored is not None:
+        _JUST_READ[location] = stored
+    try:
+        matched = assertion == observed
+    finally:
+        _JUST_READ.pop(location, None)
     if update:  # syrupy rewrites only a changed behaviour; the header (title, source) follows too, as in the CLI
         store.write(item.scenario.id, observed)
     if matched:
