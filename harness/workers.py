@@ -94,9 +94,18 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
 
 
 def chunks(count: int, jobs: int) -> list[range]:
-    """Returns the scenario index ranges handed out one at a time (for one target)."""
-    size = max(1, min(MAX_CHUNK, count // (jobs * CHUNKS_PER_WORKER)))
-    return [range(start, min(count, start + size)) for start in range(0, count, size)]
+    """Returns the scenario index ranges handed out one at a time (for one target).
+
+    They shrink toward the end (none more than a ``2 * jobs``-th of what is left): the workers then
+    finish nearly together, where one ending on a full chunk would leave the others idle meanwhile.
+    """
+    cap = max(1, min(MAX_CHUNK, count // (jobs * CHUNKS_PER_WORKER)))
+    out, start = [], 0
+    while start < count:
+        size = max(1, min(cap, -(-(count - start) // (2 * jobs))))
+        out.append(range(start, start + size))
+        start += size
+    return out
 
 
 # -- the worker side ----------------------------------------------------------------------------

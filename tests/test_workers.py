@@ -86,6 +86,16 @@ def test_chunks_cover_every_scenario_once() -> None:
         assert [i for span in spans for i in span] == list(range(count))
 
 
+def test_chunks_shrink_toward_the_end_so_the_workers_finish_together() -> None:
+    for count, jobs in ((332, 2), (3320, 2), (319, 8)):
+        spans = workers.chunks(count, jobs)
+        assert max(len(span) for span in spans) <= workers.MAX_CHUNK
+        for span in spans:  # none more than a (2 * jobs)-th of what is left, rounded up
+            left = count - span.start
+            assert len(span) <= max(1, -(-left // (2 * jobs)))
+        assert len(spans[-1]) == 1
+
+
 def test_several_targets_run_in_one_invocation_and_one_failing_fails_the_run(tmp_path: Path, capsys) -> None:
     scenario = tmp_path / "scenarios" / "s.yaml"
     scenario.parent.mkdir()
