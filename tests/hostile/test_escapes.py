@@ -158,3 +158,20 @@ def test_under_the_sandbox_nothing_lands_in_home_the_temp_roots_two_levels_up_or
     result = outcome.result("hostile/sandboxed")
     assert outcome.code == 0 and result["verdict"] == "pass", outcome.stdout + outcome.stderr
     assert "without --sandbox" not in outcome.stderr
+
+
+@pytest.mark.live
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm here")
+def test_under_the_sandbox_a_write_beside_a_workspace_on_dev_shm_fails(tmp_path):
+    """Workspaces on /dev/shm (harness run's default): the sandbox's own /dev would put a private,
+    writable /dev/shm around the workspace, where a write beside it succeeds and is never seen. The
+    folder around the workspace is the host's, read-only: the write fails."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    write_scenarios(tmp_path / "scenarios", READ.format(name="beside") + """\
+    expect: {output: "beside: refused"}
+""")
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode beside --marker {mark}"
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", "/dev/shm", "--sandbox")
+    result = outcome.result("hostile/beside")
+    assert outcome.code == 0 and result["verdict"] == "pass", outcome.stdout + outcome.stderr

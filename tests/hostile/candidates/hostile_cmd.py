@@ -16,6 +16,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
   ``escaped-MARKER.txt`` and one named like the path of the call) and through a hard link to
   ``--arg`` (a file outside, when given), then restores nothing; what the user may not write is
   skipped;
+- ``beside``: writes ``escaped-MARKER.txt`` in the folder around its workspace and answers
+  ``beside: written`` or ``beside: refused`` (the write failed);
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
@@ -97,6 +99,13 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
                     handle.write("appended through a hard link\n")
             except OSError:
                 pass
+    elif mode == "beside":
+        try:
+            with open(os.path.join(os.path.dirname(workspace), f"escaped-{opts.marker}.txt"), "w") as handle:
+                handle.write("escaped\n")
+        except OSError:
+            return "beside: refused"
+        return "beside: written"
     elif mode == "rewrite-canary":
         canary = os.path.join(os.path.dirname(workspace), "canary.txt")
         info = os.stat(canary)
