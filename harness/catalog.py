@@ -99,10 +99,11 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
     """
     directories = list(directories) if directories is not None else [builtin_dir()]
     files = scenario_files(directories)
-    key = catalog_cache.fingerprint([*files, *_profile_candidates(directories)])
+    stamps: dict[str, tuple[int, int]] = {}
+    key = catalog_cache.fingerprint([*files, *_profile_candidates(directories)], stamps)
     cached = catalog_cache.read(directories, key)
     if isinstance(cached, Catalog):
-        profiles.prime(cached.profiles)  # the profiles it holds are not parsed again in this process
+        profiles.prime(cached.profiles, stamps)  # the profiles it holds are not parsed again in this process
         return cached
     catalog = _load(directories, files)
     catalog_cache.write(directories, key, catalog)

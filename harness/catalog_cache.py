@@ -40,15 +40,18 @@ def cache_dir() -> Path | None:
     return Path(base) / "file-tool-conformance"
 
 
-def fingerprint(files: Iterable[Path]) -> str:
+def fingerprint(files: Iterable[Path], stamps: dict[str, tuple[int, int]] | None = None) -> str:
     """Returns a digest of the files' paths, sizes and mtimes (a missing file counts as missing),
-    of the harness's own sources and schemas, and of the Python version."""
+    of the harness's own sources and schemas, and of the Python version. ``stamps``, when given,
+    receives each of ``files``' (mtime, size) as read for the digest, by the path as given."""
     digest = hashlib.sha256(sys.version.encode())
     own = sorted([*_PACKAGE.glob("*.py"), *_PACKAGE.glob("schema/*.json")])
     for path in [*own, *files]:
         try:
             info = os.stat(path)
             digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+            if stamps is not None:
+                stamps[str(path)] = (info.st_mtime_ns, info.st_size)
         except OSError:
             digest.update(f"{path}\0-\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()

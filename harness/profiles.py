@@ -266,19 +266,17 @@ def _load_cached(path: Path, stamp: tuple[int, int]) -> Profile | ProfileError:
 _PRIMED: dict[tuple[Path, tuple[int, int]], Profile] = {}
 
 
-def prime(loaded: Iterable[Profile]) -> None:
-    """Lets :func:`load_cached` answer with profiles a cached catalog holds (harness/catalog_cache.py),
-    as loaded from their files' present content (the catalog's fingerprint has just checked each file's
-    size and mtime): a process that loads the catalog from its cache parses no profile file again."""
+def prime(loaded: Iterable[Profile], stamps: dict[str, tuple[int, int]]) -> None:
+    """Lets :func:`load_cached` answer with profiles a cached catalog holds (harness/catalog_cache.py):
+    ``stamps`` are each file's (mtime, size) as the catalog's fingerprint read them, so a profile is
+    kept under the stamp its content had; a file changed since is parsed again. A process that loads
+    the catalog from its cache parses no unchanged profile file again."""
     for profile in loaded:
         if profile.file is None:
             continue
-        path = Path(profile.file).resolve()
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        _PRIMED[(path, (stat.st_mtime_ns, stat.st_size))] = profile
+        stamp = stamps.get(str(profile.file))
+        if stamp is not None:
+            _PRIMED[(Path(profile.file).resolve(), stamp)] = profile
 
 
 def load_cached(path: Path) -> Profile:

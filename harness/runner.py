@@ -39,6 +39,7 @@ class Runner:
         self.start_reason: str | None = None
         # Workspaces on a memory file system are removed in this thread (see Remover).
         self._remover = Remover(inline=in_memory(tmp))
+        self._finished: Workspace | None = None  # the last scenario's workspace, until ``run`` clears it
         #: Workspaces that could not be removed (harness/workspace.py, Leftover), known once ``stop`` returns.
         self.leftovers: list[Leftover] = []
         # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
@@ -111,11 +112,16 @@ class Runner:
         self.start()
         started = time.perf_counter()
         try:
-            result = self._run(scenario)
-        except Exception as exc:  # a bug in the harness itself: still a verdict, with where it happened
-            where = traceback.format_exception(exc)[-2].strip()
-            result = Result(scenario, Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc} ({where})")
-        result.seconds = time.perf_counter() - started
+            try:
+                result = self._run(scenario)
+            except Exception as exc:  # a bug in the harness itself: still a verdict, with where it happened
+                where = traceback.format_exception(exc)[-2].strip()
+                result = Result(scenario, Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc} ({where})")
+            result.seconds = time.perf_counter() - started  # the scenario's own time: not its clean-up
+        finally:
+            finished, self._finished = self._finished, None
+            if finished is not None:  # moved out, and removed now or later (up to 32 at a time)
+                self._clear(finished)
         return made_safe(aspects.apply(result))  # every aspect judged; `harness run --aspects` narrows it afterwards
 
     def _run(self, scenario: Scenario) -> Result:
@@ -151,7 +157,7 @@ class Runner:
                 return self._play(scenario, workspace)
             finally:
                 if fs is None and workspace is not None:
-                    self._clear(workspace)
+                    self._finished = workspace  # cleared by ``run`` once the scenario's time is taken
 
     def _clear(self, workspace: Workspace) -> None:
         """Frees the enclosure for the next scenario: the workspace moved out and removed in the background."""

@@ -772,8 +772,11 @@ class Remover:
         if not self._pending:
             return
         if self.inline:
-            batch, self._pending = self._pending, []
-            self._remove(batch)
+            # One at a time, each dropped from the list once removed: an interruption (Ctrl-C where
+            # nothing defers it, as under pytest) leaves the rest pending for ``drain``, never forgotten.
+            while self._pending:
+                self._remove(self._pending[:1])
+                del self._pending[0]
             return
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)

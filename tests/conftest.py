@@ -29,7 +29,8 @@ MEMORY_TMP_FREE = 2 << 30
 
 def memory_tmp() -> str | None:
     """Returns the memory file system ``harness run`` puts its workspaces on (``/dev/shm``) when it has
-    ``MEMORY_TMP_FREE`` bytes free and no temporary folder was chosen (TMPDIR), else None."""
+    ``MEMORY_TMP_FREE`` bytes free, allows running programs, and no temporary folder was chosen
+    (TMPDIR), else None."""
     if "TMPDIR" in os.environ:
         return None
     from harness.options import RunOptions
@@ -37,6 +38,8 @@ def memory_tmp() -> str | None:
     if folder is None:
         return None
     info = os.statvfs(folder)
+    if info.f_flag & os.ST_NOEXEC:  # some tests run scripts they write in tmp_path (hardened hosts mount it so)
+        return None
     return folder if info.f_bavail * info.f_frsize >= MEMORY_TMP_FREE else None
 
 

@@ -124,3 +124,30 @@ def test_profiles_of_a_cached_catalog_are_not_parsed_again_unless_changed(tmp_pa
     assert profiles.load_cached(profile_file) is loaded.profiles[0] and parsed == []
     profile_file.write_text(builtin.read_text("utf-8") + "\n", "utf-8")  # changed: parsed afresh
     assert profiles.load_cached(profile_file).name == "claude-code" and parsed == [profile_file.resolve()]
+
+
+def test_a_profile_changed_between_the_fingerprint_and_the_priming_is_parsed_again(tmp_path: Path, cache: Path,
+                                                                                     monkeypatch) -> None:
+    """The cached profile is kept under the stamp the fingerprint read, not one read later: a file
+    edited in between never pairs the old content with its new stamp."""
+    from harness import catalog_cache, profiles
+    folder = tmp_path / "scenarios" / "claude-code"
+    folder.mkdir(parents=True)
+    builtin = profiles.builtin_dir() / "claude-code" / profiles.FILE_NAME
+    profile_file = folder / profiles.FILE_NAME
+    profile_file.write_text(builtin.read_text("utf-8"), "utf-8")
+    _write(folder, 1, "first")
+    catalog.load([tmp_path / "scenarios"])  # written to the cache
+    monkeypatch.setattr(profiles, "_PRIMED", {})
+    profiles._load_cached.cache_clear()
+    real_read = catalog_cache.read
+
+    def read_then_edit(*args, **kwargs):  # the cache is read, then the profile changes before priming
+        found = real_read(*args, **kwargs)
+        profile_file.write_text(builtin.read_text("utf-8").replace("title:", "title: Edited", 1), "utf-8")
+        return found
+
+    monkeypatch.setattr(catalog_cache, "read", read_then_edit)
+    loaded = catalog.load([tmp_path / "scenarios"])  # from the cache, with the old content
+    assert "Edited" not in loaded.profiles[0].title
+    assert profiles.load_cached(profile_file).title.startswith("Edited")

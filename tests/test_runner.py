@@ -12,6 +12,7 @@ from fakes import ScriptedTarget
 from harness.model import Verdict
 from harness.runner import Runner
 from harness.targets.base import CallResult, TargetError
+from harness.workspace import Workspace
 
 READ = """\
 id: claude-code/read/t
@@ -490,3 +491,33 @@ def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_
     if _MOUNTS.type_of(os.path.realpath(shm)) != "tmpfs" or not os.access(shm, os.W_OK):
         pytest.skip("no tmpfs at /dev/shm here")
     assert in_memory(shm) and Runner(ReferenceTarget("reference"), tmp=shm)._remover.inline
+    disk = next((folder for folder in (str(tmp_path), "/var/tmp", os.getcwd())
+                 if os.access(folder, os.W_OK) and not in_memory(folder)), None)
+    if disk is not None:  # the other half: on a disk a thread removes them, beside the next scenario
+        with Runner(ReferenceTarget("reference"), tmp=disk) as runner:
+            assert not runner._remover.inline
+            runner._remover.remove(Workspace(parent=disk))
+            assert runner._remover._thread is not None
+
+
+def test_an_interrupted_inline_removal_leaves_the_rest_for_drain(tmp_path, monkeypatch):
+    from harness.workspace import Remover
+    spaces = [Workspace(parent=str(tmp_path)) for _ in range(3)]
+    remover = Remover(inline=True)
+    real = Workspace.remove
+    calls = []
+
+    def interrupted_once(self):
+        calls.append(self)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C where nothing defers it (under pytest, a library caller)
+        return real(self)
+
+    monkeypatch.setattr(Workspace, "remove", interrupted_once)
+    for space in spaces[:2]:
+        remover._pending.append(space)
+    with pytest.raises(KeyboardInterrupt):
+        remover.remove(spaces[2])  # an enclosure or a whole workspace is handed over at once
+    assert remover._pending == spaces[1:]
+    remover.drain()
+    assert remover._pending == [] and not any(os.path.lexists(space.base) for space in spaces)
