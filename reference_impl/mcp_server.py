@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections import OrderedDict
 from typing import Any
@@ -185,29 +186,131 @@ class _PipeLines:
     flushes every answer in two more: three thread hand-overs per call, most of a call's cost in this
     server. Given these streams, ``stdio_server`` still parses every line with the SDK's message
     types and serialises every answer itself; only the bytes move without threads.
+
+    The end of input is passed on only once every request read has been answered: the SDK's server
+    cancels its in-flight handlers when its input ends, and read on the loop, a call and the end of
+    input right behind it arrive together (the SDK's threaded stdin was merely slow enough to hide
+    this). Lines are split on ``\n``, ``\r\n`` and a bare ``\r``, as the SDK's text wrapper does.
     """
 
-    def __init__(self, reader: Any) -> None:
+    def __init__(self, reader: Any, pending: "_Pending") -> None:
         self._reader = reader
+        self._pending = pending
+        self._queued: list[bytes] = []
 
     def __aiter__(self) -> "_PipeLines":
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
+        if not self._queued:
+            try:
+                line = await self._reader.readline()
+            except ValueError:  # a line over MAX_LINE: nothing after it can be framed, so the input ends here
+                print(f"mcp_server: an input line over {MAX_LINE} bytes; treating it as the end of input",
+                      file=sys.stderr)
+                line = b""
+            if not line:
+                await self._pending.answered()
+                raise StopAsyncIteration
+            if b"\r" in line:
+                self._queued = line.replace(b"\r\n", b"\n").replace(b"\r", b"\n").splitlines(keepends=True)[::-1]
+            else:
+                self._queued = [line]
+        line = self._queued.pop()
+        self._pending.read(line)
         return line.decode("utf-8", "replace")  # as the SDK's own stdin decodes
 
 
-class _PipeWriter:
-    """This process's stdout as the text file the SDK's ``stdio_server`` writes, without a thread."""
+_ID = r'(-?[0-9]+|"(?:[^"\\]|\\.)*")'
+#: The start of a request line as JSON serialisers usually write it (``jsonrpc``, ``id``, ``method``).
+_REQUEST_HEAD = re.compile(rb'\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*' + _ID.encode() + rb'\s*,\s*"method"\s*:')
+#: The start of an answer as the SDK serialises it.
+_ANSWER_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":' + _ID + r',"(?:result|error)"')
 
-    def __init__(self, writer: Any) -> None:
+
+class _Pending:
+    """The ids of the requests read and not yet answered, so the end of input can wait for them."""
+
+    #: Seconds the loop may sit idle, with requests unanswered and nothing written, before the end of
+    #: input is passed on anyway (a request the SDK never answers must not keep the server alive).
+    GRACE = 10.0
+
+    def __init__(self) -> None:
+        import asyncio
+        self._ids: dict[str, int] = {}
+        self._changed = asyncio.Event()
+
+    @staticmethod
+    def _key(value: Any) -> str:
+        return json.dumps(value)
+
+    def read(self, line: bytes) -> None:
+        """Notes a request (or a cancellation) among the lines read."""
+        if b'"id"' not in line and b"cancelled" not in line:
+            return  # a notification or a blank line: nothing to wait for
+        head = _REQUEST_HEAD.match(line, 0, 512)  # the usual order: no second parse of a whole file's content
+        if head is not None:
+            self._add(self._key(json.loads(head.group(1))))
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return  # the SDK answers what it cannot parse with an error of no id
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        if "id" in message:
+            self._add(self._key(message["id"]))
+        elif message["method"] == "notifications/cancelled":  # a cancelled request is not answered
+            params = message.get("params")
+            if isinstance(params, dict):
+                self._done(self._key(params.get("requestId")))
+
+    def wrote(self, text: str) -> None:
+        """Notes an answer written (the SDK serialises ``jsonrpc``, ``id``, then ``result`` or ``error``)."""
+        if self._ids:
+            head = _ANSWER_HEAD.match(text, 0, 512)
+            if head is not None:
+                self._done(self._key(json.loads(head.group(1))))
+        self._changed.set()
+
+    def _add(self, key: str) -> None:
+        self._ids[key] = self._ids.get(key, 0) + 1
+
+    def _done(self, key: str) -> None:
+        count = self._ids.pop(key, 0)
+        if count > 1:
+            self._ids[key] = count - 1
+
+    async def answered(self) -> None:
+        """Returns once every request read was answered, or the loop sat idle GRACE seconds with none."""
+        import asyncio
+        import time
+        idle, tick = 0.0, 0.25
+        while self._ids and idle < self.GRACE:
+            self._changed.clear()
+            began = time.monotonic()
+            try:
+                await asyncio.wait_for(self._changed.wait(), tick)
+                idle = 0.0
+            except asyncio.TimeoutError:
+                if time.monotonic() - began < 2 * tick:  # the loop was free, not busy on a handler
+                    idle += tick
+
+
+class _PipeWriter:
+    """This process's stdout as the text file the SDK's ``stdio_server`` writes, without a thread.
+
+    Its write buffer's limits are zero, so ``flush`` returns only once every byte is in the pipe:
+    what the SDK flushed is not lost when the process ends right after."""
+
+    def __init__(self, writer: Any, pending: _Pending) -> None:
         self._writer = writer
+        self._pending = pending
+        writer.transport.set_write_buffer_limits(0, 0)
 
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
+        self._pending.wrote(text)
 
     async def flush(self) -> None:
         await self._writer.drain()
@@ -236,7 +339,8 @@ async def _pipe_streams() -> tuple[Any, Any] | None:
                                                         os.fdopen(1, "wb", closefd=False))
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     sys.stdout = sys.stderr
-    return _PipeLines(reader), _PipeWriter(writer)
+    pending = _Pending()
+    return _PipeLines(reader, pending), _PipeWriter(writer, pending)
 
 
 async def serve(root: str) -> None:

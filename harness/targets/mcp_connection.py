@@ -347,13 +347,18 @@ class Connection:
             # transport closes the server's pipes in its shutdown, and a loop run only during calls
             # would never get there (two pipe fds left open per failed start). The process is gone
             # by now, so the shutdown's waits for its exit end at once.
-            life.cancel()
             try:
-                self._loop.run(asyncio.wait({life}), LIFE_END)
+                self._loop.run(self._cancel(life), LIFE_END)
             except TimeoutError:
                 pass
         if self.stderr is not None:
             self.stderr.wait(0.5)
+
+    @staticmethod
+    async def _cancel(life: asyncio.Task) -> None:
+        # Cancelled on the loop's own thread: a LoopThread's loop runs on another thread than close's caller.
+        life.cancel()
+        await asyncio.wait({life})
 
     @staticmethod
     async def _close(life: asyncio.Task, stop: asyncio.Event, grace: float) -> None:

@@ -506,3 +506,69 @@ def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(tmp_path
         assert set(runner.info.profiles) == {"claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch"}
         (result,) = [runner.run(s) for s in captured]
     assert result.verdict is Verdict.SKIP and "does not offer profile claude-code-captured" in result.reason
+
+
+def _line_within(fd: int, deadline: float) -> bytes:
+    """Reads one line from ``fd`` (a pipe), waiting until ``deadline`` at most."""
+    import select
+    got = b""
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        assert left > 0, f"no answer line in time: {got[:200]!r}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the server ended before answering: {got[:200]!r}"
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("size,repeat", [(10, 4), (4_000_000, 2)], ids=["small", "4MB"])
+def test_the_reference_server_answers_a_call_sent_with_the_end_of_its_input(size: int, repeat: int,
+                                                                             tmp_path: Path) -> None:
+    # A client that writes its last call and closes stdin in the same moment must still get the answer.
+    content = "y" * (size - 1) + "\n"
+    (tmp_path / "f.txt").write_text(content)
+    entry = {"id": "s1", "profile": "gemini-safe-patch", "workspace": str(tmp_path), "options": {}}
+    last = _rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}) + _rpc(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "read_file", "arguments": {"file_path": f"{tmp_path}/f.txt"},
+                    "_meta": {"file-tool-conformance/session": entry}}})
+    for _ in range(repeat):
+        server = subprocess.Popen([sys.executable, "-m", "reference_impl.mcp_server"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+        try:
+            server.stdin.write(_rpc(INITIALIZE))
+            server.stdin.flush()
+            assert json.loads(_line_within(server.stdout.fileno(), time.monotonic() + 60))["id"] == 1
+            out, err = server.communicate(last, timeout=120)  # one write, then stdin is closed at once
+        finally:
+            if server.poll() is None:
+                server.kill()
+            server.communicate()
+        assert server.returncode == 0, err.decode(errors="replace")[-2000:]
+        answers = [json.loads(line) for line in out.splitlines()]
+        assert [a.get("id") for a in answers] == [2], err.decode(errors="replace")[-2000:]
+        assert answers[0]["result"]["structuredContent"]["content"] == content
+
+
+def test_the_reference_server_splits_lines_on_a_bare_carriage_return_too() -> None:
+    # As the SDK's own text stdin (universal newlines) does.
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    given = _rpc(INITIALIZE)[:-1] + b"\r" + _rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})[:-1] \
+        + b"\r\n" + _rpc(listing)[:-1] + b"\r"
+    done = subprocess.run([sys.executable, "-m", "reference_impl.mcp_server"], input=given, capture_output=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2] and answers[1]["result"]["tools"]
+
+
+def test_a_line_over_the_servers_limit_ends_its_input_without_a_traceback() -> None:
+    # The limit lowered so the test need not send 256 MB; the line is answered by no crash, only the end.
+    start = "import sys, reference_impl.mcp_server as m; m.MAX_LINE = 100_000; sys.exit(m.main([]))"
+    given = _rpc(INITIALIZE) + b'{"jsonrpc": "2.0", "id": 2, "method": "' + b"z" * 300_000 + b'"}\n' \
+        + _rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    done = subprocess.run([sys.executable, "-c", start], input=given, capture_output=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()[-2000:]
+    assert b"over 100000 bytes" in done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
