@@ -106,7 +106,9 @@ def test_the_built_in_catalog_loads_the_same_from_the_cache(cache: Path) -> None
     assert [str(p) for p in cached.problems] == [str(p) for p in fresh.problems]
 
 
-def test_profiles_of_a_cached_catalog_are_not_parsed_again_unless_changed(tmp_path: Path, cache: Path, monkeypatch) -> None:
+def _cached_profile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A catalog folder with its own copy of the claude-code profile, loaded once (so cached), and this
+    process's profile caches emptied; returns the copy and the built-in file it copies."""
     from harness import profiles
     folder = tmp_path / "scenarios" / "claude-code"
     folder.mkdir(parents=True)
@@ -117,6 +119,12 @@ def test_profiles_of_a_cached_catalog_are_not_parsed_again_unless_changed(tmp_pa
     catalog.load([tmp_path / "scenarios"])  # written to the cache
     monkeypatch.setattr(profiles, "_PRIMED", {})
     profiles._load_cached.cache_clear()
+    return profile_file, builtin
+
+
+def test_profiles_of_a_cached_catalog_are_not_parsed_again_unless_changed(tmp_path: Path, cache: Path, monkeypatch) -> None:
+    from harness import profiles
+    profile_file, builtin = _cached_profile(tmp_path, monkeypatch)
     parsed: list[Path] = []
     real_load_file = profiles.load_file
     monkeypatch.setattr(profiles, "load_file", lambda path: parsed.append(path) or real_load_file(path))
@@ -131,15 +139,7 @@ def test_a_profile_changed_between_the_fingerprint_and_the_priming_is_parsed_aga
     """The cached profile is kept under the stamp the fingerprint read, not one read later: a file
     edited in between never pairs the old content with its new stamp."""
     from harness import catalog_cache, profiles
-    folder = tmp_path / "scenarios" / "claude-code"
-    folder.mkdir(parents=True)
-    builtin = profiles.builtin_dir() / "claude-code" / profiles.FILE_NAME
-    profile_file = folder / profiles.FILE_NAME
-    profile_file.write_text(builtin.read_text("utf-8"), "utf-8")
-    _write(folder, 1, "first")
-    catalog.load([tmp_path / "scenarios"])  # written to the cache
-    monkeypatch.setattr(profiles, "_PRIMED", {})
-    profiles._load_cached.cache_clear()
+    profile_file, builtin = _cached_profile(tmp_path, monkeypatch)
     real_read = catalog_cache.read
 
     def read_then_edit(*args, **kwargs):  # the cache is read, then the profile changes before priming
