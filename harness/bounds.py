@@ -5,6 +5,8 @@ with file, line and field, before anything runs:
 
 - a path the harness acts on (``given`` files, dirs, link locations and ``read_only``, action
   paths, ``then.files`` and ``then.absent`` keys) that is absolute or climbs out with ``..``;
+- a link target (``given.symlinks`` values, ``symlink`` actions) that leads further than the
+  harness's own folder around the workspace;
 - more generated content in one scenario than ``limits.MAX_SCENARIO_CONTENT`` bytes (given
   files, action contents, ``$content`` arguments, expected contents, ``$sha256`` specs);
 - YAML nested deeper than ``limits.MAX_YAML_DEPTH`` (checked on the text, before a parser that
@@ -23,7 +25,7 @@ import yaml
 
 from harness import limits
 from harness.content import size_of
-from harness.safepath import lexical_problem
+from harness.safepath import lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)
 
@@ -84,6 +86,10 @@ def problems(document: dict[str, Any]) -> ErrorList:
         why = lexical_problem(rel)
         if why:
             out.append((field_path, f"outside the workspace: {why}", False))
+    for field_path, link, target in _link_targets(document):
+        why = link_target_problem(link, target)
+        if why:
+            out.append((field_path, f"link target outside the harness's folder around the workspace: {why}", False))
     sizes = list(_contents(document))
     total = sum(size for _, size in sizes)
     if total > limits.MAX_SCENARIO_CONTENT:
@@ -120,6 +126,14 @@ def _paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
             yield ["steps", index, "path"], step.get("path", "")
         yield from _then_paths(step.get("then"), ["steps", index, "then"])
     yield from _then_paths(document.get("then"), ["then"])
+
+
+def _link_targets(document: dict[str, Any]) -> Iterator[tuple[list[Any], str, Any]]:
+    for link, target in ((document.get("given") or {}).get("symlinks") or {}).items():
+        yield ["given", "symlinks", link], link, target
+    for index, step in enumerate(document.get("steps") or ()):
+        if step.get("action") == "symlink":
+            yield ["steps", index, "target"], step.get("path", ""), step.get("target", "")
 
 
 def _then_paths(then: Any, where: list[Any]) -> Iterator[tuple[list[Any], str]]:

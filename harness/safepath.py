@@ -14,8 +14,11 @@ workspace back for ``then`` and snapshots) inside the workspace:
   not performed. There is no ``realpath``-then-open window: a component swapped for a link after
   the check is refused by the kernel (``ELOOP``/``ENOTDIR``).
 
-A scenario may still lay out links that point outside (a real test case for a candidate); only the
-harness never acts through them.
+A scenario may still lay out links that point out of the workspace (a real test case for a
+candidate), but only into the harness's own folder around it (:func:`check_link_target`, and
+:func:`link_target_problem` when linted): a candidate that follows links would otherwise write
+wherever a scenario file aimed it. Links a candidate makes may lead anywhere; the harness never
+acts through them.
 """
 
 from __future__ import annotations
@@ -192,6 +195,74 @@ def _link_parts(root: str, done: list[str], target: str, where: str) -> list[str
         elif part not in ("", "."):
             parts.append(part)
     return parts
+
+
+def link_target_problem(link: str, target: str) -> str | None:
+    """Returns why a link a scenario lays out at ``link`` would lead out of the harness's folder
+    around the workspace, on its face, or None (the rule of :func:`check_link_target`, lexically).
+
+    An absolute target must start with ``${workspace}``; ``..`` may open a target only, and climb at
+    most one level above the root.
+    """
+    if not isinstance(target, str):
+        return "not a path"
+    if "\x00" in target:
+        return "contains a NUL character"
+    depth = len([part for part in posixpath.normpath(link).split("/") if part not in ("", ".")]) - 1
+    for prefix in ("${workspace}", "{workspace}"):
+        if target == prefix or target.startswith(prefix + "/"):
+            target, depth = target[len(prefix):].lstrip("/"), 0
+            break
+    else:
+        if target.startswith("/"):
+            return (f"{target!r} is absolute: a link the harness makes leads into the workspace or the folder "
+                    "around it (`${workspace}/...`, or a relative path)")
+    named = False
+    for part in target.split("/"):
+        if part == "..":
+            if named:
+                return f"{target!r} has '..' after a name: '..' may only open a link's target"
+            depth -= 1
+            if depth < -1:
+                return f"{target!r} climbs more than one level above the workspace"
+        elif part not in ("", "."):
+            named = True
+    return None
+
+
+def check_link_target(root: str, enclosure: str, link: list[str], target: str) -> None:
+    """Raises Outside unless a link made at ``link`` (real components below ``root``) to ``target``
+    leads into ``enclosure``: the workspace or the harness's own folder around it.
+
+    Scenarios name link targets, and a candidate that follows links writes wherever they lead, so
+    a link the harness makes must not lead into the rest of the machine. ``..`` may open a target
+    only: after a name it would go up from wherever that name leads, which a link made later can
+    move. An absolute target is taken as relative to the root when it starts with the root.
+    """
+    where = "/".join(link)
+    refused = Outside(f"a symbolic link {where} -> {target!r} would lead outside the workspace and the "
+                      "harness's folder around it: not made")
+    top = root.rstrip("/")
+    start = link[:-1]
+    rest = target
+    if target.startswith("/"):
+        if target != top and not target.startswith(top + "/"):
+            if ".." in target.split("/"):
+                raise refused
+            start, rest = [], posixpath.relpath(posixpath.normpath(target), top)
+        else:
+            start, rest = [], target[len(top):].lstrip("/") or "."
+    named = False
+    for part in rest.split("/"):
+        if part == "..":
+            if named:
+                raise refused
+        elif part not in ("", "."):
+            named = True
+    normal = posixpath.normpath(posixpath.join(top, *start, rest))
+    bound = enclosure.rstrip("/")
+    if normal != bound and not normal.startswith(bound + "/"):
+        raise refused
 
 
 def entry_lstat(root: str, rel: str) -> os.stat_result | None:

@@ -39,7 +39,7 @@ from harness.content import describe, to_bytes
 from harness import difference
 from harness.matchers import Mismatch, match
 from harness.placeholders import substitute
-from harness.safepath import Outside, resolve
+from harness.safepath import Outside, check_link_target, resolve
 
 CANARY = b"canary: nothing may write here\n"
 TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
@@ -348,6 +348,7 @@ class Workspace:
             os.symlink(target, path)
             return
         with resolve(str(self.root), rel, follow_last=False, create_parents=parents) as at:
+            check_link_target(str(self.root), str(self.base), at.parts, target)
             os.symlink(target, at.name, dir_fd=at.dir_fd)
 
     # -- state -------------------------------------------------------------------------------

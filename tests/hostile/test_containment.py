@@ -1,17 +1,20 @@
 """Scenario files that try to make the harness act outside the workspace: refused at lint, or an error verdict.
 
 The paths are the harness's own operations (laying out ``given``, actions, ``then`` checks), not a
-candidate's: a scenario may lay out a link pointing outside (that is a real test case), but the
-harness never writes, changes, deletes or reads through it.
+candidate's. A scenario may lay out a link out of the workspace (that is a real test case), but only
+into the harness's own folder around it: a candidate that follows links would otherwise write
+wherever a scenario file aims it. Links a candidate makes may lead anywhere; the harness never
+writes, changes, deletes or reads through them.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
-from harness.safepath import Outside, lexical_problem, resolve
-from tests.hostile.conftest import SECRET, harness_run, no_secret, write_scenarios
+from harness.safepath import Outside, check_link_target, lexical_problem, link_target_problem, resolve
+from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
 
 DOTDOT = """
 id: hostile/dotdot-{n}
@@ -28,7 +31,7 @@ steps:
 CASES = [
     ("given:\n  files:\n    ../../escape.txt: boom", ""),
     ("given:\n  dirs: [a/../../out]", ""),
-    ("given:\n  symlinks:\n    ../link: /etc", ""),
+    ("given:\n  symlinks:\n    ../link: link-target", ""),
     ("", "  - action: write\n    path: ../../../victim.txt\n    content: x"),
     ("", "then:\n  files:\n    ../../../../etc/passwd: root"),
     ("", "then:\n  absent: [../sibling]"),
@@ -58,21 +61,23 @@ def test_the_lexical_rule_allows_what_stays_inside():
 LINKED = """
 id: hostile/through-link-{n}
 profile: claude-code
-title: acts through a link the scenario laid out
+title: acts through links a candidate laid out
 source: test
 given:
   files:
     a.txt: "a\\n"
-  symlinks:
-    out: {victim}
-    secret.txt: {victim}/secret.txt
-    rel: ../../../../../../../../../..{victim}
 steps:
-{step}
   - tool: Read
     args: {{file_path: "${{workspace}}/a.txt"}}
+{step}
 {then}
 """
+
+
+def linking_candidate(victim) -> str:
+    """A cmd: candidate whose call lays out ``out``, ``secret.txt`` and ``rel``, links leading to ``victim``."""
+    return f"cmd:{sys.executable} {CANDIDATES / 'hostile_cmd.py'} --mode links --arg {victim}"
+
 
 ACTIONS = [
     "  - action: write\n    path: out/new.txt\n    content: pwned",
@@ -82,7 +87,7 @@ ACTIONS = [
     "  - action: delete\n    path: rel/sub",
     "  - action: mkdir\n    path: out/made",
     "  - action: touch\n    path: secret.txt",
-    "  - action: symlink\n    path: out/planted\n    target: /etc/passwd",
+    "  - action: symlink\n    path: out/planted\n    target: a.txt",
     "  - action: write\n    path: rel/keep.txt\n    content: pwned",
 ]
 
@@ -90,8 +95,8 @@ ACTIONS = [
 def test_actions_through_a_link_leading_outside_are_error_verdicts_and_not_performed(tmp_path, victim):
     folder = tmp_path / "scenarios"
     for n, step in enumerate(ACTIONS):
-        write_scenarios(folder, LINKED.format(n=n, victim=victim, step=step, then=""), f"s{n}.yaml")
-    outcome = harness_run(tmp_path, folder)
+        write_scenarios(folder, LINKED.format(n=n, step=step, then=""), f"s{n}.yaml")
+    outcome = harness_run(tmp_path, folder, "--target", linking_candidate(victim))
     assert outcome.code == 1
     for n in range(len(ACTIONS)):
         result = outcome.result(f"hostile/through-link-{n}")
@@ -103,8 +108,8 @@ def test_actions_through_a_link_leading_outside_are_error_verdicts_and_not_perfo
 def test_then_checks_never_read_through_a_link_leading_outside(tmp_path, victim):
     then = ("then:\n  files:\n    secret.txt: {matches: {$regex: '.'}}\n    out/secret.txt: x\n"
             "    rel/sub/deep.txt: {sha256: '" + "0" * 64 + "'}\n    secret.txt/..: {type: dir}")
-    write_scenarios(tmp_path / "scenarios", LINKED.format(n=0, victim=victim, step="", then=then))
-    outcome = harness_run(tmp_path, tmp_path / "scenarios")
+    write_scenarios(tmp_path / "scenarios", LINKED.format(n=0, step="", then=then))
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", linking_candidate(victim))
     result = outcome.result("hostile/through-link-0")
     assert result["verdict"] == "fail"
     shown = json.dumps(result["then"])
@@ -129,3 +134,71 @@ def test_resolve_follows_a_link_only_while_it_stays_inside(tmp_path):
                 raise AssertionError(f"{rel} resolved")
         except Outside:
             pass
+
+
+OUTWARD = """
+id: hostile/outward-link-{n}
+profile: mcp-write-text-file
+title: aims a link it lays out at the rest of the machine
+source: test
+{body}
+steps:
+{step}
+  - tool: write_text_file
+    args: {{path: "${{workspace}}/l/pwned.txt", content: "pwned"}}
+"""
+
+OUTWARD_CASES = [
+    ("given:\n  symlinks:\n    l: {victim}", "", "given.symlinks"),
+    ("given:\n  symlinks:\n    l: ../../outside", "", "given.symlinks"),
+    ("given:\n  symlinks:\n    d/l: a/../../../outside", "", "given.symlinks"),
+    ("given:\n  symlinks:\n    l: ${{workspace}}/../../outside", "", "given.symlinks"),
+    ("", "  - action: symlink\n    path: l\n    target: /etc", "steps[0].target"),
+]
+
+
+def test_a_link_a_scenario_aims_beyond_the_folder_around_the_workspace_is_invalid_at_lint(tmp_path, victim):
+    folder = tmp_path / "scenarios"
+    for n, (body, step, _) in enumerate(OUTWARD_CASES):
+        write_scenarios(folder, OUTWARD.format(n=n, body=body.format(victim=victim), step=step), f"s{n}.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2
+    for n, (_, _, field) in enumerate(OUTWARD_CASES):
+        reason = next(r["reason"] for r in outcome.report["results"] if f"s{n}.yaml:" in r["reason"])
+        assert f"[{field}" in reason and "link target outside the harness's folder" in reason, reason
+    assert not (victim / "pwned.txt").exists()
+
+
+def test_a_link_placed_through_another_link_is_checked_where_it_really_is(tmp_path):
+    # Linted, ``deep/er/l`` is two levels down, so three '..' stay in the folder around the
+    # workspace; on disk ``deep`` leads to the root, the link would sit one level down, and its
+    # target would be the folder holding the harness's own. The reference follows links when it
+    # writes, so the link, had it been made, would have taken the write there.
+    work = tmp_path / "work"
+    work.mkdir()
+    body = "given:\n  dirs: [er]\n  symlinks:\n    deep: ."
+    step = "  - action: symlink\n    path: deep/er/l\n    target: ../../.."
+    write_scenarios(tmp_path / "scenarios", OUTWARD.format(n=0, body=body, step=step))
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--tmp", str(work))
+    result = outcome.result("hostile/outward-link-0")
+    assert result["verdict"] == "error", result
+    assert "would lead outside the workspace and the harness's folder around it: not made" in result["reason"]
+    assert [p.name for p in work.iterdir() if not p.name.startswith("harness-")] == []
+    assert not list(work.rglob("pwned.txt"))
+
+
+def test_links_into_the_folder_around_the_workspace_are_made():
+    root, base = "/w/harness-1/ws", "/w/harness-1"
+    for link, target in ((["l"], ".."), (["l"], "../sibling/canary.txt"), (["d", "l"], "../../x"),
+                         (["l"], f"{root}/.."), (["l"], f"{root}/a/b"), (["l"], f"{base}/sibling"), (["d", "l"], "a/b")):
+        check_link_target(root, base, link, target)
+        assert link_target_problem("/".join(link), target.replace(root, "${workspace}")) is None or target.startswith(base)
+    for link, target in ((["l"], "../.."), (["l"], "/etc"), (["d", "l"], "a/../../../x"), (["l"], f"{root}/../.."),
+                         (["l"], f"{base}/../x"), (["l"], "x/../.."), (["d", "l"], "../../../x")):
+        try:
+            check_link_target(root, base, link, target)
+        except Outside as refused:
+            assert "not made" in refused.message
+        else:
+            raise AssertionError(f"{link} -> {target} was allowed")
+        assert link_target_problem("/".join(link), target.replace(root, "${workspace}")), target

@@ -21,6 +21,9 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
+- ``links``: lays out links leading out of its workspace to the folder ``--arg``: ``out`` (to the
+  folder), ``secret.txt`` (to its ``secret.txt``) and ``rel`` (to the folder, by a relative path
+  climbing to ``/``), as a candidate may; the scenario's next steps then act through them;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
   workspace cannot be removed and removing through it would delete that folder's content.
 """
@@ -127,6 +130,11 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
         subprocess.run(["chattr", "+i", immutable], capture_output=True)
         os.chmod(deep, 0)
         os.chmod(os.path.dirname(deep), 0)
+    elif mode == "links":
+        climb = "../" * workspace.count("/")
+        for name, leads_to in (("out", opts.arg), ("secret.txt", os.path.join(opts.arg, "secret.txt")),
+                               ("rel", climb + opts.arg.lstrip("/"))):
+            os.symlink(leads_to, os.path.join(workspace, name))
     elif mode == "mount":
         point = os.path.join(workspace, "mnt")
         os.makedirs(point, exist_ok=True)
