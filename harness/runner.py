@@ -235,7 +235,7 @@ class Runner:
         if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
             result.workspace = workspace.state()
         result.then_failures += _escaped(workspace.escapes(result.workspace)
-                                         + (watching.end() if watching is not None else []))
+                                         + (watching.end() if watching is not None else []) + session.refused())
         result.verdict, result.reason = _verdict(scenario, result, error)
         return result
 
@@ -350,7 +350,8 @@ def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
 def _verdict(scenario: Scenario, result: Result, error: str | None) -> tuple[Verdict, str]:
     escapes = [f for f in result.then_failures if f.path == "escape"]
     if escapes:
-        return Verdict.FAIL, "escape: wrote outside the workspace: " + "; ".join(str(f.observed) for f in escapes)
+        done = "wrote" if any(not str(f.observed).startswith("refused:") for f in escapes) else "tried to act"
+        return Verdict.FAIL, f"escape: {done} outside the workspace: " + "; ".join(str(f.observed) for f in escapes)
     if error:
         return Verdict.ERROR, error
     failures = result.failures
@@ -403,4 +404,5 @@ def _action_args(step: Action) -> dict[str, Any]:
 
 def _escaped(paths: list[str]) -> list[Mismatch]:
     """Returns the escapes found, as the failures every report shows."""
-    return [Mismatch("escape", "nothing written outside the workspace", path, "escape") for path in paths]
+    return [Mismatch("escape", "nothing done outside the workspace" if path.startswith("refused:")
+                     else "nothing written outside the workspace", path, "escape") for path in paths]

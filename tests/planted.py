@@ -36,7 +36,7 @@ class PlantedTarget(ReferenceTarget):
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
         """Opens the planted session of ``profile``, or the reference's."""
         if profile in self.sessions:
-            return ReferenceSession(self.sessions[profile](str(workspace), dict(options)))
+            return ReferenceSession.opened(self.sessions[profile], workspace, options)
         return super().open(profile, workspace, options)
 
 

@@ -74,6 +74,11 @@ class Session(abc.ABC):
     def close(self) -> None:
         """Ends the session; the target releases its per-session state."""
 
+    def refused(self) -> list[str]:
+        """Returns what the harness refused this session's target outside its workspace (an in-process
+        target the harness confines); shown as escapes."""
+        return []
+
 
 class Target(abc.ABC):
     """A thing that executes tool calls; started once per run, opens one session per scenario."""

@@ -11,26 +11,45 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
+from harness import confine
 from harness.faults import FAKEABLE
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 
 
 class ReferenceSession(Session):
-    """A reference_impl session."""
+    """A reference_impl session, confined to the folder around its workspace (harness/confine.py)."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, bounds: confine.Confinement) -> None:
         self._session = session
+        self._bounds = bounds
+
+    @classmethod
+    def opened(cls, make: Any, workspace: Path, options: dict[str, Any]) -> "ReferenceSession":
+        """Returns ``make(workspace, options)`` (a reference session class), made and run confined.
+
+        The folder around the workspace is the harness's own (its canaries watch it); the rest of
+        the machine is out of the reference's reach.
+        """
+        bounds = confine.Confinement(str(Path(workspace).parent))
+        with confine.confined(bounds):
+            session = make(str(workspace), dict(options))
+        return cls(session, bounds)
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         """Calls the reference directly; a crash in it is a target error with its traceback."""
         try:
-            data = self._session.call(tool, args)
+            with confine.confined(self._bounds):
+                data = self._session.call(tool, args)
         except reference_impl.UnknownTool as exc:
             raise TargetError(f"unknown tool {tool!r}: {exc}") from None
         except Exception as exc:  # the reference broke: an error verdict, never a harness crash
             tail = "".join(traceback.format_exception(exc)[-6:])
             raise TargetError(f"reference crashed in {tool}: {type(exc).__name__}: {exc}", detail=tail) from None
         return CallResult.from_normal_form(data)
+
+    def refused(self) -> list[str]:
+        """Returns what the confinement refused the reference in this session."""
+        return list(self._bounds.refused)
 
 
 class ReferenceTarget(Target):
@@ -51,4 +70,4 @@ class ReferenceTarget(Target):
             raise Unsupported(f"the reference has no profile {profile!r}") from None
         except ImportError as exc:
             raise TargetError(f"cannot import the reference for {profile}: {exc}") from None
-        return ReferenceSession(module.Session(str(workspace), dict(options)))
+        return ReferenceSession.opened(module.Session, workspace, options)

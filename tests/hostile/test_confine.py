@@ -1,0 +1,117 @@
+"""The in-process reference is confined to the folder around its workspace (harness/confine.py).
+
+A scenario file names the paths a tool is called with; the reference runs inside the harness's
+process, so a call naming ``/home/user/.ssh/authorized_keys`` would otherwise be the harness
+writing there, and a Read of a secret would put it into every report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+
+import pytest
+
+from harness import confine
+from tests.hostile.conftest import SECRET, harness_run, no_secret, write_scenarios
+
+AIMED = """
+id: hostile/aimed-{n}
+profile: {profile}
+title: a call aimed at a file outside the workspace
+source: test
+steps:
+  - tool: {tool}
+    args: {args}
+"""
+
+
+def test_calls_aimed_outside_the_workspace_are_refused_and_reported_as_escapes(tmp_path, victim):
+    cases = [
+        ("claude-code", "Write", f'{{file_path: "{victim}/new/planted.txt", content: "pwned"}}', "change"),
+        ("claude-code", "Read", f'{{file_path: "{victim}/secret.txt"}}', "read"),
+        ("mcp-write-text-file", "write_text_file", f'{{path: "{victim}/sub/deep.txt", content: "pwned"}}', "change"),
+    ]
+    folder = tmp_path / "scenarios"
+    for n, (profile, tool, args, _) in enumerate(cases):
+        write_scenarios(folder, AIMED.format(n=n, profile=profile, tool=tool, args=args), f"s{n}.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 1
+    for n, (_, _, _, verb) in enumerate(cases):
+        result = outcome.result(f"hostile/aimed-{n}")
+        assert result["verdict"] == "fail", result
+        assert result["reason"].startswith("escape: tried to act outside the workspace: refused: the in-process "
+                                           f"reference tried to {verb} {victim}/"), result["reason"]
+    no_secret(outcome)  # the Read got nothing to show
+    assert not (victim / "new").exists()
+
+
+def _bounds(tmp_path):
+    enclosure = tmp_path / "enclosure"
+    (enclosure / "ws").mkdir(parents=True)
+    return enclosure, confine.Confinement(str(enclosure))
+
+
+def test_inside_the_enclosure_everything_goes_and_python_may_still_import(tmp_path):
+    enclosure, bounds = _bounds(tmp_path)
+    sys.modules.pop("colorsys", None)
+    with confine.confined(bounds):
+        (enclosure / "ws" / "a.txt").write_text("a")
+        os.rename(enclosure / "ws" / "a.txt", enclosure / "ws" / "b.txt")
+        os.mkdir(enclosure / "ws" / "d")
+        os.chmod(enclosure / "ws" / "b.txt", 0o600)
+        (enclosure / "beside.txt").write_text("seen by the canary check, not refused here")
+        assert sorted(os.listdir(enclosure / "ws")) == ["b.txt", "d"]
+        importlib.import_module("colorsys")  # a first import reads Python's own files
+    assert bounds.refused == []
+
+
+@pytest.mark.parametrize("operation", ["write", "append", "read", "listdir", "rename-out", "mkdir", "chmod",
+                                       "remove", "relative", "through-link"])
+def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, operation):
+    enclosure, bounds = _bounds(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text(SECRET)
+    (enclosure / "ws" / "in.txt").write_text("in")
+    os.symlink(outside, enclosure / "ws" / "link")  # as a buggy reference might make one
+    actions = {
+        "write": lambda: (outside / "f.txt").write_text("pwned"),
+        "append": lambda: open(outside / "f.txt", "a").close(),
+        "read": lambda: (outside / "f.txt").read_text(),
+        "listdir": lambda: os.listdir(outside),
+        "rename-out": lambda: os.rename(enclosure / "ws" / "in.txt", outside / "moved.txt"),
+        "mkdir": lambda: os.mkdir(outside / "made"),
+        "chmod": lambda: os.chmod(outside / "f.txt", 0o777),
+        "remove": lambda: os.remove(outside / "f.txt"),
+        "relative": lambda: open("harness-confine-relative.txt", "w").close(),  # the project folder
+        "through-link": lambda: (enclosure / "ws" / "link" / "f.txt").write_text("pwned"),
+    }
+    with confine.confined(bounds), pytest.raises(PermissionError):
+        actions[operation]()
+    assert len(bounds.refused) == 1 and "outside the workspace" in bounds.refused[0]
+    assert (outside / "f.txt").read_text() == SECRET and sorted(os.listdir(outside)) == ["f.txt"]
+    assert (enclosure / "ws" / "in.txt").exists() and not os.path.exists("harness-confine-relative.txt")
+
+
+def test_the_confinement_holds_for_the_confined_thread_only(tmp_path):
+    enclosure, bounds = _bounds(tmp_path)
+    elsewhere = tmp_path / "elsewhere.txt"
+    done = threading.Event()
+    started = threading.Event()
+
+    def other() -> None:
+        started.wait(10)
+        elsewhere.write_text("another thread's own work")
+        done.set()
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    with confine.confined(bounds):
+        started.set()
+        assert done.wait(10)
+    worker.join(10)
+    assert elsewhere.read_text() == "another thread's own work" and bounds.refused == []
+    elsewhere.write_text("after the call")  # and nothing is refused once the call is over
