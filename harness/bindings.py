@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 
 import jmespath
 
-from harness import schemas
+from harness import limits, schemas
 from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents, read_yaml_text
 
 try:  # linear-time matching when google-re2 is installed
@@ -385,8 +385,8 @@ def _code_of(codes: Iterable[tuple[Any, Any]], message: str) -> Any:
 def _search(expression: Any, data: Any) -> Any:
     try:
         return expression.search(data)
-    except jmespath.exceptions.JMESPathError:
-        return None  # a projection that does not apply to this result: nothing there
+    except (jmespath.exceptions.JMESPathError, RecursionError):
+        return None  # a projection that does not apply to this result (or nests past the stack): nothing there
 
 
 def _parsed(text: str) -> Any:
@@ -516,10 +516,15 @@ def _arg_specs(value: Any, where: list[Any]) -> Iterable[list[Any]]:
 
 
 def _jmespath_problem(expression: str) -> str | None:
+    shown = repr(expression) if len(expression) <= 80 else f"{expression[:60]!r}... ({len(expression)} characters)"
+    if len(expression) > limits.MAX_EXPRESSION:
+        return f"JMESPath {shown} is longer than {limits.MAX_EXPRESSION} characters (HARNESS_MAX_EXPRESSION)"
     try:
         jmespath.compile(expression)
     except jmespath.exceptions.JMESPathError as exc:
-        return f"invalid JMESPath {expression!r}: {str(exc).splitlines()[0]}"
+        return f"invalid JMESPath {shown}: {str(exc).splitlines()[0]}"
+    except RecursionError:
+        return f"JMESPath {shown} nests too deep to parse"
     return None
 
 

@@ -25,6 +25,8 @@ MAX_SCENARIO_CONTENT = _env_int("HARNESS_MAX_SCENARIO_CONTENT", 256 * MIB)
 MAX_YAML_DEPTH = _env_int("HARNESS_MAX_YAML_DEPTH", 64)
 #: Bytes of one scenario file.
 MAX_SCENARIO_FILE = _env_int("HARNESS_MAX_SCENARIO_FILE", 16 * MIB)
+#: Characters of one JMESPath expression in a binding (its parser recurses on nesting).
+MAX_EXPRESSION = _env_int("HARNESS_MAX_EXPRESSION", 4096)
 
 #: Bytes read (and hashed) of one file in the workspace; a longer file records the hash of its start.
 MAX_FILE_READ = _env_int("HARNESS_MAX_FILE_READ", 64 * MIB)

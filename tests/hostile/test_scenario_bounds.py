@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import resource
 
+import pytest
+
 from tests.hostile.conftest import harness_run, write_scenarios
 
 HEAD = """
@@ -120,6 +122,21 @@ def test_a_profile_or_binding_nested_50000_deep_is_invalid_not_a_crash(tmp_path)
     outcome = harness_run(tmp_path, tmp_path / "plain", "--binding", str(binding), "--target", "cmd:true")
     assert outcome.code == 2, (outcome.code, outcome.stderr)
     assert "deep.binding.yaml:2:" in outcome.stdout + outcome.stderr and "nested deeper than" in outcome.stdout + outcome.stderr
+
+
+@pytest.mark.parametrize("expression, problem", [
+    ("(" * 1500 + "a" + ")" * 1500, "nests too deep to parse"),  # the JMESPath parser recurses per level
+    ("a." * 30000 + "a", "is longer than 4096 characters"),
+])
+def test_a_binding_expression_that_would_exhaust_the_parser_is_invalid_not_a_crash(tmp_path, expression, problem):
+    binding = tmp_path / "deep.binding.yaml"
+    binding.write_text(f"profile: claude-code\ntools:\n  Read:\n    output: \"{expression}\"\n", "utf-8")
+    write_scenarios(tmp_path / "plain", HEAD.format(name="plain") + STEP)
+    outcome = harness_run(tmp_path, tmp_path / "plain", "--binding", str(binding), "--target", "cmd:true")
+    said = outcome.stdout + outcome.stderr
+    assert outcome.code == 2, (outcome.code, said[-2000:])
+    assert "deep.binding.yaml:4: [tools.Read.output]" in said and problem in said, said[-2000:]
+    assert len(said) < 20000  # the expression is shown cut, not whole
 
 
 def test_a_fifo_given_as_a_binding_is_refused_not_waited_on(tmp_path):
