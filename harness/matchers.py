@@ -329,6 +329,8 @@ def _json(arg: Any, observed: Any, path: str) -> list[Mismatch]:
         parsed = json.loads(observed)
     except ValueError as exc:
         return [Mismatch(path, "a JSON text", observed, f"does not parse: {exc}")]
+    except RecursionError:  # a candidate's text nested past the parser's stack
+        return [Mismatch(path, "a JSON text", observed, "nests too deep to parse")]
     return match(arg, parsed, f"{path}(json)")
 
 

@@ -329,6 +329,10 @@ class CmdTarget(Target):
         except ValueError:
             channel.kill()
             raise TargetError(f"the candidate wrote a line that is not JSON ({what}): {_excerpt(line)}", detail=channel.tail()) from None
+        except RecursionError:
+            channel.kill()
+            raise TargetError(f"the candidate wrote a line that nests too deep to parse ({what}): {_excerpt(line)}",
+                              detail=channel.tail()) from None
         op = message["op"]
         problem = response_checker().problem(op, response)
         if problem is not None:

@@ -159,3 +159,29 @@ def test_hostile_strings_reach_the_markdown_html_and_junit_reports_escaped_and_l
     details = markdown.split("### Failures and differences", 1)[1].split("### Matrix", 1)[0]
     assert all("<script>" not in line for line in details.splitlines() if line.startswith("<details>"))
     assert _escaped_esc(details)
+
+
+DEEP = """
+id: hostile/deep-{mode}
+profile: claude-code
+title: an answer nested past any recursive parser's stack
+source: test
+steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/a.txt"}}
+    expect:
+      output: {{$json: {{$type: array}}}}
+"""
+
+
+def test_an_answer_nested_past_the_parsers_stack_is_a_verdict_naming_it(tmp_path):
+    for mode, verdict, reason in (("deep", "error", "the candidate wrote a line that nests too deep to parse"),
+                                  ("deep-text", "fail", "output: expected a JSON text")):
+        folder = tmp_path / mode
+        write_scenarios(folder, DEEP.format(mode=mode))
+        spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode {mode}"
+        outcome = harness_run(tmp_path, folder, "--target", spec)
+        result = outcome.result(f"hostile/deep-{mode}")
+        assert (result["verdict"], outcome.code) == (verdict, 1), result
+        assert reason in result["reason"] and "harness error" not in result["reason"], result["reason"]
+        assert len(outcome.stdout) < 100_000  # the answer is shown cut

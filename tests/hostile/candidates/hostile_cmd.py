@@ -24,6 +24,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``links``: lays out links leading out of its workspace to the folder ``--arg``: ``out`` (to the
   folder), ``secret.txt`` (to its ``secret.txt``) and ``rel`` (to the folder, by a relative path
   climbing to ``/``), as a candidate may; the scenario's next steps then act through them;
+- ``deep``: answers with a value nested 200,000 deep (past any recursive parser's stack);
+- ``deep-text``: answers with a string holding such a JSON text;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
   workspace cannot be removed and removing through it would delete that folder's content.
 """
@@ -170,6 +172,11 @@ def main() -> None:
             send(json.dumps({"ok": True}))
         elif op == "call":
             output = act(opts.mode, opts, sessions[request["session"]], request.get("args") or {})
+            if opts.mode == "deep":
+                send('{"ok": true, "output": ' + "[" * 200_000 + "]" * 200_000 + "}")
+                continue
+            if opts.mode == "deep-text":
+                output = "[" * 200_000 + "]" * 200_000
             if opts.mode == "markup":
                 deep = "[" * 900 + "]" * 900
                 # NaN, Infinity and a lone surrogate are what a careless JSON encoder writes.
