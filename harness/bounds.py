@@ -8,7 +8,7 @@ with file, line and field, before anything runs:
 - a link target (``given.symlinks`` values, ``symlink`` actions) that leads further than the
   harness's own folder around the workspace;
 - more generated content in one scenario than ``limits.MAX_SCENARIO_CONTENT`` bytes (given
-  files, action contents, ``$content`` arguments, expected contents, ``$sha256`` specs);
+  files, action contents, ``$content`` and ``$code_points`` arguments, expected contents, ``$sha256`` specs);
 - YAML nested deeper than ``limits.MAX_YAML_DEPTH`` (checked on the text, before a parser that
   recurses can exhaust its stack);
 - a ``$regex`` that does not compile.
@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import yaml
 
 from harness import limits
-from harness.content import size_of
+from harness.content import code_points_size, size_of
 from harness.safepath import lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)
@@ -156,6 +156,8 @@ def _contents(document: dict[str, Any]) -> Iterator[tuple[list[Any], int]]:
         for key in ("args", "expect"):
             for path, spec in _specs_in(step.get(key), ["steps", index, key], ("$content", "$sha256")):
                 yield path, size_of(spec)
+        for path, items in _specs_in(step.get("args"), ["steps", index, "args"], ("$code_points",)):
+            yield path, code_points_size(items)
         yield from _then_contents(step.get("then"), ["steps", index, "then"])
     yield from _then_contents(document.get("then"), ["then"])
 

@@ -1,4 +1,5 @@
-"""Turns the scenario format's content specs (text, base64, hex, generated lines, patterns) into bytes."""
+"""Turns the scenario format's content specs (text, base64, hex, generated lines, patterns) into bytes,
+and a ``$code_points`` argument into the text it stands for (which may hold a lone surrogate)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,44 @@ def to_bytes(spec: Any) -> bytes:
         size = spec["size"]
         return (unit * (size // len(unit) + 1))[:size]
     raise ValueError(f"not a content spec: {spec!r}")
+
+
+#: Items one ``$code_points`` list may hold (pieces of text and single code points).
+MAX_CODE_POINT_ITEMS = 4096
+
+
+def code_points_text(items: list[Any]) -> str:
+    """Returns the text a ``{$code_points: [...]}`` argument stands for: its strings as they are and
+    each integer as that one code point, joined. Lone surrogates (U+D800 to U+DFFF) are allowed:
+    they are what the form exists for (a JSON string can hold ``"\\ud800"``, a YAML file cannot)."""
+    check_code_points(items)
+    return "".join(item if isinstance(item, str) else chr(item) for item in items)
+
+
+def check_code_points(items: Any) -> None:
+    """Raises ValueError when ``items`` is not a ``$code_points`` list (see :func:`code_points_text`)."""
+    if not isinstance(items, list) or not items:
+        raise ValueError("$code_points takes a non-empty list of strings and code points (integers)")
+    if len(items) > MAX_CODE_POINT_ITEMS:
+        raise ValueError(f"$code_points holds {len(items)} items, more than {MAX_CODE_POINT_ITEMS}")
+    for position, item in enumerate(items):
+        if isinstance(item, str):
+            continue
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ValueError(f"item {position} ({item!r}) is neither a string nor a code point (an integer)")
+        if not 0 <= item <= 0x10FFFF:
+            raise ValueError(f"item {position} ({item}) is not a code point (0 to 0x10FFFF)")
+
+
+def lone_surrogate_in(args: Any) -> bool:
+    """Returns whether call arguments hold a ``$code_points`` list naming a lone surrogate (U+D800 to U+DFFF)."""
+    if isinstance(args, dict):
+        if len(args) == 1 and "$code_points" in args and isinstance(args["$code_points"], list):
+            return any(isinstance(item, int) and 0xD800 <= item <= 0xDFFF for item in args["$code_points"])
+        return any(lone_surrogate_in(item) for item in args.values())
+    if isinstance(args, list):
+        return any(lone_surrogate_in(item) for item in args)
+    return False
 
 
 def check(spec: Any) -> None:
@@ -69,6 +108,13 @@ def size_of(spec: Any) -> int:
     if "pattern" in spec and isinstance(spec.get("size"), int):
         return max(0, spec["size"])
     return 0
+
+
+def code_points_size(items: Any) -> int:
+    """Returns how many bytes (UTF-8, surrogates as three) a ``$code_points`` list stands for, without joining it."""
+    if not isinstance(items, list):
+        return 0
+    return sum(len(item.encode("utf-8", "surrogatepass")) if isinstance(item, str) else 4 for item in items)
 
 
 def _lines(spec: int | dict[str, Any]) -> bytes:

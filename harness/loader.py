@@ -15,6 +15,7 @@ import yaml
 
 from harness import aspects, bounds, limits, profiles
 from harness.content import check as check_content
+from harness.content import check_code_points
 from harness.matchers import MATCHER_NAMES
 from harness.model import Action, Call, Scenario
 from harness.placeholders import parse_reference, placeholders_in, references_in, step_reference
@@ -93,6 +94,11 @@ def _semantic_problems(document: dict[str, Any], path: Path | None = None) -> _E
                 check_content(spec)
             except (ValueError, LookupError, TypeError) as exc:
                 out.append((field_path, f"invalid $content: {exc}", False))
+        for field_path, items in _arg_contents(step.get("args"), ["steps", index, "args"], "$code_points"):
+            try:
+                check_code_points(items)
+            except ValueError as exc:
+                out.append((field_path + ["$code_points"], f"invalid $code_points: {exc}", True))
         if "aspect" in step:
             out += [(["steps", index, "aspect"], message, True) for message in aspects.override_problems(step)]
         if "answers" in step and not document.get("open_question"):
@@ -183,16 +189,17 @@ def _reference_problem(text: str, index: int, steps: list[dict[str, Any]]) -> st
     return None
 
 
-def _arg_contents(value: Any, path: list[Any]) -> Iterator[tuple[list[Any], Any]]:
+def _arg_contents(value: Any, path: list[Any], key: str = "$content") -> Iterator[tuple[list[Any], Any]]:
+    """Yields (field path, spec) for each ``{key: spec}`` value in call arguments (``$content`` or ``$code_points``)."""
     if isinstance(value, dict):
-        if len(value) == 1 and "$content" in value:
-            yield path, value["$content"]
+        if len(value) == 1 and key in value:
+            yield path, value[key]
             return
-        for key, item in value.items():
-            yield from _arg_contents(item, path + [key])
+        for name, item in value.items():
+            yield from _arg_contents(item, path + [name], key)
     elif isinstance(value, list):
         for position, item in enumerate(value):
-            yield from _arg_contents(item, path + [position])
+            yield from _arg_contents(item, path + [position], key)
 
 
 def _content_specs(document: dict[str, Any]) -> Iterator[tuple[list[Any], Any]]:

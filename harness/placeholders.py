@@ -6,6 +6,8 @@
   string that is exactly one placeholder becomes the value itself (a number stays a number).
 - ``{$content: <content spec>}`` in ``args``: the spec's bytes as text, so a 1 MiB argument needs no
   1 MiB of YAML.
+- ``{$code_points: ["text", 0xD800, ...]}`` in ``args``: the strings (placeholders expanded) and
+  single code points joined, so an argument can hold a lone surrogate, which no YAML file can.
 
 Inside a ``$regex`` matcher the substituted text is escaped; ``$${name}`` is a literal ``${name}``.
 """
@@ -16,7 +18,7 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-from harness.content import to_bytes
+from harness.content import code_points_text, to_bytes
 from harness.matchers import MISSING, Reference
 
 _PLACEHOLDER = re.compile(r"\$(\$)?\{([a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_-]+|\[\d+\])*)\}")
@@ -42,6 +44,10 @@ def substitute(value: Any, names: Mapping[str, str], *, steps: Lookup | None = N
     if isinstance(value, dict):
         if in_args and len(value) == 1 and "$content" in value:
             return to_bytes(value["$content"]).decode("utf-8")
+        if in_args and len(value) == 1 and "$code_points" in value:
+            items = value["$code_points"]
+            return code_points_text([_piece(substitute(item, names, steps=steps)) if isinstance(item, str) else item
+                                     for item in items] if isinstance(items, list) else items)
         return {
             substitute(key, names, steps=steps) if isinstance(key, str) else key:
             substitute(item, names, steps=steps, in_regex=in_regex or key == "$regex", in_args=in_args)
@@ -114,6 +120,11 @@ def _resolve(name: str, names: Mapping[str, str], steps: Lookup | None) -> Any:
             raise UnknownPlaceholder(f"${{{name}}}: step {step.group(1)}'s {step.group(2)} has no "
                                      f"{key or '[' + index + ']'}") from None
     return value
+
+
+def _piece(value: Any) -> str:
+    """A ``$code_points`` string whose placeholder gave another value (a number) stays text: its JSON form."""
+    return value if isinstance(value, str) else _json(value)
 
 
 def _json(value: Any) -> str:

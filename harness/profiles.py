@@ -57,8 +57,8 @@ class Tool:
     def argument_problems(self, args: dict[str, Any]) -> list[tuple[list[Any], str]]:
         """Returns what in ``args`` breaks the argument schema, or names no documented argument.
 
-        Each problem is (path inside args, message). A ``{"$content": ...}`` value stands for a
-        string and ``${...}`` placeholders are taken as written.
+        Each problem is (path inside args, message). A ``{"$content": ...}`` or ``{"$code_points": ...}``
+        value stands for a string and ``${...}`` placeholders are taken as written.
         """
         if self.follows(args):
             return []
@@ -129,9 +129,10 @@ def _errors(schema: dict[str, Any] | bool, value: Any) -> list[Any]:
 
 
 def _concrete(value: Any) -> Any:
-    """Returns args with each ``{"$content": spec}`` replaced by a string (what the call receives)."""
+    """Returns args with each ``{"$content": spec}`` or ``{"$code_points": [...]}`` replaced by a string
+    (what the call receives)."""
     if isinstance(value, dict):
-        if len(value) == 1 and "$content" in value:
+        if len(value) == 1 and next(iter(value)) in ("$content", "$code_points"):
             return "<content>"
         return {key: _concrete(item) for key, item in value.items()}
     if isinstance(value, list):

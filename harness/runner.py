@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable
 
 from harness import aspects, faults, printable, processes, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
-from harness.model import TARGET_NOT_STARTED, Action, Result, Scenario, StepRecord, Verdict
+from harness.content import lone_surrogate_in
+from harness.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, constant, has_references, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
@@ -183,6 +184,9 @@ class Runner:
         info = self.info
         if info and info.profiles and scenario.profile not in info.profiles:
             return f"target {info.name} does not offer profile {scenario.profile}"
+        refused = self.target.lone_surrogates_refused
+        if refused and any(isinstance(step, Call) and lone_surrogate_in(step.args) for step in scenario.steps):
+            return f"target {self.target.spec} cannot send an argument holding a lone surrogate: {refused}"
         missing = [need for need in scenario.requires if need not in self.target.realises]
         if missing:
             if missing == ["acp"]:  # a client-side condition, not a fault of the file system

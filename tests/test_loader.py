@@ -236,3 +236,21 @@ def test_a_duplicate_id_names_both_files_and_blames_the_one_outside_the_builtin_
     assert problem.file == mine and problem.field == "id"
     assert str(original.file) in problem.message and "the built-in catalog" in problem.message
     assert cat.by_id("claude-code/read/arrow-not-tab").file == original.file
+
+
+def test_code_points_in_args_count_as_a_string_and_a_bad_list_names_its_field(tmp_path):
+    good = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: {$code_points: ["${workspace}/a", 0xD800]}')
+    (scenario,) = load_file(write(tmp_path, good))
+    assert scenario.steps[0].args == {"file_path": {"$code_points": ["${workspace}/a", 0xD800]}}
+    bad = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: {$code_points: ["a", 0x110000]}')
+    (problem,) = problems_of(write(tmp_path, bad, "b.yaml"))
+    assert problem.field == "steps[0].args.file_path.$code_points" and "not a code point" in problem.message
+    assert problem.line == 11  # the args line
+
+
+def test_code_points_count_towards_the_content_bound(tmp_path, monkeypatch):
+    from harness import limits
+    monkeypatch.setattr(limits, "MAX_SCENARIO_CONTENT", 100)
+    big = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: {$code_points: ["' + "x" * 101 + '"]}')
+    (problem,) = problems_of(write(tmp_path, big))
+    assert problem.field == "steps[0].args.file_path" and "100" in problem.message

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from harness.content import to_bytes
+from harness.content import MAX_CODE_POINT_ITEMS, code_points_text, lone_surrogate_in, to_bytes
 from harness.placeholders import UnknownPlaceholder, placeholders_in, substitute
 
 NAMES = {"workspace": "/tmp/x.y/ws"}
@@ -93,3 +95,26 @@ def test_an_expectation_without_placeholders_is_constant_and_substitutes_to_itse
     assert constant(referring) and has_references(referring)
     # Remembered per object, not per value: another object is looked at afresh.
     assert constant({"a": "x"}) and not constant({"a": "${workspace}"})
+
+
+def test_code_points_make_text_with_a_lone_surrogate_and_expand_placeholders():
+    args = {"content": {"$code_points": ["${workspace}/", 0xD800, "é", 0x1F600]}, "n": 1}
+    out = substitute(args, NAMES, in_args=True)
+    assert out == {"content": "/tmp/x.y/ws/\ud800é\U0001F600", "n": 1}
+    assert lone_surrogate_in(args) and not lone_surrogate_in({"content": {"$code_points": ["a", 0x41]}})
+    # only in call arguments: in an expectation the mapping stays as written
+    assert substitute(args, NAMES) == {"content": {"$code_points": ["/tmp/x.y/ws/", 0xD800, "é", 0x1F600]}, "n": 1}
+
+
+@pytest.mark.parametrize("items,message", [
+    ([], "non-empty list"),
+    ("abc", "non-empty list"),
+    (["a", 0x110000], "item 1 (1114112) is not a code point"),
+    ([-1], "is not a code point"),
+    ([True], "neither a string nor a code point"),
+    (["a", 1.5], "neither a string nor a code point"),
+    (["a"] * (MAX_CODE_POINT_ITEMS + 1), f"more than {MAX_CODE_POINT_ITEMS}"),
+])
+def test_a_bad_code_points_list_is_refused(items, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        code_points_text(items)

@@ -521,3 +521,40 @@ def test_an_interrupted_inline_removal_leaves_the_rest_for_drain(tmp_path, monke
     assert remover._pending == spaces[1:]
     remover.drain()
     assert remover._pending == [] and not any(os.path.lexists(space.base) for space in spaces)
+
+
+LONE = READ.replace('args: {file_path: "${workspace}/a.txt"}', 'args: {file_path: {$code_points: ["${workspace}/a", 0xD800]}}')
+
+
+def test_a_lone_surrogate_is_sent_as_it_is_or_skipped_with_the_targets_reason(scenario_from):
+    carrier = ScriptedTarget({"Read": CallResult(output="     1→x")})
+    carrier.lone_surrogates_refused = None
+    result, target = run(scenario_from(LONE), carrier)
+    assert result.verdict is Verdict.PASS
+    assert target.calls == [("Read", {"file_path": target.workspaces[0].as_posix() + "/a\ud800"})]
+    result, target = run(scenario_from(LONE))  # a target that does not say it can
+    assert result.verdict is Verdict.SKIP and "cannot send an argument holding a lone surrogate" in result.reason
+    assert target.calls == []
+    result, _ = run(scenario_from(READ))  # nothing to refuse
+    assert result.verdict is Verdict.PASS
+
+
+@pytest.mark.parametrize("answer,verdict", [
+    ({"error": {"code": "EINVAL", "message": "bad"}}, None),
+    ({"output": {"anything": [1, None]}}, None),
+    ({"error": {"code": "EINVAL", "message": None}}, "at error/message"),
+    ({"error": {"code": 1.5, "message": "bad"}}, "at error/code"),
+    ({"output": 1, "extra": True}, "outside the normal form"),
+])
+def test_the_reference_is_held_to_the_normal_form_of_a_cmd_answer(answer, verdict):
+    from harness.targets.reference import ReferenceSession
+
+    class Answers:
+        def call(self, tool, args):
+            return answer
+
+    if verdict is None:
+        assert ReferenceSession(Answers()).call("t", {}).failed == ("error" in answer)
+    else:
+        with pytest.raises(TargetError, match=verdict):
+            ReferenceSession(Answers()).call("t", {})

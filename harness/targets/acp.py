@@ -218,6 +218,8 @@ class AcpTarget(Target):
     """An ACP agent over stdio; the harness is its editor (client)."""
 
     realises = frozenset({REQUIRES})
+    lone_surrogates_refused = ("the ACP SDK writes its prompts through pydantic, whose JSON encoder refuses a "
+                               "lone surrogate")
 
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
                  tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,

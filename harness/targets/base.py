@@ -89,6 +89,11 @@ class Target(abc.ABC):
     #: True when the target runs in this process (faults can then be realised on pyfakefs).
     in_process: bool = False
 
+    #: Why this target cannot send an argument holding a lone surrogate (a ``$code_points`` argument;
+    #: valid in a JSON string as ``"\\ud800"``, not Unicode), or None when it sends one as it is.
+    #: A scenario sending one is skipped with this reason on a target that cannot.
+    lone_surrogates_refused: str | None = "its transport cannot carry a lone surrogate"
+
     def __init__(self, spec: str, **options: Any) -> None:
         self.spec = spec
         self.options = options  # run-wide settings; each target uses those that concern it

@@ -155,6 +155,8 @@ class CmdSession(Session):
 class CmdTarget(Target):
     """A candidate reached through the cmd: protocol, version 1."""
 
+    lone_surrogates_refused = None  # requests are ASCII JSON: a lone surrogate travels as its \\ud800 escape
+
     def __init__(
         self,
         spec: str,

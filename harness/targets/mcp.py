@@ -195,6 +195,9 @@ def _parsed(text: Any) -> Any:
 class McpTarget(Target):
     """A server reached over MCP stdio."""
 
+    lone_surrogates_refused = ("the mcp SDK writes its requests through pydantic, whose JSON encoder refuses a "
+                               "lone surrogate")
+
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
                  tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
                  cwd: str | None = None, workspace_parent: str | None = None, **options: Any) -> None:

@@ -14,6 +14,7 @@ import reference_impl
 from harness import confine
 from harness.faults import FAKEABLE
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.cmd import response_checker
 
 
 class ReferenceSession(Session):
@@ -45,6 +46,11 @@ class ReferenceSession(Session):
         except Exception as exc:  # the reference broke: an error verdict, never a harness crash
             tail = "".join(traceback.format_exception(exc)[-6:])
             raise TargetError(f"reference crashed in {tool}: {type(exc).__name__}: {exc}", detail=tail) from None
+        # Held to the normal form a cmd: candidate must answer in (docs/cmd-protocol.md): a tool error
+        # whose message is not a string, say, is a broken answer there, and is one here too.
+        problem = response_checker().problem("call", {"ok": True, **data}) if isinstance(data, dict) else "not a mapping"
+        if problem:
+            raise TargetError(f"reference answered {tool} outside the normal form: {problem}")
         return CallResult.from_normal_form(data)
 
     def refused(self) -> list[str]:
@@ -57,6 +63,7 @@ class ReferenceTarget(Target):
 
     realises = FAKEABLE
     in_process = True  # faults are realised on pyfakefs around the whole scenario
+    lone_surrogates_refused = None  # the arguments are handed over as Python strings
 
     def start(self) -> TargetInfo:
         """Returns the reference's name, version and profiles."""

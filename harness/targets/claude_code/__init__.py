@@ -103,6 +103,8 @@ def _is_root() -> bool:
 class ClaudeCodeTarget(Target):
     """Runs each scenario's calls through the real Claude Code CLI (one process per scenario)."""
 
+    lone_surrogates_refused = "the CLI is driven by UTF-8 prompts, which cannot hold a lone surrogate"
+
     def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, run_as: str | None = None,
                  **_run_wide: Any) -> None:
         super().__init__(spec)
