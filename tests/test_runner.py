@@ -546,7 +546,8 @@ def test_a_lone_surrogate_is_sent_as_it_is_or_skipped_with_the_targets_reason(sc
     ({"error": {"code": 1.5, "message": "bad"}}, "at error/code"),
     ({"output": 1, "extra": True}, "outside the normal form"),
 ])
-def test_the_reference_is_held_to_the_normal_form_of_a_cmd_answer(answer, verdict):
+def test_the_reference_is_held_to_the_normal_form_of_a_cmd_answer(answer, verdict, tmp_path):
+    from harness.confine import Confinement
     from harness.targets.reference import ReferenceSession
 
     class Answers:
@@ -554,7 +555,7 @@ def test_the_reference_is_held_to_the_normal_form_of_a_cmd_answer(answer, verdic
             return answer
 
     if verdict is None:
-        assert ReferenceSession(Answers()).call("t", {}).failed == ("error" in answer)
+        assert ReferenceSession(Answers(), Confinement(str(tmp_path))).call("t", {}).failed == ("error" in answer)
     else:
         with pytest.raises(TargetError, match=verdict):
-            ReferenceSession(Answers()).call("t", {})
+            ReferenceSession(Answers(), Confinement(str(tmp_path))).call("t", {})
