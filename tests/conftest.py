@@ -63,6 +63,22 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HARNESS_CACHE_DIR"] = os.path.join(os.environ["HARNESS_STATE_DIR"], "cache")
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook; `-p no:xdist` runs leave it unused
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker more than the cores this process may use.
+
+    Many tests here wait without using a core: for a candidate that hangs on purpose until its timeout,
+    for a signal to land, for a process tree to end. With one worker per core those waits leave a core
+    idle (about a fifth of a run's wall time on 2 cores); a third worker fills them. One more than that
+    ran slower (more start-up and collection, a longer tail). PYTEST_XDIST_AUTO_NUM_WORKERS, when set,
+    still decides, as pytest-xdist documents.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Removes this session's state folder."""
     shutil.rmtree(os.environ.pop("HARNESS_STATE_DIR", ""), ignore_errors=True)
