@@ -4,16 +4,22 @@ With ``jobs`` 1 every target runs here, one after the other, as the runner alway
 ``jobs`` worker processes are forked once for the whole invocation; each asks for a chunk of
 scenarios at a time (target after target, so a worker holds one started target at most: one
 candidate process per worker for ``cmd:`` and ``mcp:``), runs it with its own :class:`Runner` and
-sends every result back as soon as it is ready. The results are put back in catalog order, so
-verdicts, reports and snapshots are those of a serial run; only the timings differ.
+sends its results back with the request for the next chunk: one message, and one wake-up of the
+parent, per chunk instead of per result (the parent's share of a run on the in-process reference
+halved). Results that took :data:`FLUSH_AFTER` to make are sent at once, so a slow scenario's
+result still reaches the reports as it finishes. The parent hands out the next chunk before it
+passes the results on to the reports, so a worker does not wait for them. The results are put
+back in catalog order, so verdicts, reports and snapshots are those of a serial run; only the
+timings differ.
 
-A worker that dies (killed, out of memory) turns the scenarios it had taken and not finished into
-``error`` verdicts naming that; the others carry on. Forking needs ``os.fork`` (Linux, macOS):
-elsewhere a run stays serial.
+A worker that dies (killed, out of memory) turns the scenarios it had taken whose results had not
+reached the parent into ``error`` verdicts naming that; the others carry on. Forking needs
+``os.fork`` (Linux, macOS): elsewhere a run stays serial.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -27,6 +33,8 @@ from harness.targets.base import Target, TargetInfo
 #: Chunks per worker and target: enough for the fast workers to take over from a slow one.
 CHUNKS_PER_WORKER = 4
 MAX_CHUNK = 16
+#: Results that took this long (seconds) to make are sent without waiting for their chunk's end.
+FLUSH_AFTER = 0.05
 #: A result slot whose result the reports already took.
 _EMITTED = object()
 #: How long a finished worker gets to stop its candidate and exit before it is killed.
@@ -118,7 +126,7 @@ def _payload(result: Result) -> tuple[Any, ...]:
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
             tmp: str | None, parent_ends: Sequence[Any] = ()) -> None:
-    """A worker's life: ask for a chunk, run it, send each result; stop the target when moving on.
+    """A worker's life: ask for a chunk, run it, send its results; stop the target when moving on.
 
     ``parent_ends`` are the parent's ends of the pipes made so far (this worker's and the earlier
     ones'), which the fork copied: closed at once, so that the parent's closing its end is an end of
@@ -130,10 +138,15 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     # Forked with the signals blocked (_Pool.run): from here a signal is raised only at a checkpoint,
     # between scenarios, never inside the worker's or the runner's own bookkeeping.
     processes.hold()
+    # The results not sent yet (target index, [(position, payload)]): they go with the next request
+    # for a chunk, or as soon as running them took FLUSH_AFTER (``since``: when the first began).
+    held: tuple[int, list[tuple[int, tuple[Any, ...]]]] | None = None
+    since = 0.0
     try:
         while True:
             processes.checkpoint()
-            conn.send(("ready",))
+            batch, held = held, None
+            conn.send(("ready", batch))
             task = conn.recv()
             if task is None:
                 break
@@ -147,14 +160,21 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                 conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))
             for position in span:
                 processes.checkpoint()
-                result = current[1].run(scenarios[position])
-                conn.send(("result", index, position, _payload(result)))
+                if held is None:
+                    held, since = (index, []), time.perf_counter()
+                held[1].append((position, _payload(current[1].run(scenarios[position]))))
+                if time.perf_counter() - since >= FLUSH_AFTER:
+                    batch, held = held, None
+                    conn.send(("results", batch))
     except (EOFError, OSError, KeyboardInterrupt):
         # The parent went away (an end of input, or a reset when it closed with a message of ours
         # unread) or the run was interrupted: stop the candidate below.
         pass
     finally:
         processes.shield()  # a SIGTERM now (the run is being ended) must not cut the clean-up short
+        if held is not None:  # interrupted: what did run still reaches the parent, if it listens
+            with contextlib.suppress(OSError, ValueError):
+                conn.send(("results", held))
         if current is not None:
             _stop(conn, *current)
         conn.close()
@@ -223,21 +243,26 @@ class _Pool:
                         del workers[conn]
                         continue
                     if message[0] == "ready":
+                        # The worker waits for its next chunk: it is sent before the finished chunk's
+                        # results go to the reports (only what -x needs to decide is done first).
+                        stored = self._arrived(message[1])
                         stopping = self.stop is not None and self.stop()
                         task = queue.pop() if queue and not stopping else None
                         conn.send(task)
                         workers[conn] = (process, task)
                         if task is not None and self.first[task[0]] is None:
                             self.first[task[0]] = time.perf_counter()
+                        if stored:
+                            self._emit_ready()
+                    elif message[0] == "results":
+                        if self._arrived(message[1]):
+                            self._emit_ready()
                     elif message[0] == "leftovers":
                         self.leftovers[message[1]] += message[2]
                     elif message[0] == "info":
                         _, index, info, slug, start_error, start_reason = message
                         self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
                         self._emit_ready()  # a target's results wait for what it said about itself
-                    else:
-                        _, index, position, payload = message
-                        self._store(index, position, Result(self.scenarios[position], *payload))
         finally:
             for conn, (process, _) in workers.items():
                 conn.close()
@@ -249,14 +274,25 @@ class _Pool:
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
 
-    def _store(self, index: int, position: int, result: Result) -> None:
+    def _arrived(self, batch: tuple[int, list[tuple[int, tuple[Any, ...]]]] | None) -> bool:
+        """Takes a batch of results from a worker (``on_result`` for each, not emitted yet); returns
+        whether it held any."""
+        if not batch:
+            return False
+        index, results = batch
+        for position, payload in results:
+            self._store(index, position, Result(self.scenarios[position], *payload), emit=False)
+        return bool(results)
+
+    def _store(self, index: int, position: int, result: Result, *, emit: bool = True) -> None:
         if self.results[index][position] is _EMITTED:
             return
         self.results[index][position] = result
         self.last[index] = time.perf_counter()
         if self.on_result:
             self.on_result(index, result)
-        self._emit_ready()
+        if emit:
+            self._emit_ready()
 
     def _emit_ready(self, final: bool = False) -> None:
         """Emits, in catalog order, every result whose predecessors are all in. ``final``: the run is

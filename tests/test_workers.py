@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,38 @@ def test_a_worker_that_dies_turns_what_it_had_taken_into_errors_and_the_run_goes
     assert "exit code 9" in run.results[3].reason
     others = [r for i, r in enumerate(run.results) if i != 3]
     assert all("worker process" not in r.reason for r in others)
+
+
+def _waits_for_marker_file(workspace: Path, args: dict[str, Any]) -> CallResult:
+    """Answers at once, except for a call naming a file to wait for (at most 5 s): it says whether it appeared."""
+    wait_for = args.get("content", "")
+    if wait_for.startswith("WAIT:"):
+        marker, deadline = Path(wait_for[5:]), time.monotonic() + 5
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return CallResult(output={"appeared": marker.exists()})
+    return CallResult(output={"ok": True})
+
+
+def test_a_result_held_long_enough_reaches_the_parent_before_its_chunk_ends(tmp_path: Path, monkeypatch) -> None:
+    # Results travel with the request for the next chunk, but one held FLUSH_AFTER goes at once: the
+    # second scenario of the first chunk waits until the parent has seen the first one's result.
+    monkeypatch.setattr(workers, "FLUSH_AFTER", 0.0)
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    scenarios = [s for s in cat.scenarios if not s.requires][:40]
+    assert workers.chunks(len(scenarios), 2)[0] == range(0, 5)  # scenarios 0 and 1 in one chunk
+    marker = tmp_path / "first-seen"
+    second = scenarios[1]
+    args = {"path": "out.txt", "content": f"WAIT:{marker}"}
+    scenarios[1] = type(second)(**{**second.__dict__, "steps": (type(second.calls[0])(tool="write_text_file", args=args),)})
+    target = ScriptedTarget({"write_text_file": _waits_for_marker_file}, profiles=(PROFILE,))
+
+    def seen(index: int, result: Any) -> None:
+        if result.id == scenarios[0].id:
+            marker.touch()
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert run.results[1].steps[0].output == {"appeared": True}
 
 
 def test_chunks_cover_every_scenario_once() -> None:
