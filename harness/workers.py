@@ -222,6 +222,7 @@ class _Pool:
         context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
         workers: dict[Any, tuple[Any, Any]] = {}  # connection -> (process, the task it is running)
         queue = list(reversed(self.tasks))
+        ended: list[Any] = []  # workers told to stop whose pipe closed: joined at the end, all exiting at once
         try:
             for _ in range(self.jobs):  # inside the try: a signal while forking still ends those started
                 parent, child = context.Pipe()
@@ -238,8 +239,11 @@ class _Pool:
                     try:
                         message = conn.recv()
                     except (EOFError, OSError):
-                        process.join(EXIT_GRACE)
-                        self._lost(task, process.exitcode)
+                        if task is None:  # told to stop (or never given work): it is exiting
+                            ended.append(process)
+                        else:  # it died holding scenarios: they become errors naming its exit code
+                            process.join(EXIT_GRACE)
+                            self._lost(task, process.exitcode)
                         del workers[conn]
                         continue
                     if message[0] == "ready":
@@ -266,7 +270,7 @@ class _Pool:
         finally:
             for conn, (process, _) in workers.items():
                 conn.close()
-            for conn, (process, _) in workers.items():
+            for process in [*ended, *(process for process, _ in workers.values())]:
                 process.join(EXIT_GRACE)
                 if process.is_alive():
                     process.kill()

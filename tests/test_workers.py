@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -111,6 +112,31 @@ def test_a_result_held_long_enough_reaches_the_parent_before_its_chunk_ends(tmp_
     (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen)
     assert [r.id for r in run.results] == [s.id for s in scenarios]
     assert run.results[1].steps[0].output == {"appeared": True}
+
+
+def _children() -> set[str] | None:
+    """Returns the process ids of this process's children (zombies included), or None where Linux does not list them."""
+    found: set[str] = set()
+    try:
+        for task in Path("/proc/self/task").iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a thread that has ended meanwhile
+                found.update((task / "children").read_text().split())
+    except OSError:
+        return None
+    return found
+
+
+def test_every_worker_process_is_reaped_when_the_run_returns() -> None:
+    before = _children()
+    if before is None:
+        pytest.skip("/proc/<pid>/task/<tid>/children is not available here")
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    scenarios = [s for s in cat.scenarios if not s.requires][:12]
+    target = ScriptedTarget({"write_text_file": lambda workspace, args: CallResult(output={"ok": True})},
+                            profiles=(PROFILE,))
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    assert len(run.results) == len(scenarios)
+    assert _children() == before  # no worker left running, nor as a zombie
 
 
 def test_chunks_cover_every_scenario_once() -> None:
