@@ -681,6 +681,9 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         "in-process on the mutated reference, is the test suite: the scenarios that enter the mutated",
         "function, stopping at the first that fails). Survivors are classified in",
         "`docs/mutation-classes.yaml`; a survivor no class names is a gap in the catalog.",
+        "The reference is held to what every target is: it answers in the normal form of docs/cmd-protocol.md",
+        "(a tool error has a `code` and a `message` that is a string) and acts only inside the folder around its",
+        "workspace (harness/confine.py); a mutant that breaks either fails its scenario as a wrong answer does.",
         "",
         f"Measured: {ran} of {everything} mutants run, in {seconds / 60:.1f} minutes with {jobs} mutants at a time, "
         "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),
