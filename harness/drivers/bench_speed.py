@@ -24,7 +24,9 @@ ten targets in one invocation / ten invocations
     processes one after the other.
 pytest -n 2 / harness run --jobs 2
     the catalog through the pytest plugin on two xdist workers, against ``harness run --jobs 2``
-    (both compare the snapshots; new processes, as a user starts them).
+    (both compare the snapshots; new processes, as a user starts them); beside it, ``pytest -n 2``
+    on as many test functions doing nothing (in a temporary folder, hypothesis' plugin left out)
+    against the same ``harness run``: what pytest-xdist costs before any plugin does any work.
 process start
     ``harness list`` as a new process (interpreter start, imports, loading the catalog).
 
@@ -241,8 +243,20 @@ def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path]) -> None:
                 raise RuntimeError(f"{shlex.join(argv)} exited {done.returncode}:\n{tail}")
         return once
     run(pytest)()  # the first run writes the bytecode caches (pytest's rewritten modules too)
-    slow, fast = best(repeat, run(pytest), run(harness))
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
+        # What pytest-xdist costs before any work: as many tests doing nothing, in a folder of their
+        # own (no project configuration; hypothesis' plugin left out, as the project's conftest.py
+        # leaves out its summary), so a lower bound for any plugin's items.
+        count = len(catalog.load([Path(d) for d in chosen] if dirs else [catalog.builtin_dir()]).scenarios)
+        empty = Path(folder) / "test_empty.py"
+        empty.write_text(f"import pytest\n\n\n@pytest.mark.parametrize('n', range({count}))\n"
+                         "def test_nothing(n):\n    pass\n", encoding="utf-8")
+        floor = [sys.executable, "-m", "pytest", str(empty), "-q", "-n", "2", "-p", "no:cacheprovider",
+                 "-p", "no:hypothesispytest", "-p", "no:anyio", "--rootdir", folder]
+        run(floor)()
+        slow, fast, nothing = best(repeat, run(pytest), run(harness), run(floor))
     ratio("pytest -n 2 / harness run --jobs 2", slow, fast, "goal: at most 1.5")
+    ratio(f"  pytest -n 2 on {count} empty tests / harness run", nothing, fast, "pytest-xdist's own cost")
 
 
 def _filesystem(cat: Any, count: int, tmp: str | None, ratio: Callable[..., None]) -> None:

@@ -38,7 +38,7 @@ def test_the_speed_bench_prints_each_ratio_with_the_load(tmp_path: Path, capsys)
     out = capsys.readouterr().out
     assert "3 scenarios, 3 calls" in out and "load average" in out
     for label in ("in-process / replay floor", "with the workspace after each step", "--jobs 2 / --jobs 1",
-                  "pytest -n 2 / harness run --jobs 2"):
+                  "pytest -n 2 / harness run --jobs 2", "pytest -n 2 on 3 empty tests / harness run"):
         assert label in out
     import re
     memory = re.findall(r"memory of a run of (\d+) \((\d+)x\), JSON\+JUnit +([\d.]+) MiB +peak ([\d.]+) KB per scenario"
