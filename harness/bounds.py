@@ -7,6 +7,8 @@ with file, line and field, before anything runs:
   paths, ``then.files`` and ``then.absent`` keys) that is absolute or climbs out with ``..``;
 - a link target (``given.symlinks`` values, ``symlink`` actions) that leads further than the
   harness's own folder around the workspace;
+- a path handed to a tool (a string argument whose name says path, file, dir, target, source or
+  destination) that is absolute outside the workspace or climbs more than one level above it;
 - more generated content in one scenario than ``limits.MAX_SCENARIO_CONTENT`` bytes (given
   files, action contents, ``$content`` and ``$code_points`` arguments, expected contents, ``$sha256`` specs);
 - YAML nested deeper than ``limits.MAX_YAML_DEPTH`` (checked on the text, before a parser that
@@ -25,7 +27,7 @@ import yaml
 
 from harness import limits
 from harness.content import code_points_size, size_of
-from harness.safepath import lexical_problem, link_target_problem
+from harness.safepath import PATH_KEYS, argument_path_problem, lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)
 
@@ -90,6 +92,10 @@ def problems(document: dict[str, Any]) -> ErrorList:
         why = link_target_problem(link, target)
         if why:
             out.append((field_path, f"link target outside the harness's folder around the workspace: {why}", False))
+    for field_path, value in _argument_paths(document):
+        why = argument_path_problem(value)
+        if why:
+            out.append((field_path, f"path argument outside the harness's folder around the workspace: {why}", False))
     sizes = list(_contents(document))
     total = sum(size for _, size in sizes)
     if total > limits.MAX_SCENARIO_CONTENT:
@@ -126,6 +132,22 @@ def _paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
             yield ["steps", index, "path"], step.get("path", "")
         yield from _then_paths(step.get("then"), ["steps", index, "then"])
     yield from _then_paths(document.get("then"), ["then"])
+
+
+def _argument_paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
+    def visit(value: Any, where: list[Any], named: bool) -> Iterator[tuple[list[Any], str]]:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                yield from visit(inner, where + [key], named or any(p in str(key).lower() for p in PATH_KEYS))
+        elif isinstance(value, list):
+            for index, inner in enumerate(value):
+                yield from visit(inner, where + [index], named)
+        elif named and isinstance(value, str) and "\n" not in value:
+            yield where, value
+
+    for index, step in enumerate(document.get("steps") or ()):
+        if isinstance(step, dict) and "tool" in step:
+            yield from visit(step.get("args"), ["steps", index, "args"], False)
 
 
 def _link_targets(document: dict[str, Any]) -> Iterator[tuple[list[Any], str, Any]]:

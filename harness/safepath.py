@@ -230,6 +230,39 @@ def link_target_problem(link: str, target: str) -> str | None:
     return None
 
 
+#: Parts of an argument's name that make its string values paths (``file_path``, ``paths``, ``source``...).
+PATH_KEYS = ("path", "file", "dir", "target", "source", "destination")
+
+
+def argument_path_problem(value: str) -> str | None:
+    """Returns why a path a scenario hands a tool leads, on its face, beyond the harness's folder
+    around the workspace, or None.
+
+    A tool that wrongly accepts a path writes where it leads, as the harness's user (often root in
+    CI): a path outside the root is written ``${workspace}/../x``, so that such a write lands where
+    the harness sees it. ``${workspace}`` (also after one more ``/``, a UNC-like form) counts as the
+    root; ``..`` may climb one level above it; other absolute paths are problems. Relative paths
+    are resolved by the tool as it likes (that is often the test); only their climb is bounded.
+    """
+    for prefix in ("/${workspace}", "${workspace}"):
+        if value == prefix or value.startswith(prefix + "/"):
+            value = value[len(prefix):].lstrip("/")
+            break
+    else:
+        if value.startswith("/"):
+            return (f"{value!r} is an absolute path outside the workspace: a tool that wrongly accepted it would "
+                    "write into the machine; write a path outside the root as `${workspace}/../name`")
+    depth = 0
+    for part in value.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < -1:
+                return f"{value!r} climbs more than one level above the workspace"
+        elif part not in ("", "."):
+            depth += 1
+    return None
+
+
 def check_link_target(root: str, enclosure: str, link: list[str], target: str) -> None:
     """Raises Outside unless a link made at ``link`` (real components below ``root``) to ``target``
     leads into ``enclosure``: the workspace or the harness's own folder around it.

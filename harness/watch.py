@@ -31,6 +31,8 @@ import tempfile
 import time
 from typing import Any, Iterable
 
+from harness.safepath import PATH_KEYS
+
 #: Entries of one watched folder looked at by the ``--run-as`` rule at most (a huge /tmp stays cheap).
 MAX_SCANNED = 20000
 #: How far before the session opened a ctime still counts: file times come from a coarse clock.
@@ -38,7 +40,6 @@ CTIME_SLACK_NS = 20_000_000
 #: The prefix of the workspace folders the harness makes (harness/workspace.py, Workspace).
 WORKSPACE_PREFIX = "harness-"
 #: Argument keys whose value is a path even when it does not lie in the workspace.
-_PATH_KEYS = ("path", "file", "dir", "target", "source", "destination")
 
 
 def folders(workspace_parent: str | None, home: str | None = None) -> list[str]:
@@ -70,7 +71,7 @@ def given_names(args: Iterable[Any], workspace: str) -> set[str]:
             for item in value:
                 visit(key, item)
         elif isinstance(value, str) and 0 < len(value) < 4096 and "\n" not in value and "\0" not in value:
-            if value.startswith(prefixes) or any(part in key.lower() for part in _PATH_KEYS):
+            if value.startswith(prefixes) or any(part in key.lower() for part in PATH_KEYS):
                 name = os.path.basename(value.rstrip("/"))
                 if name not in ("", ".", "..") and len(name.encode("utf-8", "surrogateescape")) <= 255:
                     names.add(name)

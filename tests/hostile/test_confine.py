@@ -14,7 +14,11 @@ import threading
 
 import pytest
 
-from harness import confine
+from harness import catalog, confine
+from harness.model import Verdict
+from harness.runner import Runner
+from reference_impl import mcp_write_text_file
+from tests import planted
 from tests.hostile.conftest import SECRET, harness_run, no_secret, write_scenarios
 
 AIMED = """
@@ -28,24 +32,49 @@ steps:
 """
 
 
-def test_calls_aimed_outside_the_workspace_are_refused_and_reported_as_escapes(tmp_path, victim):
+def test_calls_aimed_outside_the_workspace_are_invalid_scenarios(tmp_path, victim):
     cases = [
-        ("claude-code", "Write", f'{{file_path: "{victim}/new/planted.txt", content: "pwned"}}', "change"),
-        ("claude-code", "Read", f'{{file_path: "{victim}/secret.txt"}}', "read"),
-        ("mcp-write-text-file", "write_text_file", f'{{path: "{victim}/sub/deep.txt", content: "pwned"}}', "change"),
+        ("claude-code", "Write", f'{{file_path: "{victim}/new/planted.txt", content: "pwned"}}', "file_path"),
+        ("claude-code", "Read", f'{{file_path: "{victim}/secret.txt"}}', "file_path"),
+        ("mcp-write-text-file", "write_text_file", '{path: "${workspace}/../../outside.txt", content: "x"}', "path"),
+        ("aptix-tul-004", "workspace_create_file", '{path: "../../../x", content: "x"}', "path"),
     ]
     folder = tmp_path / "scenarios"
     for n, (profile, tool, args, _) in enumerate(cases):
         write_scenarios(folder, AIMED.format(n=n, profile=profile, tool=tool, args=args), f"s{n}.yaml")
     outcome = harness_run(tmp_path, folder)
-    assert outcome.code == 1
-    for n, (_, _, _, verb) in enumerate(cases):
-        result = outcome.result(f"hostile/aimed-{n}")
-        assert result["verdict"] == "fail", result
-        assert result["reason"].startswith("escape: tried to act outside the workspace: refused: the in-process "
-                                           f"reference tried to {verb} {victim}/"), result["reason"]
-    no_secret(outcome)  # the Read got nothing to show
+    assert outcome.code == 2
+    for n, (_, _, _, field) in enumerate(cases):
+        reason = next(r["reason"] for r in outcome.report["results"] if f"s{n}.yaml:" in r["reason"])
+        assert f"[steps[0].args.{field}] path argument outside the harness's folder" in reason, reason
+    no_secret(outcome)
     assert not (victim / "new").exists()
+
+
+class WrongFolderWrite(mcp_write_text_file.Session):
+    """Resolves a path against the folder two levels above the workspace: a plausible bug that
+    passes every lint, since the scenario's path is fine."""
+
+    def call(self, tool, args):
+        args = dict(args)
+        args["path"] = os.path.join(self.workspace, "..", "..", os.path.basename(args["path"]))
+        return super().call(tool, args)
+
+
+def test_a_reference_that_writes_outside_on_its_own_is_refused_and_shown_as_an_escape(tmp_path):
+    source = tmp_path / "scenarios" / "mcp-write-text-file"
+    write_scenarios(source, AIMED.format(n=0, profile="mcp-write-text-file", tool="write_text_file",
+                                         args='{path: "${workspace}/wrong-folder.txt", content: "x"}'))
+    scenario = catalog.load([tmp_path / "scenarios"]).by_id("hostile/aimed-0")
+    work = tmp_path / "work"
+    work.mkdir()
+    target = planted.PlantedTarget({"mcp-write-text-file": WrongFolderWrite})
+    with Runner(target, tmp=str(work)) as runner:
+        result = runner.run(scenario)
+    assert result.verdict is Verdict.FAIL, (result.verdict, result.reason)
+    assert result.reason.startswith("escape: tried to act outside the workspace: refused: the in-process reference "
+                                    f"tried to change {work}/wrong-folder.txt"), result.reason
+    assert not (work / "wrong-folder.txt").exists()
 
 
 def _bounds(tmp_path):

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from harness.safepath import Outside, check_link_target, lexical_problem, link_target_problem, resolve
+from harness.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
 from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
 
 DOTDOT = """
@@ -202,3 +202,11 @@ def test_links_into_the_folder_around_the_workspace_are_made():
         else:
             raise AssertionError(f"{link} -> {target} was allowed")
         assert link_target_problem("/".join(link), target.replace(root, "${workspace}")), target
+
+
+def test_the_path_argument_rule_allows_the_root_one_level_above_it_and_relative_forms():
+    for value in ("${workspace}/a.txt", "${workspace}", "${workspace}/../x", "/${workspace}/../x", "../x",
+                  "a/b/../../../x", "src/index.ts", "~/note.txt", "C:/Users/dev/x", "..\\up.txt"):
+        assert argument_path_problem(value) is None, value
+    for value in ("/etc/x", "//srv/share/x", "${workspace}/../../x", "../../x", "a/../../../x", "/${workspace}/../../x"):
+        assert argument_path_problem(value), value
