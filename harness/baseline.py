@@ -39,14 +39,19 @@ class Baseline:
 
 def load(path: Path) -> Baseline:
     """Reads a baseline file; raises ValueError naming the file for anything malformed."""
+    from harness.problems import FileProblems, parse_documents, read_yaml_text
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
+        # Read as scenario files are: a regular file only, within the size cap, nesting and aliases bounded.
+        documents, _ = parse_documents(read_yaml_text(Path(path), follow_link=True), Path(path), "baseline")
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read the baseline: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from None
-    if data is None:
-        return Baseline()
+        raise ValueError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text: {exc}") from None
+    except FileProblems as exc:
+        if [problem.message for problem in exc.problems] == ["no baseline in file"]:
+            return Baseline()
+        raise ValueError(f"not valid YAML: {exc}") from None  # each problem names the file and line
+    data = documents[0]
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a baseline maps scenario ids to reasons")
     entries: dict[str, str] = {}

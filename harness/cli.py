@@ -439,7 +439,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     last = state_dir() / (f"last-{spec_slug(args.target)}.json" if args.target else "last.json")
     try:
         document = json.loads(last.read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         console.print(f"[yellow]no recorded run ({last}); run `harness run` first[/yellow]")
         return EXIT_OK
     found = next((r for r in document["results"] if r["id"] == scenario.id), None)

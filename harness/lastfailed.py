@@ -29,7 +29,7 @@ def load(state: Path, slugs: Iterable[str]) -> set[str]:
     for slug in slugs:
         try:
             data = json.loads(path(state, slug).read_text("utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(data, list):
             failed |= {item for item in data if isinstance(item, str)}

@@ -121,6 +121,8 @@ def from_reports(path: Path) -> list[Source]:
         data = json.loads(Path(path).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable JSON report: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a readable JSON report: it nests too deep to parse") from None
     if isinstance(data, dict) and isinstance(data.get("runs"), list):
         return [_from_document(run, path) for run in data["runs"]]
     return [_from_document(data, path)]

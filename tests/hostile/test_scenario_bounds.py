@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
+import sys
 
 import pytest
 
-from tests.hostile.conftest import harness_run, write_scenarios
+from tests.hostile.conftest import ROOT, harness_run, write_scenarios
 
 HEAD = """
 id: hostile/{name}
@@ -161,3 +163,19 @@ def test_a_link_in_a_scenario_folder_is_not_read_through(tmp_path):
     everything = outcome.stdout + outcome.stderr + outcome.report_text
     assert "leak.yaml" in everything and "a symbolic link, not followed" in everything
     assert "TOPSECRET" not in everything and "linked-folder" not in everything
+
+
+def test_a_baseline_or_report_nested_past_the_parsers_stack_is_an_error_naming_it(tmp_path):
+    baseline = tmp_path / "deep-baseline.yaml"
+    baseline.write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n", "utf-8")
+    write_scenarios(tmp_path / "plain", HEAD.format(name="plain") + STEP)
+    outcome = harness_run(tmp_path, tmp_path / "plain", "--baseline", str(baseline))
+    said = outcome.stdout + outcome.stderr
+    assert "deep-baseline.yaml:1:nesteddeeperthan" in "".join(said.split()), said[-2000:]  # wrapped at any width
+
+    report = tmp_path / "deep.json"
+    report.write_text("[" * 200_000 + "]" * 200_000, "utf-8")
+    done = subprocess.run([sys.executable, "-m", "harness", "report", str(report)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr, done.stderr[-2000:]
+    assert "notareadableJSONreport:itneststoodeeptoparse" in "".join((done.stdout + done.stderr).split())
