@@ -98,7 +98,7 @@ def test_inside_the_enclosure_everything_goes_and_python_may_still_import(tmp_pa
 
 
 @pytest.mark.parametrize("operation", ["write", "append", "read", "listdir", "rename-out", "mkdir", "chmod",
-                                       "remove", "relative", "through-link"])
+                                       "remove", "relative", "link-out", "dotdot-after-link"])
 def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, operation, monkeypatch):
     enclosure, bounds = _bounds(tmp_path)
     outside = tmp_path / "outside"
@@ -106,7 +106,7 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
     monkeypatch.chdir(outside)  # a relative name is taken from the working folder, as the kernel takes it
     (outside / "f.txt").write_text(SECRET)
     (enclosure / "ws" / "in.txt").write_text("in")
-    os.symlink(outside, enclosure / "ws" / "link")  # as a buggy reference might make one
+    os.symlink("..", enclosure / "ws" / "up")  # leads to the folder around the workspace: inside
     actions = {
         "write": lambda: (outside / "f.txt").write_text("pwned"),
         "append": lambda: open(outside / "f.txt", "a").close(),
@@ -117,7 +117,9 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
         "chmod": lambda: os.chmod(outside / "f.txt", 0o777),
         "remove": lambda: os.remove(outside / "f.txt"),
         "relative": lambda: open("relative.txt", "w").close(),
-        "through-link": lambda: (enclosure / "ws" / "link" / "f.txt").write_text("pwned"),
+        "link-out": lambda: os.symlink(outside / "f.txt", enclosure / "ws" / "out"),
+        # Written, it reads as ws/x; the kernel follows `up` first, and `..` from there leaves.
+        "dotdot-after-link": lambda: open(f"{enclosure}/ws/up/../f.txt", "a").close(),
     }
     with confine.confined(bounds), pytest.raises(PermissionError):
         actions[operation]()
