@@ -315,11 +315,19 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
             self.steps: list[dict[str, Any]] = []
             self.slack = VersionSlack()
             self.hashes: list[str] = [EMPTY_SHA256]
-            self.ws_ref, self.ws_tgt = Workspace("harness-fuzz-", parent), Workspace("harness-fuzz-", parent)
             self.sessions: list[Session] = []
-            for ws in (self.ws_ref, self.ws_tgt):
-                ws.populate({"files": dict(given)}, {"workspace": str(ws.root)})
-            self.sessions = [_open(reference, profile, self.ws_ref), _open(target, profile, self.ws_tgt)]
+            self.workspaces: list[Workspace] = []
+            try:  # hypothesis tears down only a machine that was made: a failure here cleans up itself
+                for _ in range(2):
+                    self.workspaces.append(Workspace("harness-fuzz-", parent))
+                self.ws_ref, self.ws_tgt = self.workspaces
+                for ws in self.workspaces:
+                    ws.populate({"files": dict(given)}, {"workspace": str(ws.root)})
+                self.sessions.append(_open(reference, profile, self.ws_ref))
+                self.sessions.append(_open(target, profile, self.ws_tgt))
+            except BaseException:
+                self.teardown()
+                raise
 
         def teardown(self) -> None:
             for session in self.sessions:
@@ -327,8 +335,8 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
                     session.close()
                 except Exception:  # noqa: BLE001 - a session that cannot close must not hide the finding
                     pass
-            self.ws_ref.remove()
-            self.ws_tgt.remove()
+            for ws in self.workspaces:
+                ws.remove()
 
         # -- what the reference's workspace holds now (arguments are drawn from it) --
 

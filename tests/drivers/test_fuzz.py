@@ -9,7 +9,7 @@ pytest.importorskip("hypothesis")
 
 from harness.drivers import fuzz as fuzz_driver  # noqa: E402
 from harness.drivers.fuzz import VersionSlack, compare_call, fuzz, hunks_definite, make_diff  # noqa: E402
-from harness.targets.base import CallResult  # noqa: E402
+from harness.targets.base import CallResult, TargetError  # noqa: E402
 from harness.targets.reference import ReferenceTarget  # noqa: E402
 from tests import planted  # noqa: E402
 
@@ -58,6 +58,22 @@ def test_the_reference_against_itself_never_diverges(profile):
     result = fuzz(ReferenceTarget("reference"), profile, seed=3, max_examples=15)
     assert result.divergence is None, str(result.divergence)
     assert result.examples >= 15
+
+
+class CannotOpen(ReferenceTarget):
+    """A target whose sessions fail to open: the machine is never made, so hypothesis never tears it down."""
+
+    def open(self, profile, workspace, options):
+        raise TargetError("cannot open a session")
+
+
+def test_a_target_that_cannot_open_leaves_no_workspace(tmp_path, monkeypatch):
+    monkeypatch.setattr(fuzz_driver, "_workspace_parent", lambda: str(tmp_path))
+    try:
+        fuzz(CannotOpen("broken"), "mcp-write-text-file", seed=1, max_examples=3)
+    except Exception:  # noqa: BLE001 - how the failure surfaces is not the point; what it leaves is
+        pass
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_versions_may_differ_only_as_far_as_failed_calls_leave_open():
