@@ -26,7 +26,7 @@ from typing import Any, Iterator
 import yaml
 
 from harness import limits
-from harness.content import code_points_size, size_of
+from harness.content import code_points_size, code_points_text, size_of
 from harness.safepath import PATH_KEYS, argument_path_problem, lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)
@@ -92,8 +92,11 @@ def problems(document: dict[str, Any]) -> ErrorList:
         why = link_target_problem(link, target)
         if why:
             out.append((field_path, f"link target outside the harness's folder around the workspace: {why}", False))
+    # With links laid out, '..' after a name is applied where the link leads, not where it reads.
+    links = bool((document.get("given") or {}).get("symlinks")) or any(
+        isinstance(step, dict) and step.get("action") == "symlink" for step in document.get("steps") or ())
     for field_path, value in _argument_paths(document):
-        why = argument_path_problem(value)
+        why = argument_path_problem(value, links=links)
         if why:
             out.append((field_path, f"path argument outside the harness's folder around the workspace: {why}", False))
     sizes = list(_contents(document))
@@ -136,13 +139,19 @@ def _paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
 
 def _argument_paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
     def visit(value: Any, where: list[Any], named: bool) -> Iterator[tuple[list[Any], str]]:
-        if isinstance(value, dict):
+        if isinstance(value, dict) and len(value) == 1 and "$code_points" in value:
+            if named:
+                try:
+                    yield where, code_points_text(value["$code_points"])
+                except (ValueError, TypeError):
+                    pass  # the loader reports the form itself
+        elif isinstance(value, dict):
             for key, inner in value.items():
                 yield from visit(inner, where + [key], named or any(p in str(key).lower() for p in PATH_KEYS))
         elif isinstance(value, list):
             for index, inner in enumerate(value):
                 yield from visit(inner, where + [index], named)
-        elif named and isinstance(value, str) and "\n" not in value:
+        elif named and isinstance(value, str):
             yield where, value
 
     for index, step in enumerate(document.get("steps") or ()):

@@ -11,8 +11,10 @@ only:
 - any change (open for writing, create, rename, remove, mode, times, links) to a path outside the
   enclosure: the workspace and the harness's folder around it, where a write is still seen as an
   escape by the canaries; a link made must lead inside it too;
-- any read or listing outside the enclosure but Python's own files (the folders on ``sys.path``
-  and the interpreter's prefixes: a call may import a module the first time it needs it).
+- any read or listing outside the enclosure but Python's own files: anything under the
+  interpreter's prefixes (its library, the venv), and code only (``.py``, ``.pyc``, ``.so``...)
+  in the other folders on ``sys.path``, which may be a user's home under ``python -m`` (a call may
+  import a module the first time it needs it, and write its bytecode cache).
 
 A path is judged as written, made absolute and normalised: every link in the enclosure leads
 inside it (those a scenario lays out are held to that by harness/safepath.py, those made during a
@@ -23,8 +25,12 @@ with ``realpath`` first.
 The refused operation raises ``PermissionError`` in the reference, and the session reports what
 was refused, which the runner shows as an ``escape`` failure. The hook cannot be removed once
 added (Python's rule), so it is added once, and outside a confined call it returns at once.
-Operations on an open descriptor (``fd``-based ones, and ``dir_fd`` names, which the audit events
-do not resolve) are not seen; the reference uses paths.
+A name relative to a directory descriptor is taken from that folder where the event carries the
+descriptor; ``os.open`` does not pass it on, so a relative name opened for reading is let through
+(``shutil.rmtree`` walks that way) and one opened for writing is taken from the working folder.
+Operations on an open descriptor are not seen, nor ``os.mkfifo`` and ``os.stat`` (no audit event);
+starting a process or a thread, changing the working folder and opening a database by name are
+refused outright while a call is confined.
 """
 
 from __future__ import annotations
@@ -48,7 +54,18 @@ CHANGES = frozenset({
 #: Events with two paths that both change (a rename's source leaves, its destination appears).
 TWO_PATHS = frozenset({"os.rename", "os.link", "shutil.copyfile", "shutil.copytree", "shutil.move"})
 #: Audit events that read what a path names.
-READS = frozenset({"os.listdir", "os.scandir", "os.getxattr", "os.listxattr", "os.chdir", "glob.glob"})
+READS = frozenset({"os.listdir", "os.scandir", "os.getxattr", "os.listxattr", "glob.glob"})
+#: Events that move a name (a link moved keeps its target's text: where it leads is checked again).
+MOVES = frozenset({"os.rename", "os.link", "shutil.move"})
+#: What a confined call may not do at all: start processes or threads (which the hook would not
+#: follow), change the process's working folder, open a database file by name.
+REFUSED = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                     "os.forkpty", "pty.spawn", "_thread.start_new_thread", "os.chdir", "os.fchdir",
+                     "sqlite3.connect"})
+#: Where an event carries directory descriptors: name index -> descriptor index.
+_DIR_FDS = {"os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "os.mkdir": ((0, 2),), "os.chmod": ((0, 2),),
+            "os.chown": ((0, 3),), "os.utime": ((0, 3),), "os.rename": ((0, 2), (1, 3)),
+            "os.link": ((0, 2), (1, 3))}
 
 _READ_ONLY = frozenset("rbt")  # an open mode with only these letters reads
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -61,9 +78,19 @@ _lock = threading.Lock()
 
 @functools.cache
 def _python_roots() -> tuple[str, ...]:
+    """The interpreter's own folders (its library, the venv): anything there may be read."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    roots.update(entry for entry in sys.path if entry)
     return tuple(sorted({os.path.realpath(root) for root in roots if os.path.isabs(root)}))
+
+
+@functools.cache
+def _code_roots() -> tuple[str, ...]:
+    """The other folders on ``sys.path`` (the project, the working folder under ``python -m``):
+    only Python's code may be read there, and listed (a folder on it may be a user's home)."""
+    return tuple(sorted({os.path.realpath(entry) for entry in sys.path if entry and os.path.isabs(entry)}))
+
+
+_CODE = (".py", ".pyc", ".so", ".pth", ".zip")
 
 
 @functools.lru_cache(maxsize=64)
@@ -78,47 +105,84 @@ class Confinement:
         self.bounds = _bounds_of(enclosure)
         self.refused: list[str] = []
         self.python = _python_roots()
+        self.code = _code_roots()
 
-    def where(self, raw: str) -> str:
-        """Returns where ``raw`` leads: absolute and normalised, through ``realpath`` when ``..`` follows a name."""
-        path = raw if raw.startswith("/") else os.path.join(os.getcwd(), raw)
+    def where(self, raw: str, dir_fd: object = None) -> str:
+        """Returns where ``raw`` leads: absolute (from ``dir_fd`` when given one) and normalised,
+        through ``realpath`` when ``..`` follows a name."""
+        if raw.startswith("/"):
+            path = raw
+        elif isinstance(dir_fd, int) and dir_fd >= 0:
+            path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), raw)
+        else:
+            path = os.path.join(os.getcwd(), raw)
         if "/.." in path:
-            return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+            return os.path.normpath(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)))
         return os.path.normpath(path)
 
     def check(self, event: str, args: tuple) -> None:
         """Raises PermissionError (and keeps what it refused) when ``event`` reaches outside."""
+        if event in REFUSED:
+            self._refuse(f"refused: the in-process reference tried {event}, which a call confined to its "
+                         "workspace may not do (it would escape the confinement)", event, "")
+        dir_fds = _DIR_FDS.get(event, ())
         if event == "open":
             path, mode, flags = args if len(args) == 3 else (tuple(args) + (None, None, None))[:3]
             changes = (not _READ_ONLY.issuperset(mode) if isinstance(mode, str)
                        else isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
-            paths = (path,)
+            if not changes and isinstance(path, (str, bytes)) and not os.fsdecode(path).startswith("/"):
+                return  # a relative name read (os.open gives no dir_fd to the event: shutil.rmtree's walk)
+            paths = [(path, None)]
         elif event == "os.symlink":  # (target, link, dir_fd): the link is made, and must lead inside
-            changes, paths = True, [args[1]]
+            changes, paths = True, [(args[1], args[2] if len(args) > 2 else None)]
             if isinstance(args[0], (str, bytes)) and isinstance(args[1], (str, bytes)):
-                link = self.where(os.fsdecode(args[1]))
-                paths.append(os.path.join(os.path.dirname(link), os.fsdecode(args[0])))
+                link = self.where(os.fsdecode(args[1]), paths[0][1])
+                paths.append((os.path.join(os.path.dirname(link), os.fsdecode(args[0])), None))
         elif event in CHANGES:
-            changes, paths = True, list(args[:2] if event in TWO_PATHS else args[:1])
+            count = 2 if event in TWO_PATHS else 1
+            fds = dict(dir_fds)
+            paths = [(args[i], args[fds[i]] if i in fds and len(args) > fds[i] else None)
+                     for i in range(min(count, len(args)))]
+            changes = True
+            if event in MOVES and len(paths) == 2:
+                paths.append(self._moved_link(paths[0], paths[1]))
         elif event in READS:
-            changes, paths = False, list(args[:1])
+            changes, paths = False, [(args[0], None)] if args else []
         else:
             return
-        for raw in paths:
+        for raw, dir_fd in paths:
             if isinstance(raw, int) or raw is None:
                 continue  # an open descriptor: what it names was checked when it was opened
             try:
-                path = self.where(os.fsdecode(raw))
-            except (TypeError, ValueError):
+                path = self.where(os.fsdecode(raw), dir_fd)
+            except (TypeError, ValueError, OSError):
                 continue
             if _under(path, self.bounds):
                 continue
-            if not changes and _under(path, self.python):
+            if not changes and (_under(path, self.python)
+                                or (_under(path, self.code) and (event != "open" or path.endswith(_CODE)))):
                 continue
+            if changes and "/__pycache__" in path and _under(path, self.python + self.code):
+                continue  # an import writing its bytecode cache
             verb = "change" if changes else "read"
-            self.refused.append(f"refused: the in-process reference tried to {verb} {path} ({event}), "
-                                "outside the workspace")
-            raise PermissionError(errno.EACCES, "outside the workspace: refused by the harness", path)
+            self._refuse(f"refused: the in-process reference tried to {verb} {path} ({event}), outside the workspace",
+                         event, path)
+
+    def _moved_link(self, source: tuple, destination: tuple) -> tuple:
+        """A link moved or linked keeps its target's text, which a new place reads otherwise: where it
+        will lead from there (or nothing to check)."""
+        try:
+            old = self.where(os.fsdecode(source[0]), source[1])
+            new = self.where(os.fsdecode(destination[0]), destination[1])
+            if not os.path.islink(old):
+                return (None, None)
+            return (os.path.join(os.path.dirname(new), os.readlink(old)), None)
+        except (TypeError, ValueError, OSError):
+            return (None, None)
+
+    def _refuse(self, what: str, event: str, path: str) -> None:
+        self.refused.append(what)
+        raise PermissionError(errno.EACCES, "outside the workspace: refused by the harness", path or event)
 
 
 @functools.lru_cache(maxsize=64)

@@ -234,7 +234,7 @@ def link_target_problem(link: str, target: str) -> str | None:
 PATH_KEYS = ("path", "file", "dir", "target", "source", "destination")
 
 
-def argument_path_problem(value: str) -> str | None:
+def argument_path_problem(value: str, *, links: bool = False) -> str | None:
     """Returns why a path a scenario hands a tool leads, on its face, beyond the harness's folder
     around the workspace, or None.
 
@@ -243,6 +243,8 @@ def argument_path_problem(value: str) -> str | None:
     the harness sees it. ``${workspace}`` (also after one more ``/``, a UNC-like form) counts as the
     root; ``..`` may climb one level above it; other absolute paths are problems. Relative paths
     are resolved by the tool as it likes (that is often the test); only their climb is bounded.
+    With ``links`` (the scenario lays out links) ``..`` may not follow a name: the kernel applies it
+    where a link leads, so ``l/../../x`` through a link to the folder around the workspace leaves it.
     """
     for prefix in ("/${workspace}", "${workspace}"):
         if value == prefix or value.startswith(prefix + "/"):
@@ -252,14 +254,17 @@ def argument_path_problem(value: str) -> str | None:
         if value.startswith("/"):
             return (f"{value!r} is an absolute path outside the workspace: a tool that wrongly accepted it would "
                     "write into the machine; write a path outside the root as `${workspace}/../name`")
-    depth = 0
+    depth, named = 0, False
     for part in value.split("/"):
         if part == "..":
+            if links and named:
+                return (f"{value!r} has '..' after a name in a scenario that lays out links: the kernel "
+                        "applies it where a link leads")
             depth -= 1
             if depth < -1:
                 return f"{value!r} climbs more than one level above the workspace"
         elif part not in ("", "."):
-            depth += 1
+            depth, named = depth + 1, True
     return None
 
 

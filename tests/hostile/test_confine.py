@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
+import subprocess
 import sys
 import threading
 
@@ -94,11 +96,15 @@ def test_inside_the_enclosure_everything_goes_and_python_may_still_import(tmp_pa
         (enclosure / "beside.txt").write_text("seen by the canary check, not refused here")
         assert sorted(os.listdir(enclosure / "ws")) == ["b.txt", "d"]
         importlib.import_module("colorsys")  # a first import reads Python's own files
+        (enclosure / "ws" / "tree" / "deep").mkdir(parents=True)
+        (enclosure / "ws" / "tree" / "deep" / "f").write_text("f")
+        shutil.rmtree(enclosure / "ws" / "tree")  # names relative to its folders' descriptors
     assert bounds.refused == []
 
 
 @pytest.mark.parametrize("operation", ["write", "append", "read", "listdir", "rename-out", "mkdir", "chmod",
-                                       "remove", "relative", "link-out", "dotdot-after-link"])
+                                       "remove", "relative", "link-out", "dotdot-after-link", "link-to-dotdot-dotdot",
+                                       "link-moved-up", "subprocess", "chdir", "listdir-dotdot"])
 def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, operation, monkeypatch):
     enclosure, bounds = _bounds(tmp_path)
     outside = tmp_path / "outside"
@@ -120,10 +126,18 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
         "link-out": lambda: os.symlink(outside / "f.txt", enclosure / "ws" / "out"),
         # Written, it reads as ws/x; the kernel follows `up` first, and `..` from there leaves.
         "dotdot-after-link": lambda: open(f"{enclosure}/ws/up/../f.txt", "a").close(),
+        "link-to-dotdot-dotdot": lambda: os.symlink("../..", enclosure / "ws" / "high"),
+        # Made in a/b it leads to the folder around the workspace; moved up a level it would lead out.
+        "link-moved-up": lambda: (os.makedirs(enclosure / "ws" / "a" / "b"),
+                                  os.symlink("../../../x", enclosure / "ws" / "a" / "b" / "l"),
+                                  os.rename(enclosure / "ws" / "a" / "b" / "l", enclosure / "ws" / "a" / "l")),
+        "subprocess": lambda: subprocess.run(["true"], check=False),
+        "chdir": lambda: os.chdir(enclosure / "ws"),
+        "listdir-dotdot": lambda: os.listdir(f"{enclosure}/ws/../.."),
     }
     with confine.confined(bounds), pytest.raises(PermissionError):
         actions[operation]()
-    assert len(bounds.refused) == 1 and "outside the workspace" in bounds.refused[0]
+    assert len(bounds.refused) == 1 and bounds.refused[0].startswith("refused: the in-process reference tried")
     assert (outside / "f.txt").read_text() == SECRET and sorted(os.listdir(outside)) == ["f.txt"]
     assert (enclosure / "ws" / "in.txt").exists()
 

@@ -210,3 +210,36 @@ def test_the_path_argument_rule_allows_the_root_one_level_above_it_and_relative_
         assert argument_path_problem(value) is None, value
     for value in ("/etc/x", "//srv/share/x", "${workspace}/../../x", "../../x", "a/../../../x", "/${workspace}/../../x"):
         assert argument_path_problem(value), value
+
+
+
+def test_with_links_laid_out_a_path_argument_may_not_climb_after_a_name():
+    # a/b/c/d/l leads to the folder around the workspace; the kernel applies each '..' after it
+    # from there, so the path below reaches / though it reads as staying inside.
+    escape = "${workspace}/a/b/c/d/l/../../../../../../x"
+    assert argument_path_problem(escape) is None  # no links: read as written, it stays inside
+    assert "after a name" in argument_path_problem(escape, links=True)
+    assert argument_path_problem("../x", links=True) is None and argument_path_problem("a/b", links=True) is None
+    assert argument_path_problem("../a/../x", links=True)
+
+
+def test_a_path_argument_built_from_code_points_is_checked_as_the_text_it_makes(tmp_path):
+    scenario = """
+id: hostile/code-points-path
+profile: mcp-write-text-file
+title: a path assembled from code points
+source: test
+given:
+  symlinks: {"a/b/l": "../../.."}
+steps:
+  - tool: write_text_file
+    args: {path: {$code_points: [47, "etc/x"]}, content: "x"}
+  - tool: write_text_file
+    args: {path: "${workspace}/a/b/l/../../../../x\\nmore", content: "x"}
+"""
+    write_scenarios(tmp_path / "scenarios", scenario)
+    outcome = harness_run(tmp_path, tmp_path / "scenarios")
+    assert outcome.code == 2
+    reasons = " ".join(r["reason"] for r in outcome.report["results"])
+    assert "[steps[0].args.path] path argument outside" in reasons and "'/etc/x' is an absolute path" in reasons
+    assert "[steps[1].args.path] path argument outside" in reasons and "after a name" in reasons
