@@ -44,7 +44,7 @@ import threading
 from typing import Iterator
 
 #: Audit events that change what a path names (their first argument is the path; ``os.rename``,
-#: ``os.link``, ``os.symlink`` and ``shutil.*`` name a second one).
+#: ``os.link`` and ``shutil.*`` name a second one; ``os.symlink`` is checked on its own).
 CHANGES = frozenset({
     "os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.chmod", "os.chown", "os.utime", "os.truncate",
     "os.link", "os.chflags", "os.lchflags", "os.lchmod", "os.lchown", "os.setxattr",
@@ -155,8 +155,11 @@ class Confinement:
                 continue  # an open descriptor: what it names was checked when it was opened
             try:
                 path = self.where(os.fsdecode(raw), dir_fd)
-            except (TypeError, ValueError, OSError):
-                continue
+            except (TypeError, ValueError):
+                continue  # not a path: the system call refuses it itself
+            except OSError:  # where it leads cannot be told (a bad descriptor, no working folder): refused
+                self._refuse(f"refused: the in-process reference tried {event} on {os.fsdecode(raw)!r}, "
+                             "whose place cannot be told", event, os.fsdecode(raw))
             if _under(path, self.bounds):
                 continue
             if not changes and (_under(path, self.python)

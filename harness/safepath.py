@@ -197,6 +197,22 @@ def _link_parts(root: str, done: list[str], target: str, where: str) -> list[str
     return parts
 
 
+def _climb_problem(text: str, depth: int, after_name: str | None) -> str | None:
+    """Returns why ``text`` (a relative path, read from ``depth`` levels below the root) climbs more
+    than one level above the root, or has ``..`` after a name when ``after_name`` says why it may not."""
+    named = False
+    for part in text.split("/"):
+        if part == "..":
+            if named and after_name:
+                return f"{text!r} has '..' after a name: {after_name}"
+            depth -= 1
+            if depth < -1:
+                return f"{text!r} climbs more than one level above the workspace"
+        elif part not in ("", "."):
+            depth, named = depth + 1, True
+    return None
+
+
 def link_target_problem(link: str, target: str) -> str | None:
     """Returns why a link a scenario lays out at ``link`` would lead out of the harness's folder
     around the workspace, on its face, or None (the rule of :func:`check_link_target`, lexically).
@@ -217,17 +233,7 @@ def link_target_problem(link: str, target: str) -> str | None:
         if target.startswith("/"):
             return (f"{target!r} is absolute: a link the harness makes leads into the workspace or the folder "
                     "around it (`${workspace}/...`, or a relative path)")
-    named = False
-    for part in target.split("/"):
-        if part == "..":
-            if named:
-                return f"{target!r} has '..' after a name: '..' may only open a link's target"
-            depth -= 1
-            if depth < -1:
-                return f"{target!r} climbs more than one level above the workspace"
-        elif part not in ("", "."):
-            named = True
-    return None
+    return _climb_problem(target, depth, "'..' may only open a link's target")
 
 
 #: Parts of an argument's name that make its string values paths (``file_path``, ``paths``, ``source``...).
@@ -254,18 +260,8 @@ def argument_path_problem(value: str, *, links: bool = False) -> str | None:
         if value.startswith("/"):
             return (f"{value!r} is an absolute path outside the workspace: a tool that wrongly accepted it would "
                     "write into the machine; write a path outside the root as `${workspace}/../name`")
-    depth, named = 0, False
-    for part in value.split("/"):
-        if part == "..":
-            if links and named:
-                return (f"{value!r} has '..' after a name in a scenario that lays out links: the kernel "
-                        "applies it where a link leads")
-            depth -= 1
-            if depth < -1:
-                return f"{value!r} climbs more than one level above the workspace"
-        elif part not in ("", "."):
-            depth, named = depth + 1, True
-    return None
+    return _climb_problem(value, 0, "in a scenario that lays out links, the kernel applies it where a link leads"
+                          if links else None)
 
 
 def check_link_target(root: str, enclosure: str, link: list[str], target: str) -> None:
@@ -290,13 +286,8 @@ def check_link_target(root: str, enclosure: str, link: list[str], target: str) -
             start, rest = [], posixpath.relpath(posixpath.normpath(target), top)
         else:
             start, rest = [], target[len(top):].lstrip("/") or "."
-    named = False
-    for part in rest.split("/"):
-        if part == "..":
-            if named:
-                raise refused
-        elif part not in ("", "."):
-            named = True
+    if _climb_problem(rest, len(link) + 1, "after_name"):  # deep enough that only '..' after a name counts
+        raise refused
     normal = posixpath.normpath(posixpath.join(top, *start, rest))
     bound = enclosure.rstrip("/")
     if normal != bound and not normal.startswith(bound + "/"):

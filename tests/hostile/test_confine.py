@@ -104,7 +104,7 @@ def test_inside_the_enclosure_everything_goes_and_python_may_still_import(tmp_pa
 
 @pytest.mark.parametrize("operation", ["write", "append", "read", "listdir", "rename-out", "mkdir", "chmod",
                                        "remove", "relative", "link-out", "dotdot-after-link", "link-to-dotdot-dotdot",
-                                       "link-moved-up", "subprocess", "chdir", "listdir-dotdot"])
+                                       "link-moved-up", "subprocess", "chdir", "listdir-dotdot", "unknown-folder"])
 def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, operation, monkeypatch):
     enclosure, bounds = _bounds(tmp_path)
     outside = tmp_path / "outside"
@@ -113,6 +113,7 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
     (outside / "f.txt").write_text(SECRET)
     (enclosure / "ws" / "in.txt").write_text("in")
     os.symlink("..", enclosure / "ws" / "up")  # leads to the folder around the workspace: inside
+    closed = _closed_descriptor(tmp_path)  # taken before the confinement, which would refuse reading tmp_path
     actions = {
         "write": lambda: (outside / "f.txt").write_text("pwned"),
         "append": lambda: open(outside / "f.txt", "a").close(),
@@ -134,12 +135,20 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
         "subprocess": lambda: subprocess.run(["true"], check=False),
         "chdir": lambda: os.chdir(enclosure / "ws"),
         "listdir-dotdot": lambda: os.listdir(f"{enclosure}/ws/../.."),
+        "unknown-folder": lambda: os.mkdir("made", dir_fd=closed),
     }
     with confine.confined(bounds), pytest.raises(PermissionError):
         actions[operation]()
     assert len(bounds.refused) == 1 and bounds.refused[0].startswith("refused: the in-process reference tried")
     assert (outside / "f.txt").read_text() == SECRET and sorted(os.listdir(outside)) == ["f.txt"]
     assert (enclosure / "ws" / "in.txt").exists()
+
+
+def _closed_descriptor(tmp_path) -> int:
+    """A descriptor number that names nothing (opened, then closed): where a name under it leads cannot be told."""
+    fd = os.open(tmp_path, os.O_RDONLY)
+    os.close(fd)
+    return fd
 
 
 def test_the_confinement_holds_for_the_confined_thread_only(tmp_path):
