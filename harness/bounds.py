@@ -93,8 +93,7 @@ def problems(document: dict[str, Any]) -> ErrorList:
         if why:
             out.append((field_path, f"link target outside the harness's folder around the workspace: {why}", False))
     # With links laid out, '..' after a name is applied where the link leads, not where it reads.
-    links = bool((document.get("given") or {}).get("symlinks")) or any(
-        isinstance(step, dict) and step.get("action") == "symlink" for step in document.get("steps") or ())
+    links = lays_out_links(document)
     for field_path, value in _argument_paths(document):
         why = argument_path_problem(value, links=links)
         if why:
@@ -135,6 +134,44 @@ def _paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
             yield ["steps", index, "path"], step.get("path", "")
         yield from _then_paths(step.get("then"), ["steps", index, "then"])
     yield from _then_paths(document.get("then"), ["then"])
+
+
+def lays_out_links(document: dict[str, Any]) -> bool:
+    """Returns whether a scenario document lays out links (``given.symlinks`` or a ``symlink`` action)."""
+    return bool((document.get("given") or {}).get("symlinks")) or any(
+        isinstance(step, dict) and step.get("action") == "symlink" for step in document.get("steps") or ())
+
+
+def built_argument_problem(args: Any, root: str, *, links: bool = False) -> str | None:
+    """Returns why a path argument built at run time (``${stepN...}``, from what a target answered
+    before) leads beyond the harness's folder around the workspace at ``root``, or None.
+
+    The lint reads a placeholder as text, so an answer of ``/etc/passwd`` fed to the next call
+    passed it; the built value is held to the rule of :func:`~harness.safepath.argument_path_problem`,
+    the workspace's real path read back as ``${workspace}``.
+    """
+    top = root.rstrip("/")
+    for where, value in _argument_values(args, []):
+        for prefix, name in ((top, "${workspace}"), ("/" + top, "/${workspace}")):
+            if value == prefix or value.startswith(prefix + "/"):
+                value = name + value[len(prefix):]
+                break
+        why = argument_path_problem(value, links=links)
+        if why:
+            return f"args.{'.'.join(str(part) for part in where)}: {why}"
+    return None
+
+
+def _argument_values(value: Any, where: list[Any], named: bool = False) -> Iterator[tuple[list[Any], str]]:
+    """Yields the string values of an argument tree whose key (or an enclosing key) names a path."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _argument_values(inner, where + [key], named or any(p in str(key).lower() for p in PATH_KEYS))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _argument_values(inner, where + [index], named)
+    elif named and isinstance(value, str):
+        yield where, value
 
 
 def _argument_paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:

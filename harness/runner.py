@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterable
 
-from harness import aspects, faults, printable, processes, watch
+from harness import aspects, bounds, faults, printable, processes, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.content import lone_surrogate_in
 from harness.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
@@ -263,6 +263,11 @@ class Runner:
                 lookup = _step_lookup(result)
                 try:
                     args = substitute(step.args, names, steps=lookup, in_args=True)
+                    if not constant(step.args) and _from_answers(step.args):
+                        why = bounds.built_argument_problem(args, names["workspace"], links=_lays_out_links(scenario))
+                        if why:
+                            raise UnknownPlaceholder(f"a path built from an earlier answer leads outside the "
+                                                     f"harness's folder around the workspace: {why}; not sent")
                     # An expectation without placeholders is used as it is (matching only reads it).
                     expect = (None if not step.expect else step.expect if constant(step.expect)
                               else substitute(step.expect, names, steps=lookup))
@@ -290,6 +295,23 @@ class Runner:
                 record.extra = {**record.extra, "workspace": workspace.state()}
             record.seconds = time.perf_counter() - started
         return None
+
+
+def _from_answers(value: Any) -> bool:
+    """Returns whether a value (call arguments) holds a ``${stepN...}`` placeholder anywhere."""
+    if isinstance(value, str):
+        return "${step" in value
+    if isinstance(value, dict):
+        return any(_from_answers(key) or _from_answers(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_from_answers(item) for item in value)
+    return False
+
+
+def _lays_out_links(scenario: Scenario) -> bool:
+    """Returns whether a scenario lays out links (then '..' after a name may go where a link leads)."""
+    return bool(scenario.given.get("symlinks")) or any(
+        isinstance(step, Action) and step.action == "symlink" for step in scenario.steps)
 
 
 def _substituted(then: Any, names: dict[str, str]) -> Any:

@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+import pytest
+
 from harness.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
 from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
 
@@ -243,3 +245,45 @@ steps:
     reasons = " ".join(r["reason"] for r in outcome.report["results"])
     assert "[steps[0].args.path] path argument outside" in reasons and "'/etc/x' is an absolute path" in reasons
     assert "[steps[1].args.path] path argument outside" in reasons and "after a name" in reasons
+
+
+BUILT_FROM_ANSWERS = """\
+id: aptix-tul-004/hostile/built-path
+profile: aptix-tul-004
+title: a path argument built from what the candidate answered before
+source: test
+steps:
+  - tool: workspace_create_file
+    args: {path: "notes/a.txt", content: "x"}
+  - tool: workspace_create_file
+    args: {path: "${step1.output.path}", content: "y"}
+"""
+
+
+@pytest.mark.parametrize("answered, sent", [
+    ("/etc/cron.d/x", False),                  # absolute, beyond the folder around the workspace
+    ("../../x", False),                        # climbs two levels above the root
+    ("{root}/../../x", False),                 # from the root, two levels up
+    ("notes/b.txt", True),                     # relative, inside
+    ("{root}/notes/b.txt", True),              # the workspace's real path, inside
+    ("{root}/../b.txt", True),                 # one level above the root: where the canaries see it
+])
+def test_a_path_argument_built_from_an_earlier_answer_is_checked_before_it_is_sent(scenario_from, answered, sent):
+    from fakes import ScriptedTarget
+    from harness.model import Verdict
+    from harness.runner import Runner
+    from harness.targets.base import CallResult
+
+    def create(workspace, args):
+        return CallResult(output={"path": answered.format(root=workspace)})
+
+    target = ScriptedTarget({"workspace_create_file": create})
+    with Runner(target) as runner:
+        result = runner.run(scenario_from(BUILT_FROM_ANSWERS))
+    assert len(target.calls) == (2 if sent else 1), target.calls
+    if not sent:
+        assert result.verdict is Verdict.ERROR
+        assert "a path built from an earlier answer leads outside" in result.reason
+        assert "args.path" in result.reason and "not sent" in result.reason
+    else:
+        assert result.verdict is Verdict.PASS, result.reason
