@@ -10,6 +10,12 @@ language of the files they are about.
 
 Compiled validators are kept per schema (a profile's schemas are checked for every step of every
 scenario).
+
+Nothing is retrieved: a ``$ref`` may point into its own schema only. Left to itself jsonschema-rs
+fetches any ``file://`` or ``http(s)://`` URI a schema names, and schemas come from profile files
+(a pull request) and from candidates (an MCP server's ``inputSchema``): a reference to a JSON file
+on the machine put its values into the reports (``1 is not one of "<secret>"``), one to a FIFO
+hung the harness, one to a URL made it send requests. Such a schema is invalid, naming the URI.
 """
 
 from __future__ import annotations
@@ -47,12 +53,35 @@ def _cached(frozen: Any) -> Any:
     return _compile(_thaw(frozen), None)
 
 
+def _refuse(uri: str) -> Any:
+    """The retriever: a schema may not make the harness read a file or the network."""
+    raise ValueError(f"the harness retrieves no schema ({uri}): a $ref may point into its own schema only")
+
+
+def _outward_ref(schema: Any, message: str) -> list[Any]:
+    """Returns where in ``schema`` the reference a refused retrieval came from is (``[...,"$ref"]``)."""
+    stack: list[tuple[list[Any], Any]] = [([], schema)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in ("$ref", "$dynamicRef") and isinstance(inner, str) and inner.split("#")[0] \
+                        and f"({inner.split('#')[0]}" in message:
+                    return where + [key]
+                stack.append((where + [key], inner))
+        elif isinstance(value, list):
+            stack.extend((where + [index], inner) for index, inner in enumerate(value))
+    return []
+
+
 def _compile(schema: Any, formats: dict[str, Callable[[str], bool]] | None) -> Any:
     try:
         if formats is None:
-            return jsonschema_rs.validator_for(schema)
-        return jsonschema_rs.validator_for(schema, validate_formats=True, formats=formats)
+            return jsonschema_rs.validator_for(schema, retriever=_refuse)
+        return jsonschema_rs.validator_for(schema, validate_formats=True, formats=formats, retriever=_refuse)
     except ValidationError as exc:
+        if "retrieves no schema" in exc.message:
+            raise SchemaInvalid(_outward_ref(schema, exc.message), exc.message.split("retrieving it failed: ValueError: ")[-1]) from None
         raise SchemaInvalid(list(exc.instance_path), exc.message) from None
     except (ValueError, TypeError, RecursionError) as exc:
         raise SchemaInvalid([], str(exc).split("\n", 1)[0]) from None

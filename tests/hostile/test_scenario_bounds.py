@@ -179,3 +179,72 @@ def test_a_baseline_or_report_nested_past_the_parsers_stack_is_an_error_naming_i
                           timeout=60, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr, done.stderr[-2000:]
     assert "notareadableJSONreport:itneststoodeeptoparse" in "".join((done.stdout + done.stderr).split())
+
+
+REF_PROFILE = """\
+name: put-file
+title: A put_text tool
+contract:
+  document: put-file-contract.md
+  title: The put_text contract
+paths: absolute
+tools:
+  put_text:
+    summary: Writes content to an absolute path.
+    arguments:
+      type: object
+      required: [path]
+      properties:
+        path: {{type: string}}
+        mode: {{$ref: "{ref}"}}
+"""
+
+
+@pytest.mark.parametrize("kind", ["json-file", "fifo", "url"])
+def test_a_schema_refers_to_no_file_and_no_url_the_harness_would_fetch(tmp_path, kind):
+    # jsonschema-rs retrieves any file:// or http(s):// URI a schema names: a JSON file's values
+    # reached the messages, a FIFO hung the harness, a URL was requested.
+    import socket
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"enum": ["TOP-SECRET-VALUE"]}', "utf-8")
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(0.2)
+    ref = {"json-file": secret.as_uri(), "fifo": fifo.as_uri(),
+           "url": f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"}[kind]
+    folder = tmp_path / "scenarios"
+    profile = folder / "put-file" / "profile.yaml"
+    profile.parent.mkdir(parents=True)
+    profile.write_text(REF_PROFILE.format(ref=ref), "utf-8")
+    try:
+        done = subprocess.run([sys.executable, "-m", "harness", "lint", "--no-builtin", "--scenarios", str(folder)],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        try:
+            listener.accept()[0].close()
+            connected = True
+        except OSError:
+            connected = False
+    finally:
+        listener.close()
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert f"{profile}:15: [tools.put_text.arguments.properties.mode.$ref] not a valid JSON Schema" in out and ref in out, out
+    assert "retrieves no schema" in out and "TOP-SECRET" not in out and "Traceback" not in out, out
+    assert not connected
+
+
+def test_a_tools_input_schema_refers_to_nothing_outside_itself(tmp_path):
+    from harness import schemas
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"enum": ["TOP-SECRET-VALUE"]}', "utf-8")
+    with pytest.raises(schemas.SchemaInvalid) as refused:
+        schemas.validator({"type": "object", "properties": {"p": {"$ref": secret.as_uri()}}})
+    assert "retrieves no schema" in refused.value.message and "TOP-SECRET" not in refused.value.message
+    local = schemas.validator({"$defs": {"s": {"type": "string"}}, "properties": {"p": {"$ref": "#/$defs/s"}}})
+    assert local.is_valid({"p": "x"}) and not local.is_valid({"p": 1})
+    drafts = schemas.validator({"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"})
+    assert drafts.is_valid("x")
