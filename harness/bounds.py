@@ -98,6 +98,11 @@ def problems(document: dict[str, Any]) -> ErrorList:
         why = argument_path_problem(value, links=links)
         if why:
             out.append((field_path, f"path argument outside the harness's folder around the workspace: {why}", False))
+    for field_path, mode in _modes(document):
+        if isinstance(mode, str) and mode.isdigit() and int(mode, 8) & 0o6000:
+            out.append((field_path, f"mode {mode} sets the set-user-ID or set-group-ID bit: a scenario may not make "
+                                    "such a file (the harness often runs as root, and with --run-as the "
+                                    "candidate's user, who is not, can reach the workspace)", False))
     sizes = list(_contents(document))
     total = sum(size for _, size in sizes)
     if total > limits.MAX_SCENARIO_CONTENT:
@@ -194,6 +199,19 @@ def _argument_paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]
     for index, step in enumerate(document.get("steps") or ()):
         if isinstance(step, dict) and "tool" in step:
             yield from visit(step.get("args"), ["steps", index, "args"], False)
+
+
+def _modes(document: dict[str, Any]) -> Iterator[tuple[list[Any], Any]]:
+    given = document.get("given") or {}
+    for rel, spec in (given.get("files") or {}).items():
+        if isinstance(spec, dict) and "content" in spec and "mode" in spec:
+            yield ["given", "files", rel, "mode"], spec["mode"]
+    for index, entry in enumerate(given.get("dirs") or ()):
+        if isinstance(entry, dict) and "mode" in entry:
+            yield ["given", "dirs", index, "mode"], entry["mode"]
+    for index, step in enumerate(document.get("steps") or ()):
+        if isinstance(step, dict) and "action" in step and "mode" in step:
+            yield ["steps", index, "mode"], step["mode"]
 
 
 def _link_targets(document: dict[str, Any]) -> Iterator[tuple[list[Any], str, Any]]:

@@ -248,3 +248,31 @@ def test_a_tools_input_schema_refers_to_nothing_outside_itself(tmp_path):
     assert local.is_valid({"p": "x"}) and not local.is_valid({"p": 1})
     drafts = schemas.validator({"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"})
     assert drafts.is_valid("x")
+
+
+def test_a_scenario_may_not_make_a_set_user_id_or_set_group_id_file(tmp_path):
+    # Made as root, a setuid file is root's, and under --run-as the candidate's user (meant not
+    # to be root) can reach the workspace; no contract needs one.
+    folder = tmp_path / "scenarios"
+    write_scenarios(folder, HEAD.format(name="setuid") + """
+given:
+  files:
+    tool: {content: "#!/bin/sh\\n", mode: "4755"}
+  dirs:
+    - {path: shared, mode: "2775"}
+    - {path: sticky, mode: "1777"}
+steps:
+  - action: chmod
+    path: tool
+    mode: "6755"
+  - tool: Read
+    args: {file_path: "${workspace}/tool"}
+""", "setuid.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2
+    results = outcome.report["results"]
+    assert {result["verdict"] for result in results} == {"error"}
+    reasons = " ".join(result["reason"] for result in results)
+    for field in ("given.files.tool.mode", "given.dirs[0].mode", "steps[0].mode"):
+        assert f"[{field}] mode" in reasons and "set-user-ID or set-group-ID" in reasons, field
+    assert "given.dirs[1]" not in reasons  # the sticky bit is harmless
