@@ -103,13 +103,20 @@ def _snapshots(options: RunOptions, console: Any, catalog: Any, checker: Any) ->
         console.print(f"\n[bold yellow]SNAPSHOT[/bold yellow] [bold]{escape(scenario_id)}[/bold]: the observation "
                       f"differs from {escape(store.path(scenario_id).as_posix())}")
         print_diff(console, diff)
+    for scenario_id, why in outcome.refused.items():
+        console.print(f"\n[bold yellow]SNAPSHOT[/bold yellow] [bold]{escape(scenario_id)}[/bold]: {escape(why)}",
+                      highlight=False)
     where = store.folder.as_posix()
     if options.snapshot_update:
         console.print(f"snapshots {where}: {len(outcome.written)} written ({len(outcome.new)} new), "
-                      f"{len(outcome.matched)} unchanged, {len(outcome.removed)} orphan(s) removed "
+                      f"{len(outcome.matched)} unchanged, "
+                      + (f"{len(outcome.refused)} not written, " if outcome.refused else "")
+                      + f"{len(outcome.removed)} orphan(s) removed "
                       f"in {outcome.seconds:.2f}s", highlight=False)
     else:
         parts = [f"{len(outcome.matched)} match", f"{len(outcome.diverged)} differ"]
+        if outcome.refused:
+            parts.append(f"{len(outcome.refused)} not read")
         if outcome.new:
             parts.append(f"{len(outcome.new)} without snapshot (--snapshot-update writes them)")
         console.print(f"snapshots {where}: " + ", ".join(parts) + f" in {outcome.seconds:.2f}s", highlight=False)
@@ -122,7 +129,7 @@ def _snapshots(options: RunOptions, console: Any, catalog: Any, checker: Any) ->
             console.print(f"  {escape(store.path(scenario_id).as_posix())}", highlight=False)
         if len(kept) > ORPHANS_SHOWN:
             console.print(f"  ... and {len(kept) - ORPHANS_SHOWN} more", highlight=False)
-    return outcome.failed and not options.snapshot_update
+    return bool(outcome.diverged) and not options.snapshot_update or bool(outcome.refused)
 
 
 def reports(options: RunOptions, catalog: Any, runs: list[Any], columns: Any = None) -> None:

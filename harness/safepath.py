@@ -122,13 +122,15 @@ class Resolved:
 
 
 @contextmanager
-def resolve(root: str, rel: str, *, follow_last: bool = True, create_parents: bool = False) -> Iterator[Resolved]:
+def resolve(root: str, rel: str, *, follow_last: bool = True, create_parents: bool = False,
+            what: str = "the workspace") -> Iterator[Resolved]:
     """Yields ``rel`` resolved below ``root`` without the kernel following any link.
 
     Links among the components are followed only when they lead back inside the workspace (read
     and resolved here, lexically); the last component's link too when ``follow_last``. With
     ``create_parents``, missing directories on the way are made (mode 0777 minus the umask).
-    Raises Outside for anything that would leave the workspace, OSError for the rest.
+    Raises Outside for anything that would leave the workspace, OSError for the rest. ``what`` names
+    the tree below ``root`` in messages (the same walk keeps a snapshot folder's files in it).
     """
     pending = relative_parts(root, rel)
     done: list[str] = []
@@ -153,7 +155,7 @@ def resolve(root: str, rel: str, *, follow_last: bool = True, create_parents: bo
                     raise Outside(f"{where}: too many levels of symbolic links")
                 target = os.readlink(part, dir_fd=fds[-1])
                 # The link may lead anywhere in the tree: walk again from the root along its resolution.
-                pending = _link_parts(root, done, target, where) + pending[1:]
+                pending = _link_parts(root, done, target, where, what) + pending[1:]
                 for fd in fds[1:]:
                     _close(fd)
                 del fds[1:]
@@ -178,19 +180,19 @@ def resolve(root: str, rel: str, *, follow_last: bool = True, create_parents: bo
             _close(fd)
 
 
-def _link_parts(root: str, done: list[str], target: str, where: str) -> list[str]:
+def _link_parts(root: str, done: list[str], target: str, where: str, what: str = "the workspace") -> list[str]:
     """Returns the components (from the root) a link at ``done/<link>`` leads to; Outside if none."""
     if target.startswith("/"):
         normal = posixpath.normpath(target)
         top = root.rstrip("/")
         if normal != top and not normal.startswith(top + "/"):
-            raise Outside(f"{where} is a symbolic link to {target!r}, outside the workspace: not followed")
+            raise Outside(f"{where} is a symbolic link to {target!r}, outside {what}: not followed")
         return [p for p in normal[len(top):].split("/") if p]
     parts = list(done)
     for part in target.split("/"):
         if part == "..":
             if not parts:
-                raise Outside(f"{where} is a symbolic link to {target!r}, outside the workspace: not followed")
+                raise Outside(f"{where} is a symbolic link to {target!r}, outside {what}: not followed")
             parts.pop()
         elif part not in ("", "."):
             parts.append(part)

@@ -51,8 +51,11 @@ into a document, stores and compares documents. How pytest drives it lives in
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -248,6 +251,19 @@ def parse(text: str) -> dict[str, Any]:
     return yaml.load(text, Loader=_LOADER) or {}
 
 
+def stored_behaviour(text: str) -> dict[str, Any] | None:
+    """Returns the behaviour part of a stored snapshot's text, or None when it is no snapshot document
+    (not YAML, nested past the cap, not a mapping): then only its text is compared, and differs."""
+    from harness import bounds
+    if bounds.depth_problem(text):
+        return None
+    try:
+        doc = parse(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    return behaviour(doc) if isinstance(doc, dict) else None
+
+
 def behaviour(doc: Mapping[str, Any]) -> dict[str, Any]:
     """Returns the behaviour part of a document: everything but the scenario's own words (see ``body``)."""
     return {key: value for key, value in doc.items() if key not in METADATA}
@@ -265,9 +281,33 @@ def body(text: str) -> str:
 
 # -- storage -----------------------------------------------------------------------------------
 
+class SnapshotUnreadable(OSError):
+    """A stored snapshot that is not read or written: a link, not a regular file, too big, not UTF-8."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EPERM, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+#: How a stored snapshot is opened: never through a link, never blocking on a FIFO.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 @dataclass
 class SnapshotStore:
-    """One target's snapshot folder: ``<root>/<slug>/<scenario id>.yaml``."""
+    """One target's snapshot folder: ``<root>/<slug>/<scenario id>.yaml``.
+
+    The root is the user's (``--snapshots``, ``$HARNESS_SNAPSHOTS`` or ``./snapshots``); what lies
+    below it comes with a checkout, from anyone who sent a pull request. Files below the root are
+    read, written and removed by a walk from the root that follows no link leading out of it
+    (harness/safepath.py), only a regular file is read or replaced, and no more than the file cap is
+    read: a snapshot that is a link to a secret, or a folder that is a link to ``/etc``, is never
+    read or written through (:class:`SnapshotUnreadable`, shown as that scenario's snapshot failure).
+    """
 
     root: Path
     slug: str
@@ -283,20 +323,38 @@ class SnapshotStore:
         parts[-1] += SUFFIX
         return self.folder.joinpath(*parts)
 
+    def _rel(self, scenario_id: str) -> str:
+        return self.path(scenario_id).relative_to(self.root).as_posix()
+
     def read(self, scenario_id: str) -> str | None:
-        """Returns the stored text, or None when there is none."""
-        try:
-            return self.path(scenario_id).read_text("utf-8")
-        except FileNotFoundError:
-            return None
+        """Returns the stored text, or None when there is none; raises SnapshotUnreadable."""
+        return read_below(self.root, self._rel(scenario_id))
 
     def write(self, scenario_id: str, text: str) -> bool:
-        """Stores ``text``; returns True when the file changed (or is new)."""
-        path = self.path(scenario_id)
+        """Stores ``text``; returns True when the file changed (or is new); raises SnapshotUnreadable."""
+        from harness.safepath import resolve
         if self.read(scenario_id) == text:
             return False
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, "utf-8")
+        rel = self._rel(scenario_id)
+        root = Path(self.root)
+        root.mkdir(parents=True, exist_ok=True)  # the user's folder: made as named
+        try:
+            with resolve(os.path.realpath(root), rel, follow_last=False, create_parents=True,
+                         what="the snapshot folder") as at:
+                fd = os.open(at.name, _WRITE_FLAGS, 0o666, dir_fd=at.dir_fd)
+                try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise SnapshotUnreadable(f"{root / rel}: not a regular file: not written")
+                    os.ftruncate(fd, 0)
+                    data = text.encode("utf-8")
+                    while data:
+                        data = data[os.write(fd, data):]
+                finally:
+                    os.close(fd)
+        except SnapshotUnreadable:
+            raise
+        except OSError as exc:
+            raise SnapshotUnreadable(f"{root / rel}: not written: {_why(exc)}") from None
         return True
 
     def ids(self) -> list[str]:
@@ -304,13 +362,19 @@ class SnapshotStore:
         return folder_ids(self.folder)
 
     def remove(self, scenario_id: str) -> None:
-        """Removes one snapshot, and the folders it leaves empty."""
-        path = self.path(scenario_id)
-        path.unlink(missing_ok=True)
-        parent = path.parent
-        while parent != self.folder and parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
-            parent = parent.parent
+        """Removes one snapshot (a regular file, never through a link), and the folders it leaves empty."""
+        from harness.safepath import resolve
+        root = os.path.realpath(self.root)
+        parts = self._rel(scenario_id).split("/")
+        try:
+            with resolve(root, "/".join(parts), follow_last=False, what="the snapshot folder") as at:
+                if at.name and stat.S_ISREG(os.lstat(at.name, dir_fd=at.dir_fd).st_mode):
+                    os.unlink(at.name, dir_fd=at.dir_fd)
+            for depth in range(len(parts) - 1, 1, -1):  # the folders below <slug>, deepest first
+                with resolve(root, "/".join(parts[:depth]), follow_last=False, what="the snapshot folder") as at:
+                    os.rmdir(at.name, dir_fd=at.dir_fd)  # refuses a link, and a folder not empty
+        except OSError:
+            return
 
 
 #: Longest file or folder name a snapshot path uses; a longer id part keeps its start and a hash.
@@ -334,18 +398,59 @@ def folder_ids(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
     out = []
-    for path in folder.rglob(f"*{SUFFIX}"):
-        if not path.is_file():
+    for path in folder.rglob(f"*{SUFFIX}"):  # rglob walks into no linked folder
+        if path.is_symlink() or not path.is_file():
             continue
         found = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
         if any(_HASHED.search(part) for part in found.split("/")):
-            with path.open(encoding="utf-8") as handle:
-                for line in handle.readlines(4096):
-                    if line.startswith("scenario: "):
-                        found = line[len("scenario: "):].strip().strip("'\"")
-                        break
+            try:
+                text = read_below(folder, found + SUFFIX) or ""
+            except SnapshotUnreadable:
+                text = ""
+            for line in text.splitlines()[:64]:
+                if line.startswith("scenario: "):
+                    found = line[len("scenario: "):].strip().strip("'\"")
+                    break
         out.append(found)
     return sorted(out)
+
+
+def read_below(root: Path | str, rel: str) -> str | None:
+    """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
+    link), None when it does not exist; raises SnapshotUnreadable for anything else."""
+    from harness import limits
+    from harness.safepath import resolve
+    where = Path(root) / rel
+    try:
+        with resolve(os.path.realpath(root), rel, follow_last=False, what="the snapshot folder") as at:
+            if not at.name:
+                raise SnapshotUnreadable(f"{where}: not a regular file: not read")
+            fd = os.open(at.name, _READ_FLAGS, dir_fd=at.dir_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except SnapshotUnreadable:
+        raise
+    except OSError as exc:
+        raise SnapshotUnreadable(f"{where}: not read: {_why(exc)}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SnapshotUnreadable(f"{where}: not a regular file: not read")
+        data = handle.read(limits.MAX_SCENARIO_FILE + 1)
+    if len(data) > limits.MAX_SCENARIO_FILE:
+        raise SnapshotUnreadable(f"{where}: more than {limits.MAX_SCENARIO_FILE} bytes "
+                                 "(HARNESS_MAX_SCENARIO_FILE): not read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SnapshotUnreadable(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link, not followed"
+    if exc.errno == errno.ENXIO:
+        return "not a regular file (a FIFO no one reads)"
+    return str(exc) if not exc.strerror else exc.strerror
 
 
 def default_root() -> Path:
@@ -374,12 +479,13 @@ class Check:
     written: list[str] = field(default_factory=list)  # changed or created by an update
     orphans: list[str] = field(default_factory=list)  # stored, but no scenario has that id
     removed: list[str] = field(default_factory=list)  # orphans removed by an update
+    refused: dict[str, str] = field(default_factory=dict)  # id -> why its file was not read or written
     seconds: float = 0.0
 
     @property
     def failed(self) -> bool:
-        """Returns True when a stored snapshot disagrees with what was observed."""
-        return bool(self.diverged)
+        """Returns True when a stored snapshot disagrees with what was observed, or was not read or written."""
+        return bool(self.diverged or self.refused)
 
 
 class Checker:
@@ -409,10 +515,14 @@ class Checker:
         store, out = self.store, self.out
         scenario_id = result["id"]
         doc = document(result)
-        stored = store.read(scenario_id)
+        try:
+            stored = store.read(scenario_id)
+        except SnapshotUnreadable as exc:
+            out.refused[scenario_id] = str(exc)
+            return
         # The common case, a match, is decided on data (libyaml parses fast); the pure-Python emitter
         # only runs to write a file or to show a difference.
-        if stored is not None and not self.update and behaviour(parse(stored)) == behaviour(doc):
+        if stored is not None and not self.update and stored_behaviour(stored) == behaviour(doc):
             out.matched.append(scenario_id)
             return
         if stored is None and not self.update:  # nothing to compare with and nothing to write: no text needed
@@ -420,7 +530,12 @@ class Checker:
             return
         text = render(doc)
         if self.update:
-            if store.write(scenario_id, text):
+            try:
+                changed = store.write(scenario_id, text)
+            except SnapshotUnreadable as exc:
+                out.refused[scenario_id] = str(exc)
+                return
+            if changed:
                 out.written.append(scenario_id)
                 if stored is None:
                     out.new.append(scenario_id)

@@ -145,9 +145,17 @@ def from_folder(folder: Path) -> Source:
     """Reads a snapshot folder (one target's: ``snapshots/<slug>``)."""
     folder = Path(folder)
     source = Source(label=folder.name, origin=str(folder), kind="snapshots")
+    store = snap.SnapshotStore(folder.parent, folder.name)
     for scenario_id in snap.folder_ids(folder):
-        text = (folder / f"{scenario_id}{snap.SUFFIX}").read_text("utf-8")
-        doc = snap.parse(text)
+        try:
+            text = store.read(scenario_id)
+        except snap.SnapshotUnreadable as exc:
+            raise ValueError(str(exc)) from None
+        if text is None:
+            continue
+        doc = snap.stored_behaviour(text) is not None and snap.parse(text)
+        if not isinstance(doc, dict):
+            raise ValueError(f"{store.path(scenario_id)}: not a snapshot (a YAML mapping within the nesting cap)")
         key = str(doc.get("scenario") or scenario_id)
         source.observations[key] = Observation(
             id=key, profile=str(doc.get("profile", "")), title=str(doc.get("title", "")),
