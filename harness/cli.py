@@ -27,9 +27,14 @@ from harness.targets.base import spec_slug
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-def state_dir() -> Path:
-    """Returns where the last run's results are kept (for ``show``): $HARNESS_STATE_DIR or ./.harness."""
-    return Path(os.environ.get("HARNESS_STATE_DIR", ".harness"))
+def state_dir() -> Path | None:
+    """Returns where the last run's results are kept (for ``show``, ``--lf``): $HARNESS_STATE_DIR or
+    ./.harness; None when ./.harness is a symbolic link (a checkout's, say: never written through)."""
+    named = os.environ.get("HARNESS_STATE_DIR")
+    if named:
+        return Path(named)
+    default = Path(".harness")
+    return None if default.is_symlink() else default
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -275,7 +280,8 @@ PROGRESS_AFTER = 2.0
 def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     """Returns the scenarios that failed last time on these targets (``--lf``); all when none did."""
     from harness import lastfailed
-    failed = lastfailed.load(state_dir(), [target.slug for target in targets])
+    state = state_dir()
+    failed = lastfailed.load(state, [target.slug for target in targets]) if state is not None else set()
     chosen = [scenario for scenario in scenarios if scenario.id in failed]
     if not chosen:
         console.print("--lf: no recorded failure among the selected scenarios; running them all")
@@ -386,7 +392,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     cat = _catalog(args)
     sections = coverage.build(seeds, cat.scenarios, coverage.load_notes())
     if args.markdown:
-        args.markdown.write_text(coverage.markdown(sections, len(cat.scenarios)), "utf-8")
+        from harness.safepath import write_replacing
+        write_replacing(args.markdown, coverage.markdown(sections, len(cat.scenarios)))
     else:
         table = Table(title=f"coverage of {seeds} by {len(cat.scenarios)} scenarios", title_justify="left")
         for column in ("seed", "section", "scenarios", "note"):
@@ -436,21 +443,32 @@ def cmd_show(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     console.print(f"[bold]{scenario.id}[/bold]  {scenario.location}")
     console.print(Syntax(shown(scenario.file.read_text("utf-8")), "yaml", line_numbers=True, word_wrap=True) if scenario.file else scenario.raw)
-    last = state_dir() / (f"last-{spec_slug(args.target)}.json" if args.target else "last.json")
+    state = state_dir()
+    last = (state or Path(".harness")) / (f"last-{spec_slug(args.target)}.json" if args.target else "last.json")
     try:
-        document = json.loads(last.read_text("utf-8"))
+        if state is None:
+            raise OSError("the state folder is a symbolic link: not read")
+        from harness import limits
+        from harness.safepath import read_regular
+        document = json.loads(read_regular(last, limits.MAX_REPORT_FILE))
+        if not isinstance(document, dict) or not isinstance(document.get("results"), list) or not all(
+                isinstance(r, dict) and isinstance(r.get("id"), str) for r in document["results"]):
+            raise ValueError("not a harness JSON report")
     except (OSError, ValueError, RecursionError):
         console.print(f"[yellow]no recorded run ({last}); run `harness run` first[/yellow]")
         return EXIT_OK
     found = next((r for r in document["results"] if r["id"] == scenario.id), None)
+    target = document.get("target")
+    spec = str(target.get("spec", "?")) if isinstance(target, dict) else "?"
     if found is None:
-        console.print(f"[yellow]the last run ({document['target']['spec']}) did not include it[/yellow]")
+        console.print(f"[yellow]the last run ({escape(shown(spec))}) did not include it[/yellow]")
         return EXIT_OK
-    console.print(f"\n[bold]last observation[/bold] on {escape(shown(document['target']['spec']))}: {found['verdict']}"
-                  + (f" — {escape(shown(found['reason']))}" if found["reason"] else ""))
+    reason = str(found.get("reason") or "")
+    console.print(f"\n[bold]last observation[/bold] on {escape(shown(spec))}: {escape(shown(str(found.get('verdict'))))}"
+                  + (f" — {escape(shown(reason))}" if reason else ""))
     from rich.json import JSON  # printed wrapped to the width (print_json would let long values run on)
-    console.print(JSON(shown(json.dumps({"steps": found["steps"], "then": found["then"]}, ensure_ascii=False))),
-                  soft_wrap=False)
+    console.print(JSON(shown(json.dumps({"steps": found.get("steps"), "then": found.get("then")},
+                                        ensure_ascii=False, default=str))), soft_wrap=False)
     return EXIT_OK
 
 

@@ -13,7 +13,9 @@ import json
 from pathlib import Path
 from typing import Iterable
 
+from harness import limits
 from harness.model import Result, Verdict
+from harness.safepath import read_regular, write_replacing
 
 FAILING = (Verdict.FAIL, Verdict.ERROR)
 
@@ -28,7 +30,7 @@ def load(state: Path, slugs: Iterable[str]) -> set[str]:
     failed: set[str] = set()
     for slug in slugs:
         try:
-            data = json.loads(path(state, slug).read_text("utf-8"))
+            data = json.loads(read_regular(path(state, slug), limits.MAX_REPORT_FILE))
         except (OSError, ValueError, RecursionError):
             continue
         if isinstance(data, list):
@@ -56,6 +58,6 @@ class Tracker:
         """Writes what failed (see the module docstring)."""
         try:
             self.state.mkdir(parents=True, exist_ok=True)
-            path(self.state, self.slug).write_text(json.dumps(sorted(self.failed), indent=0) + "\n", "utf-8")
+            write_replacing(path(self.state, self.slug), json.dumps(sorted(self.failed), indent=0) + "\n")
         except OSError:
             pass  # remembering is a convenience; a read-only checkout must still run

@@ -25,6 +25,8 @@ MAX_SCENARIO_CONTENT = _env_int("HARNESS_MAX_SCENARIO_CONTENT", 256 * MIB)
 MAX_YAML_DEPTH = _env_int("HARNESS_MAX_YAML_DEPTH", 64)
 #: Bytes of one scenario file.
 MAX_SCENARIO_FILE = _env_int("HARNESS_MAX_SCENARIO_FILE", 16 * MIB)
+#: Bytes of one JSON report read back (``harness report``, ``harness diff``, ``harness show``'s last run).
+MAX_REPORT_FILE = _env_int("HARNESS_MAX_REPORT_FILE", 1024 * MIB)
 #: Characters of one JMESPath expression in a binding (its parser recurses on nesting).
 MAX_EXPRESSION = _env_int("HARNESS_MAX_EXPRESSION", 4096)
 

@@ -292,10 +292,11 @@ def _sections(profile: Profile, scenarios: list[Scenario]) -> list[str]:
 
 def write_all(directory: Path, found: Iterable[Profile], scenarios: list[Scenario]) -> list[Path]:
     """Writes ``<directory>/<profile>.md`` for each profile; returns the paths written."""
+    from harness.safepath import write_replacing
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for profile in found:
         path = directory / f"{profile.name}.md"
-        path.write_text(render(profile, scenarios), "utf-8")
+        write_replacing(path, render(profile, scenarios))
         written.append(path)
     return written

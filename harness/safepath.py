@@ -296,6 +296,58 @@ def check_link_target(root: str, enclosure: str, link: list[str], target: str) -
         raise refused
 
 
+def write_replacing(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Writes a file the harness makes (a report, its state) as a new file beside it, renamed over it.
+
+    A link at ``path`` (one a checkout brought, say) is replaced, never written through; so is a
+    stale file. The folder holding ``path`` is taken as given: the user named it.
+    """
+    place = os.fspath(path)
+    folder, name = os.path.split(place)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(temporary, place)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def open_new(path: str | os.PathLike[str]) -> int:
+    """Returns a descriptor of a new file at ``path`` (whatever was there, a link too, removed first
+    and never written through); OSError when it cannot be made."""
+    place = os.fspath(path)
+    try:
+        os.unlink(place)
+    except FileNotFoundError:
+        pass
+    return os.open(place, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+
+
+def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = False) -> bytes:
+    """Returns the bytes of a regular file of at most ``cap`` bytes; OSError otherwise (a link unless
+    ``follow_link``, a FIFO or a device, a larger file), without blocking on what it refuses."""
+    place = os.fspath(path)
+    try:
+        fd = os.open(place, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_link else os.O_NOFOLLOW))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, f"a symbolic link, not followed: {place}") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"not a regular file: {place}")
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise OSError(errno.EFBIG, f"more than {cap} bytes: {place}")
+    return data
+
+
 def entry_lstat(root: str, rel: str) -> os.stat_result | None:
     """Returns the lstat of ``rel`` (links followed only inside the workspace, the last one not); None if missing."""
     with resolve(root, rel, follow_last=False) as at:

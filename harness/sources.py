@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness import snapshot as snap
+from harness import limits, snapshot as snap
+from harness.safepath import read_regular
 
 
 @dataclass
@@ -118,7 +119,7 @@ def from_report(path: Path) -> Source:
 def from_reports(path: Path) -> list[Source]:
     """Reads a JSON report: one target's, or several targets' in one file (``{"runs": [...]}``)."""
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
+        data = json.loads(read_regular(path, limits.MAX_REPORT_FILE, follow_link=True))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable JSON report: {exc}") from None
     except RecursionError:

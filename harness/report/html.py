@@ -211,4 +211,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the HTML report to ``path``."""
-    Path(path).write_text(render(matrix, **kwargs), "utf-8")
+    from harness.safepath import write_replacing
+    write_replacing(path, render(matrix, **kwargs))

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import harness
 from harness.printable import json_safe, json_safe_at
 from harness.model import Result, Verdict
+from harness.safepath import write_replacing
 from harness.targets.base import TargetInfo
 
 FORMAT_VERSION = 1
@@ -55,7 +56,7 @@ def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seco
     # Strict JSON whatever a candidate said (NaN, lone surrogates, deep values: harness/printable.py).
     text = json.dumps(json_safe(document(results, target, spec, seconds, **extra)), indent=1, ensure_ascii=False,
                       default=str, allow_nan=False)
-    Path(path).write_text(text + "\n", "utf-8")
+    write_replacing(path, text + "\n")
 
 
 def run_extra(run: Any) -> dict[str, Any]:
@@ -73,8 +74,8 @@ def write_combined(path: Path, runs: list[Any]) -> None:
     """
     data = {"format": FORMAT_VERSION, "harness": {"version": harness.__version__},
             "runs": [document(run.results, run.info, run.spec, run.seconds, **run_extra(run)) for run in runs]}
-    Path(path).write_text(json.dumps(json_safe(data), indent=1, ensure_ascii=False, default=str, allow_nan=False)
-                          + "\n", "utf-8")
+    write_replacing(path, json.dumps(json_safe(data), indent=1, ensure_ascii=False, default=str, allow_nan=False)
+                    + "\n")
 
 
 # -- written as the run goes -------------------------------------------------------------------

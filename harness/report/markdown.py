@@ -120,4 +120,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the Markdown report to ``path``."""
-    Path(path).write_text(render(matrix, **kwargs), "utf-8")
+    from harness.safepath import write_replacing
+    write_replacing(path, render(matrix, **kwargs))

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from harness.model import Result
+from harness.safepath import open_new, write_replacing
 from harness.report.tally import Tally
 
 PARTIAL = ".partial"
@@ -49,7 +49,8 @@ class _File:
         self.partial = partial
         if replace_now:
             _remove(self.path)  # an earlier run's report must not pass for this one's
-        self.handle = open(self.partial, "w", encoding="utf-8")
+        # A new file, never one a checkout left there (a link to write through): see safepath.open_new.
+        self.handle = os.fdopen(open_new(self.partial), "w", encoding="utf-8")
 
     def done(self) -> None:
         """Closes the file and gives it its name."""
@@ -286,7 +287,7 @@ class Reports:
                                   default=str)
                 part.state.handle.write("], " + tail[1:])
                 part.state.done()
-                shutil.copyfile(part.state.path, part.state.path.with_name("last.json"))
+                write_replacing(part.state.path.with_name("last.json"), part.state.path.read_bytes())
             except OSError:
                 pass  # remembering is a convenience; a read-only checkout must still run
         if part.lastfailed is not None:

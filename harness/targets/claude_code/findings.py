@@ -343,7 +343,8 @@ def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshot
 
 def write(path: Path, reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshots")) -> None:
     """Writes the findings report to ``path``."""
-    Path(path).write_text(markdown(reports, snapshots), "utf-8")
+    from harness.safepath import write_replacing
+    write_replacing(path, markdown(reports, snapshots))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
