@@ -36,5 +36,8 @@ MAX_FILE_READ = _env_int("HARNESS_MAX_FILE_READ", 64 * MIB)
 MAX_WORKSPACE_READ = _env_int("HARNESS_MAX_WORKSPACE_READ", 256 * MIB)
 #: Entries recorded of one workspace.
 MAX_ENTRIES = _env_int("HARNESS_MAX_ENTRIES", 20000)
+#: Folder levels recorded below a workspace's root (a candidate can nest folders deeper than any
+#: recursive walk goes); deeper entries are not recorded, and a ``<capped>`` entry says so.
+MAX_DEPTH = _env_int("HARNESS_MAX_DEPTH", 256)
 #: Bytes of a file shown in a mismatch when only its start was read.
 MAX_SHOWN = 4096

@@ -363,6 +363,8 @@ class Workspace:
         budget = _Budget()
         if not self.contained:
             for dirpath, dirnames, filenames in os.walk(self.root):
+                if dirnames and os.path.relpath(dirpath, self.root).count(os.sep) >= limits.MAX_DEPTH - 1:
+                    dirnames.clear()  # os.walk recurses once per level: it goes no deeper
                 for name in sorted(dirnames + filenames):
                     full = os.path.join(dirpath, name)
                     rel = os.path.relpath(full, self.root).replace(os.sep, "/")
@@ -374,6 +376,7 @@ class Workspace:
             # (as os.path.relpath would say, without its normalising both paths each time)
             prefix = dirpath[len(root) + 1:].replace(os.sep, "/")
             prefix = prefix + "/" if prefix else ""
+            deepest = dirnames and prefix.count("/") >= limits.MAX_DEPTH - 1
             for name in sorted(dirnames + filenames):
                 if budget.entries >= limits.MAX_ENTRIES:
                     out["<capped>"] = {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries; "
@@ -383,6 +386,10 @@ class Workspace:
                 budget.entries += 1
                 out[prefix + name] = entry_state(name, with_text=with_text, cache=self._states, dir_fd=dir_fd,
                                                  budget=budget, key_path=prefix + name)
+            if deepest and dirnames:  # recorded, not entered: fwalk recurses once per level
+                out.setdefault("<capped>", {"type": "capped", "why": f"folders nested more than {limits.MAX_DEPTH} "
+                                                                     "deep; what is below is not recorded"})
+                dirnames.clear()
         return dict(sorted(out.items()))
 
     def hard_links_out(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
@@ -391,7 +398,9 @@ class Workspace:
             state = {}
             if self.contained:
                 root = str(self.root)
-                for dirpath, _, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+                for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+                    if dirpath[len(root):].count(os.sep) >= limits.MAX_DEPTH - 1:
+                        dirnames.clear()  # as deep as the state is recorded (fwalk recurses per level)
                     for name in filenames:
                         with contextlib.suppress(OSError):
                             info = os.lstat(name, dir_fd=dir_fd)
@@ -977,13 +986,30 @@ def _wait_past(ctime_ns: int) -> None:
 
 
 def remove_tree(base: Path) -> "Leftover | None":
-    """Removes ``base`` and everything under it, whatever modes or flags a candidate left.
+    """Removes ``base`` and everything under it, whatever modes, flags or depth a candidate left.
 
     Folders are made searchable first (mode 000 trees); what still resists (an immutable flag)
     gets ``chattr -R -i`` and a second try. A mount point below the base (a candidate running as
     root may bind-mount a folder from elsewhere into its workspace) is never entered: removing
-    through it would delete what it shows from outside. Returns what could not be removed, or None.
+    through it would delete what it shows from outside. A tree deeper than the removal's recursion
+    can go is made shallow first (harness/trees.py). Returns what could not be removed, or None.
     """
+    try:
+        return _remove_tree(base)
+    except RecursionError:
+        pass
+    if mounts_below(base):  # moving folders up could move a mount point's path out of sight: not done
+        return Leftover(str(base), "folders nested too deep to remove around the mount points below them; "
+                                   "unmount them to remove it")
+    from harness import trees
+    try:
+        trees.flatten(base)
+        return _remove_tree(base)
+    except (OSError, RecursionError) as exc:
+        return Leftover(str(base), f"folders nested too deep to remove: {exc}")
+
+
+def _remove_tree(base: Path) -> "Leftover | None":
     try:
         info = os.lstat(base)
     except FileNotFoundError:

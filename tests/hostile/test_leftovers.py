@@ -174,3 +174,20 @@ def test_under_github_actions_each_leftover_is_an_error_annotation_before_the_fa
     assert out.getvalue().splitlines() == [
         "::error title=workspace left behind by cmd%3Ax::could not remove /dev/shm/harness-x (2 entries left; "
         "mount points not entered, unmount them to remove it: ws/mnt)"]
+
+
+def test_a_tree_nested_past_any_recursive_walk_is_recorded_to_the_cap_and_removed(tmp_path):
+    # 3,000 folders: shutil.rmtree and os.walk recurse once per level (Python 3.11); the run ended
+    # with a RecursionError traceback and left the workspace behind.
+    write_scenarios(tmp_path / "scenarios", READ)
+    spaces = tmp_path / "ws"
+    spaces.mkdir()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode deep-tree"
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), timeout=120)
+    assert outcome.code == 0, outcome.stdout + outcome.stderr
+    (result,) = outcome.report["results"]
+    assert result["verdict"] == "pass", result
+    assert "nested more than 256 deep" in result["workspace"]["<capped>"]["why"]
+    assert max(key.count("/") for key in result["workspace"]) == 255
+    assert not list(spaces.iterdir()), "a workspace was left behind"
+    assert "could not remove" not in outcome.stderr

@@ -26,6 +26,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
   climbing to ``/``), as a candidate may; the scenario's next steps then act through them;
 - ``deep``: answers with a value nested 200,000 deep (past any recursive parser's stack);
 - ``deep-text``: answers with a string holding such a JSON text;
+- ``deep-tree``: nests 3,000 folders in its workspace (past any recursive walk), one of them mode
+  000 half-way down, a file at the bottom;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
   workspace cannot be removed and removing through it would delete that folder's content.
 """
@@ -137,6 +139,20 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
         for name, leads_to in (("out", opts.arg), ("secret.txt", os.path.join(opts.arg, "secret.txt")),
                                ("rel", climb + opts.arg.lstrip("/"))):
             os.symlink(leads_to, os.path.join(workspace, name))
+    elif mode == "deep-tree":
+        here = os.getcwd()
+        os.chdir(workspace)
+        try:
+            for level in range(3000):
+                os.mkdir("d")
+                os.chdir("d")
+                if level == 1500:
+                    locked = os.getcwd()
+            with open("bottom.txt", "w") as handle:
+                handle.write("x")
+        finally:
+            os.chdir(here)
+        os.chmod(locked, 0)
     elif mode == "mount":
         point = os.path.join(workspace, "mnt")
         os.makedirs(point, exist_ok=True)

@@ -1,0 +1,90 @@
+"""Trees of any depth: a candidate may leave a folder chain deeper than the harness could remove.
+
+``shutil.rmtree`` (Python 3.11) and ``os.walk`` recurse once per level, with a frame and a
+descriptor each: a candidate that makes a chain of 3,000 folders in its workspace (``mkdir d; cd
+d`` in a loop) made the harness end with a ``RecursionError`` traceback and leave the workspace
+behind. :func:`flatten` brings such a tree within reach first: every folder deeper than
+:data:`FLAT_DEPTH` is moved up to the top of the tree under a new name, one at a time, walking with
+descriptors (at most ``FLAT_DEPTH`` open, no path longer than a name), never through a link and
+never into another file system (a mount point a candidate made is left where it is). The tree's
+content is the same, only shallower; removing it is then the usual removal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from typing import Iterator
+
+#: Levels a walk below the top of a tree goes down before it moves folders up (see flatten).
+FLAT_DEPTH = 64
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def flatten(top: str | os.PathLike[str], depth: int = FLAT_DEPTH) -> int:
+    """Moves every folder more than ``depth`` levels below ``top`` up into ``top`` (renamed
+    ``.flat-<n>``); returns how many were moved. Errors on the way leave that part as it is."""
+    moved = 0
+    top_fd = os.open(top, _DIR_FLAGS)
+    try:
+        device = os.fstat(top_fd).st_dev
+        pending: list[str | None] = [None]  # None: the top itself; else a folder moved up into it
+        while pending:
+            name = pending.pop()
+            try:
+                first = os.dup(top_fd) if name is None else _open_dir(top_fd, name)
+            except OSError:
+                continue
+            limit = depth if name is None else depth - 1  # a folder moved up is one level below the top
+            stack: list[tuple[int, Iterator[str]]] = [(first, iter(_names(first)))]
+            try:
+                while stack:
+                    fd, names = stack[-1]
+                    child = next(names, None)
+                    if child is None:
+                        os.close(stack.pop()[0])
+                        continue
+                    try:
+                        info = os.lstat(child, dir_fd=fd)
+                    except OSError:
+                        continue
+                    if not stat.S_ISDIR(info.st_mode) or info.st_dev != device:
+                        continue  # a file, a link, or a mount point: never entered
+                    if len(stack) < limit:
+                        try:
+                            sub = _open_dir(fd, child)
+                        except OSError:
+                            continue
+                        stack.append((sub, iter(_names(sub))))
+                        continue
+                    new = f".flat-{os.getpid()}-{moved}-{os.urandom(4).hex()}"
+                    try:
+                        os.rename(child, new, src_dir_fd=fd, dst_dir_fd=top_fd)
+                    except OSError:
+                        continue
+                    moved += 1
+                    pending.append(new)
+            finally:
+                for fd, _ in stack:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+    finally:
+        os.close(top_fd)
+    return moved
+
+
+def _open_dir(parent_fd: int, name: str) -> int:
+    """Opens the folder ``name`` (never a link); a mode-000 folder is made searchable first."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=parent_fd)  # lstat said a folder: chmod follows no link to reach it
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+
+
+def _names(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
