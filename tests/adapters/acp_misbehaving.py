@@ -1,7 +1,11 @@
 """Example: an ACP agent that misbehaves on command, for testing the acp: target.
 
-``python tests/adapters/acp_misbehaving.py`` speaks ACP (the ``agent-client-protocol`` package's agent
-side). Every prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}}``; ``what`` is:
+``python tests/adapters/acp_misbehaving.py`` speaks ACP (JSON-RPC 2.0, one message per line on stdin
+and stdout). It writes the messages by hand, in the shapes the ``agent-client-protocol`` package's
+agent side sends, so that it starts in milliseconds: importing that package costs more than a second
+of processor time, and the tests start this agent a dozen times. The client under test (the acp:
+target) still reads every message with the package and checks it against the ACP schema. Every
+prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}}``; ``what`` is:
 
 - ``probe``: sends the ``fs/*`` requests listed in ``args.requests`` (``{"method": "read"|"write",
   "path", "line", "limit", "content"}``) and reports each outcome (``{"ok": ...}`` or
@@ -15,61 +19,111 @@ side). Every prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}
   then hangs: the harness must kill both; with ``args.setsid`` the child leaves the agent's
   process group and session, as a daemonising helper would;
 - ``no-tool``: answers with a message and no tool call.
+
+The end of its input ends it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
 from typing import Any
 
-from acp import (
-    PROTOCOL_VERSION,
-    Agent,
-    InitializeResponse,
-    NewSessionResponse,
-    PromptResponse,
-    RequestError,
-    run_agent,
-    start_tool_call,
-    update_agent_message_text,
-    update_tool_call,
-)
-from acp.schema import AgentCapabilities, Implementation, PermissionOption
+#: The ACP protocol version it speaks (the package's PROTOCOL_VERSION).
+PROTOCOL_VERSION = 1
+
+#: What it answers to ``initialize``: what the package's InitializeResponse with default capabilities sends.
+INITIALIZED = {"protocolVersion": PROTOCOL_VERSION,
+               "agentCapabilities": {"loadSession": False,
+                                     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+                                     "mcpCapabilities": {"http": False, "sse": False, "acp": False},
+                                     "sessionCapabilities": {}, "auth": {}},
+               "authMethods": [], "agentInfo": {"name": "misbehaving", "version": "1"}}
+
+PERMISSION_OPTIONS = [{"optionId": "a1", "name": "Allow", "kind": "allow_once"},
+                      {"optionId": "a2", "name": "Always", "kind": "allow_always"},
+                      {"optionId": "r1", "name": "Reject", "kind": "reject_once"}]
 
 
-class Misbehaving(Agent):
+class Ended(Exception):
+    """The client closed the agent's input."""
+
+
+class Agent:
     def __init__(self) -> None:
         self.sessions = 0
-        self.conn: Any = None
+        self.requests = 0
+        self.waiting: list[dict[str, Any]] = []  # messages that came while a request of ours was answered
 
-    def on_connect(self, conn: Any) -> None:
-        self.conn = conn
+    # -- the wire ------------------------------------------------------------------------------------
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
-                         **kwargs: Any) -> InitializeResponse:
-        return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=AgentCapabilities(),
-                                  agent_info=Implementation(name="misbehaving", version="1"))
+    def send(self, message: dict[str, Any]) -> None:
+        os.write(1, json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
-        self.sessions += 1
-        return NewSessionResponse(session_id=f"s{self.sessions}")
+    def receive(self) -> dict[str, Any]:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            raise Ended
+        return json.loads(line)
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        pass
+    def update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.send({"method": "session/update", "params": {"sessionId": session_id, "update": update}})
 
-    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
-        request = json.loads(prompt[0].text)
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Sends a request to the client and returns its answer (``result`` or ``error``)."""
+        self.requests += 1
+        number = self.requests
+        self.send({"id": number, "method": method, "params": params})
+        while True:
+            message = self.receive()
+            if "method" not in message and message.get("id") == number:
+                return message
+            self.waiting.append(message)
+
+    # -- the agent ------------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        try:
+            while True:
+                message = self.waiting.pop(0) if self.waiting else self.receive()
+                if "method" in message:
+                    self.handle(message)
+        except Ended:
+            return
+
+    def handle(self, message: dict[str, Any]) -> None:
+        method, params, number = message["method"], message.get("params") or {}, message.get("id")
+        if method == "initialize":
+            result: Any = INITIALIZED
+        elif method == "session/new":
+            self.sessions += 1
+            result = {"sessionId": f"s{self.sessions}"}
+        elif method == "session/prompt":
+            result = self.prompt(params)
+            if result is None:  # hangs: the turn never ends
+                return
+        elif number is None:  # a notification (session/cancel): nothing to answer
+            return
+        else:
+            self.send({"id": number, "error": {"code": -32601, "message": "Method not found",
+                                               "data": {"method": method}}})
+            return
+        self.send({"id": number, "result": result})
+
+    def prompt(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        session_id = params["sessionId"]
+        request = json.loads(params["prompt"][0]["text"])
         what, args = request["tool"], request.get("args", {})
         if what == "no-tool":
-            await self.conn.session_update(session_id, update_agent_message_text("I would rather not."))
-            return PromptResponse(stop_reason="end_turn")
-        await self.conn.session_update(session_id, start_tool_call("t1", what, kind="other", status="pending"))
+            self.update(session_id, {"content": {"text": "I would rather not.", "type": "text"},
+                                     "sessionUpdate": "agent_message_chunk"})
+            return {"stopReason": "end_turn"}
+        self.update(session_id, {"toolCallId": "t1", "title": what, "kind": "other", "status": "pending",
+                                 "sessionUpdate": "tool_call"})
         if what == "hang":
-            await asyncio.sleep(3600)
+            return None
         if what == "crash":
             os._exit(3)
         if what == "garbage":
@@ -82,31 +136,31 @@ class Misbehaving(Agent):
                                      start_new_session=bool(args.get("setsid")))
             with open(args["pidfile"], "w") as handle:
                 handle.write(str(child.pid))
-            await asyncio.sleep(3600)
+            return None
         output: dict[str, Any] = {}
         if what == "probe":
             if args.get("permission"):
-                answer = await self.conn.request_permission(
-                    session_id=session_id, tool_call=update_tool_call("t1", title="probe", kind="edit"),
-                    options=[PermissionOption(option_id="a1", name="Allow", kind="allow_once"),
-                             PermissionOption(option_id="a2", name="Always", kind="allow_always"),
-                             PermissionOption(option_id="r1", name="Reject", kind="reject_once")])
-                output["permission"] = answer.outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
-            output["results"] = [await self._fs(session_id, item) for item in args.get("requests", [])]
-        await self.conn.session_update(session_id, update_tool_call("t1", status="completed", raw_output=output))
-        return PromptResponse(stop_reason="end_turn")
+                answer = self.request("session/request_permission", {
+                    "sessionId": session_id, "toolCall": {"toolCallId": "t1", "kind": "edit", "title": "probe"},
+                    "options": PERMISSION_OPTIONS})
+                output["permission"] = answer["result"]["outcome"]
+            output["results"] = [self.fs(session_id, item) for item in args.get("requests", [])]
+        self.update(session_id, {"toolCallId": "t1", "status": "completed", "rawOutput": output,
+                                 "sessionUpdate": "tool_call_update"})
+        return {"stopReason": "end_turn"}
 
-    async def _fs(self, session_id: str, item: dict[str, Any]) -> dict[str, Any]:
-        try:
-            if item["method"] == "read":
-                response = await self.conn.read_text_file(session_id=session_id, path=item["path"],
-                                                          line=item.get("line"), limit=item.get("limit"))
-                return {"ok": response.content}
-            await self.conn.write_text_file(session_id=session_id, path=item["path"], content=item["content"])
-            return {"ok": True}
-        except RequestError as exc:
-            return {"error": {"code": exc.code, "message": str(exc)}}
+    def fs(self, session_id: str, item: dict[str, Any]) -> dict[str, Any]:
+        if item["method"] == "read":
+            params = {"sessionId": session_id, "path": item["path"]}
+            params.update({key: item[key] for key in ("line", "limit") if item.get(key) is not None})
+            answer = self.request("fs/read_text_file", params)
+        else:
+            answer = self.request("fs/write_text_file", {"sessionId": session_id, "path": item["path"],
+                                                         "content": item["content"]})
+        if "error" in answer:
+            return {"error": {"code": answer["error"].get("code"), "message": answer["error"].get("message")}}
+        return {"ok": answer["result"]["content"] if item["method"] == "read" else True}
 
 
 if __name__ == "__main__":
-    asyncio.run(run_agent(Misbehaving()))
+    Agent().serve()
