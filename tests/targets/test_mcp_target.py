@@ -83,15 +83,30 @@ def reference_target():
     target.stop()
 
 
+class Lent:
+    """The module's reference target, lent to one Runner: the Runner's stop leaves the server running
+    for the next test (one server serves any number of runs: its sessions are keyed per scenario)."""
+
+    def __init__(self, target: McpTarget) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str):
+        return getattr(self._target, name)
+
+    def stop(self) -> None:
+        pass
+
+
 def _sends_lone_surrogate(scenario) -> bool:
     return any(lone_surrogate_in(getattr(step, "args", None)) for step in scenario.steps)
 
 
-def test_the_reference_through_mcp_gives_the_in_process_verdicts_on_the_whole_catalog(reference_results) -> None:
+def test_the_reference_through_mcp_gives_the_in_process_verdicts_on_the_whole_catalog(reference_results,
+                                                                                       reference_target) -> None:
     found = catalog.load([catalog.builtin_dir()])
     assert found.scenarios
     local = reference_results
-    with Runner(make_target(REFERENCE, timeout=10.0)) as runner:
+    with Runner(Lent(reference_target)) as runner:
         remote = {s.id: runner.run(s) for s in found.scenarios}
     differ = []
     for s in found.scenarios:
@@ -509,9 +524,9 @@ def test_the_reference_server_serves_a_file_as_input_too(tmp_path: Path) -> None
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "file-tool-conformance-reference"
 
 
-def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(tmp_path: Path) -> None:
+def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(reference_target: McpTarget) -> None:
     captured = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["claude-code-captured"])][:1]
-    with Runner(make_target("mcp:python -m reference_impl.mcp_server", timeout=10.0)) as runner:
+    with Runner(Lent(reference_target)) as runner:
         assert set(runner.info.profiles) == {"claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch"}
         (result,) = [runner.run(s) for s in captured]
     assert result.verdict is Verdict.SKIP and "does not offer profile claude-code-captured" in result.reason
