@@ -29,7 +29,7 @@ run: $(STAMP)
 # cmd:/mcp:/acp: candidates, pytest in pytest), and each would otherwise compile the harness again.
 test: $(STAMP)
 	$(BIN)/harness lint
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto -m "not install"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not install"
 
 ## test-install: build the package from a fresh clone and install it into another project's .venv
 test-install: $(STAMP)

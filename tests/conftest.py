@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import shutil
 import tempfile
@@ -59,8 +61,33 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="harness-test-state-")
     # Tests that do not name a snapshot folder must not compare with (or write to) the checkout's.
     os.environ.setdefault("HARNESS_SNAPSHOTS", os.path.join(os.environ["HARNESS_STATE_DIR"], "snapshots"))
-    # The catalog cache of this session only, never the user's.
-    os.environ["HARNESS_CACHE_DIR"] = os.path.join(os.environ["HARNESS_STATE_DIR"], "cache")
+    # The catalog cache of this session only, never the user's; under pytest-xdist, the controller's
+    # for every worker (pytest_configure_node), which the controller fills while they start.
+    shared = getattr(config, "workerinput", {}).get("harness_cache_dir")
+    os.environ["HARNESS_CACHE_DIR"] = shared or os.path.join(os.environ["HARNESS_STATE_DIR"], "cache")
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, in the controller
+def pytest_configure_node(node) -> None:
+    """Gives each xdist worker the controller's catalog cache, and under ``--dist loadgroup`` the folder
+    for the groups of its tests (``pytest_xdist_make_scheduler``)."""
+    node.workerinput["harness_cache_dir"] = os.environ["HARNESS_CACHE_DIR"]
+    if node.config.getoption("dist") == "loadgroup":
+        folder = Path(os.environ["HARNESS_STATE_DIR"], "groups")
+        folder.mkdir(exist_ok=True)
+        node.workerinput["harness_groups"] = str(folder)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionstart(session: pytest.Session):
+    """In the xdist controller, once its workers were started: loads the scenario folders' catalog
+    into the shared cache. Each worker would otherwise parse and check every scenario file (about a
+    second of processor time) to collect them; the workers are still importing when it is done."""
+    result = yield
+    if session.config.pluginmanager.has_plugin("dsession"):
+        from harness import catalog
+        catalog.load([Path(folder).resolve() for folder in session.config.getini("harness_scenarios")])
+    return result
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook; `-p no:xdist` runs leave it unused
@@ -84,20 +111,93 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(os.environ.pop("HARNESS_STATE_DIR", ""), ignore_errors=True)
 
 
-#: Session fixtures that cost a whole-catalog run, made once per test process that needs them.
-SHARED = ("catalog_run", "reference_results")
+#: The folder whose fixtures are the suite's own (this one and the checkout's conftest.py), not a plugin's.
+OWN = Path(__file__).resolve().parent.parent
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Puts the tests that share one of the ``SHARED`` fixtures next to each other (where the first of
-    them was): ``-n auto`` hands each worker runs of consecutive tests, so one worker makes the fixture,
-    not every worker that happens to get one of its tests. Every worker reorders alike."""
-    for name in SHARED:
-        users = [item for item in items if name in getattr(item, "fixturenames", ())]
-        if len(users) > 1:
-            first = items.index(users[0])
-            rest = [item for item in items if name not in getattr(item, "fixturenames", ())]
-            items[:] = rest[:first] + users + rest[first:]
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """Returns a key for each of the suite's own fixtures ``item`` uses that outlive one test (module,
+    class, package or session scope): tests with a key in common share one instance per process."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:  # a scenario of the catalog, or another plugin's item
+        return []
+    keys = []
+    for name in item.fixturenames:
+        definitions = info.name2fixturedefs.get(name)
+        if not definitions or definitions[-1].scope == "function":
+            continue
+        definition = definitions[-1]
+        try:
+            source = Path(inspect.getsourcefile(definition.func) or "").resolve()
+        except TypeError:
+            continue
+        if not source.is_relative_to(OWN) or ".venv" in source.relative_to(OWN).parts:
+            continue  # pytest's own (tmp_path_factory), hypothesis', a plugin's
+        where = {"session": "", "package": definition.baseid, "module": item.nodeid.split("::")[0],
+                 "class": item.nodeid.rsplit("::", 1)[0]}[definition.scope]
+        keys.append(f"{where}::{name}")
+    return keys
+
+
+def groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Returns the group of each test that shares one of the suite's own long-lived fixtures with
+    another test (directly, or through a third): nodeid -> the group's name (its smallest key)."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    keyed = [(item.nodeid, _shared_fixtures(item)) for item in items]
+    for _, keys in keyed:
+        for key in keys:
+            parent[root(key)] = root(keys[0])
+    names: dict[str, str] = {}
+    for key in sorted(parent):
+        names.setdefault(root(key), f"shared {key}")
+    return {nodeid: names[root(keys[0])] for nodeid, keys in keyed if keys}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker under ``--dist loadgroup``: writes the groups of its tests where the
+    controller's scheduler reads them (``pytest_xdist_make_scheduler``). Every worker collects the same
+    tests, so every worker writes the same groups."""
+    folder = getattr(config, "workerinput", {}).get("harness_groups")
+    if folder is None:
+        return
+    path = Path(folder, f"{config.workerinput['workerid']}.json")
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(groups(items)), "utf-8")
+    temporary.replace(path)  # whole or absent for the controller
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, in the controller
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup``: the tests that share a long-lived fixture run on one worker, one after another.
+
+    A fixture of module or session scope (a whole-catalog run, a reference server or agent, a fuzz
+    run) is made once per process that runs one of its tests: spread over three workers, it was made up
+    to three times. The groups come from the fixtures the tests use (``groups``, written by a worker
+    after its collection); larger groups are handed out first, then every other test one by one, so a
+    worker that ends early takes the next. (pytest-xdist's own ``loadgroup`` reads ``xdist_group``
+    marks through node ids that pytest 9.2 no longer lets a plugin change; no test here is marked so.)
+    """
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+    folder = Path(os.environ["HARNESS_STATE_DIR"], "groups")
+
+    class SharedFixtures(LoadScopeScheduling):
+        known: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.known is None:  # read once every worker finished collecting (all wrote the same)
+                written = sorted(folder.glob("*.json"))
+                self.known = json.loads(written[0].read_text("utf-8")) if written else {}
+            return self.known.get(nodeid, nodeid)
+
+    return SharedFixtures(config, log)
 
 
 @pytest.fixture(scope="session")
