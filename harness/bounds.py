@@ -103,6 +103,15 @@ def problems(document: dict[str, Any]) -> ErrorList:
             out.append((field_path, f"mode {mode} sets the set-user-ID or set-group-ID bit: a scenario may not make "
                                     "such a file (the harness often runs as root, and with --run-as the "
                                     "candidate's user, who is not, can reach the workspace)", False))
+    given = document.get("given") or {}
+    laid_out = sum(len(given.get(key) or ()) for key in ("files", "dirs", "symlinks"))
+    if laid_out > limits.MAX_GIVEN_ENTRIES:
+        out.append((["given"], f"the scenario lays out {laid_out} entries, more than the cap of "
+                               f"{limits.MAX_GIVEN_ENTRIES} (HARNESS_MAX_GIVEN_ENTRIES)", False))
+    steps = document.get("steps") or ()
+    if len(steps) > limits.MAX_STEPS:
+        out.append((["steps"], f"the scenario has {len(steps)} steps, more than the cap of {limits.MAX_STEPS} "
+                               "(HARNESS_MAX_STEPS)", False))
     sizes = list(_contents(document))
     total = sum(size for _, size in sizes)
     if total > limits.MAX_SCENARIO_CONTENT:

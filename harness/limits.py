@@ -27,6 +27,10 @@ MAX_YAML_DEPTH = _env_int("HARNESS_MAX_YAML_DEPTH", 64)
 MAX_SCENARIO_FILE = _env_int("HARNESS_MAX_SCENARIO_FILE", 16 * MIB)
 #: Bytes of one JSON report read back (``harness report``, ``harness diff``, ``harness show``'s last run).
 MAX_REPORT_FILE = _env_int("HARNESS_MAX_REPORT_FILE", 1024 * MIB)
+#: Entries one scenario lays out (``given`` files, folders and links) and steps it takes: each is
+#: system calls or a call to the candidate, and a 16 MiB file holds a million of them.
+MAX_GIVEN_ENTRIES = _env_int("HARNESS_MAX_GIVEN_ENTRIES", 20000)
+MAX_STEPS = _env_int("HARNESS_MAX_STEPS", 10000)
 #: Characters of one JMESPath expression in a binding (its parser recurses on nesting).
 MAX_EXPRESSION = _env_int("HARNESS_MAX_EXPRESSION", 4096)
 

@@ -276,3 +276,21 @@ steps:
     for field in ("given.files.tool.mode", "given.dirs[0].mode", "steps[0].mode"):
         assert f"[{field}] mode" in reasons and "set-user-ID or set-group-ID" in reasons, field
     assert "given.dirs[1]" not in reasons  # the sticky bit is harmless
+
+
+def test_a_scenario_laying_out_too_many_entries_or_taking_too_many_steps_is_invalid(tmp_path):
+    # 200,000 given files took a minute of system calls for one scenario; a 16 MiB file holds more.
+    folder = tmp_path / "scenarios"
+    files = "\n".join(f"    f{index}: ''" for index in range(20001))
+    write_scenarios(folder, HEAD.format(name="many") + "given:\n  files:\n" + files + """
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/f1"}
+""", "many.yaml")
+    steps = "".join('  - tool: Read\n    args: {file_path: "${workspace}/a"}\n' for _ in range(10001))
+    write_scenarios(folder, HEAD.format(name="long") + "steps:\n" + steps, "long.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2 and outcome.seconds < 30
+    reasons = " ".join(result["reason"] for result in outcome.report["results"])
+    assert "[given] the scenario lays out 20001 entries, more than the cap of 20000" in reasons
+    assert "[steps] the scenario has 10001 steps, more than the cap of 10000" in reasons
