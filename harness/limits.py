@@ -31,6 +31,10 @@ MAX_REPORT_FILE = _env_int("HARNESS_MAX_REPORT_FILE", 1024 * MIB)
 #: system calls or a call to the candidate, and a 16 MiB file holds a million of them.
 MAX_GIVEN_ENTRIES = _env_int("HARNESS_MAX_GIVEN_ENTRIES", 20000)
 MAX_STEPS = _env_int("HARNESS_MAX_STEPS", 10000)
+#: How large one ``$regex`` may compile: the sum of its parts, each counted repeat (``{m,n}``)
+#: multiplying what it repeats. The engine expands counted repeats when it compiles:
+#: ``(?:a{1000}){1000}`` (a million) took 274 MB, three such levels all the memory there was.
+MAX_REGEX_SIZE = _env_int("HARNESS_MAX_REGEX_SIZE", 100_000)
 #: Characters of one JMESPath expression in a binding (its parser recurses on nesting).
 MAX_EXPRESSION = _env_int("HARNESS_MAX_EXPRESSION", 4096)
 

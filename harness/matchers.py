@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from harness import difference
+from harness import difference, limits
 
 # `regex` (pinned in pyproject.toml): the syntax and meaning of Python's `re`, which the scenario
 # format promises ("a string that re.search matches"), plus a time bound on each search, so a
@@ -197,8 +197,56 @@ def _compiled(pattern: str) -> Any:
     if found is None:
         if len(_COMPILED) > 4096:
             _COMPILED.clear()
+        size = _expanded_size(pattern)
+        if size > limits.MAX_REGEX_SIZE:
+            raise ValueError(f"it expands to {size} parts when compiled (counted repeats multiply what they "
+                             f"repeat), more than the cap of {limits.MAX_REGEX_SIZE} (HARNESS_MAX_REGEX_SIZE)")
         found = _COMPILED[pattern] = _regex_engine.compile(pattern)
     return found
+
+
+def _expanded_size(pattern: str) -> int:
+    """Returns how many parts ``pattern`` compiles to, each counted repeat multiplying what it repeats.
+
+    Read with the standard library's own parser of the ``re`` syntax (which the ``regex`` engine
+    shares); a pattern it cannot read (syntax of ``regex`` alone) is sized as if its counted repeats
+    were all nested, which can only overestimate.
+    """
+    try:
+        from re import _constants, _parser
+        # \p{L} (a Unicode property, the regex engine's alone) is one character, as x is.
+        return _parsed_size(_parser.parse(re.sub(r"\\[pP]\{[^}]*\}", "x", pattern)), _constants)
+    except (re.error, RecursionError, ImportError, AttributeError, ValueError, OverflowError):
+        size = max(len(pattern), 1)
+        for low, comma, high in re.findall(r"\{(\d+)(,?)(\d*)\}", pattern):
+            size *= max(int(high or low) if comma else int(low), 1)
+            if size > limits.MAX_REGEX_SIZE:
+                break
+        return size
+
+
+def _parsed_size(items: Any, c: Any) -> int:
+    total = 0
+    repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+    for op, av in items:
+        if op in repeats:
+            low, high, sub = av
+            total += max(high if high != c.MAXREPEAT else low, 1) * _parsed_size(sub, c)
+        elif op is c.SUBPATTERN:
+            total += _parsed_size(av[-1], c)
+        elif op is c.BRANCH:
+            total += sum(_parsed_size(branch, c) for branch in av[1])
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            total += _parsed_size(av[1], c)
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            total += _parsed_size(av, c)
+        elif op is c.GROUPREF_EXISTS:
+            total += _parsed_size(av[1], c) + (_parsed_size(av[2], c) if av[2] else 0)
+        else:
+            total += 1
+        if total > limits.MAX_REGEX_SIZE:
+            break  # enough to refuse it
+    return total
 
 
 _COMPILED: dict[str, Any] = {}

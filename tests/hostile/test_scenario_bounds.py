@@ -294,3 +294,27 @@ steps:
     reasons = " ".join(result["reason"] for result in outcome.report["results"])
     assert "[given] the scenario lays out 20001 entries, more than the cap of 20000" in reasons
     assert "[steps] the scenario has 10001 steps, more than the cap of 10000" in reasons
+
+
+def test_a_regex_that_would_expand_past_memory_when_compiled_is_invalid(tmp_path):
+    # The engine expands counted repeats when it compiles: (?:a{1000}){1000} took 274 MB, one more
+    # level all the memory of the machine, before any search (and its timeout) began.
+    folder = tmp_path / "scenarios"
+    write_scenarios(folder, HEAD.format(name="expands") + """
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a"}
+    expect:
+      output: {$regex: "(?:(?:(?:a{1000}){1000}){1000})"}
+""", "expands.yaml")
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "harness", "lint", "--no-builtin", "--scenarios", str(folder)],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT, preexec_fn=capped,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in out and "MemoryError" not in out, out
+    assert f"{folder / 'expands.yaml'}:11: [steps[0].expect.output.$regex] invalid $regex: it expands to" in out, out
+    assert "(HARNESS_MAX_REGEX_SIZE)" in out
