@@ -606,8 +606,10 @@ def _add(key: str, value: Any, renames: dict[str, str], args: dict[str, dict[str
 
 
 def _tool_map_file(path: Path, renames: dict[str, str], args: dict[str, dict[str, str]], lines: dict[str, int]) -> None:
-    try:
-        text = path.read_text("utf-8")
+    try:  # a regular file within the cap (a link to /dev/zero would never end); the user named it
+        text = read_yaml_text(path, follow_link=True)
+    except FileProblems as exc:
+        raise BindingError(exc.problems) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BindingError([Problem(path, 1, "", f"cannot read the tool map: {getattr(exc, 'strerror', None) or exc}")]) from None
     if not text.strip():

@@ -335,10 +335,10 @@ def _declares(path: Path, name: str) -> bool:
     its ``name:`` line says so."""
     if path.parent.name == name:
         return True
-    try:
+    try:  # a regular file within the cap only: an invalid profile file may be a FIFO
         return any(line.strip() in (f"name: {name}", f'name: "{name}"', f"name: '{name}'")
-                   for line in path.read_text("utf-8", errors="replace").splitlines()[:50])
-    except OSError:
+                   for line in read_yaml_text(path).splitlines()[:50])
+    except (OSError, UnicodeDecodeError, FileProblems):
         return False
 
 

@@ -47,3 +47,19 @@ def test_a_file_swapped_for_a_link_to_a_secret_is_never_read(tmp_path, victim):
     assert result["verdict"] == "fail"
     assert result["workspace"]["a.txt"] == {"type": "symlink", "target": str(victim / "secret.txt")}
     no_secret(outcome)
+
+
+def test_a_tool_map_file_that_is_a_fifo_or_endless_is_an_error_not_a_hang(tmp_path):
+    # The user names it, often as a path in a checkout: a link to /dev/zero never ended, a FIFO
+    # blocked the start of the run.
+    import os
+    import pytest
+    from harness.bindings import BindingError, from_tool_map
+    fifo = tmp_path / "map.yaml"
+    os.mkfifo(fifo)
+    endless = tmp_path / "zero.yaml"
+    endless.symlink_to("/dev/zero")
+    for path, why in ((fifo, "not a regular file"), (endless, "not a regular file")):
+        with pytest.raises(BindingError) as refused:
+            from_tool_map([], path)
+        assert why in str(refused.value), path
