@@ -125,7 +125,8 @@ _CLASSIFIED: dict[int, tuple[Call, str, Path | None, dict[str, str]]] = {}
 def classify_step(scenario: Scenario, step: Call) -> dict[str, str]:
     """Returns the aspect of each expectation key of one call step (its ``aspect:`` applied)."""
     known = _CLASSIFIED.get(id(step))
-    if known is not None and known[0] is step and known[1] == scenario.profile and known[2] == scenario.file:
+    if known is not None and known[0] is step and known[1] == scenario.profile \
+            and (known[2] is scenario.file or known[2] == scenario.file):
         return dict(known[3])
     keys = _classify_step(scenario, step)
     if len(_CLASSIFIED) >= 65536:
@@ -195,12 +196,32 @@ def expected_aspects(scenario: Scenario) -> set[str]:
     return found
 
 
+#: expected_aspects' answers by the scenario's identity (held, as for _CLASSIFIED): judging every
+#: result asks for them.
+_EXPECTED: dict[int, tuple[Scenario, frozenset[str]]] = {}
+
+
+def _expected(scenario: Scenario) -> frozenset[str]:
+    known = _EXPECTED.get(id(scenario))
+    if known is not None and known[0] is scenario:
+        return known[1]
+    found = frozenset(expected_aspects(scenario))
+    if len(_EXPECTED) >= 65536:
+        _EXPECTED.clear()
+    _EXPECTED[id(scenario)] = (scenario, found)
+    return found
+
+
 def failed_aspects(result: Result) -> set[str]:
     """Returns the aspects of every unmet expectation of a result."""
     scenario = result.scenario
-    calls = {index: step for index, step in enumerate(scenario.steps) if isinstance(step, Call)}
+    calls: dict[int, Call] | None = None  # worked out for the first step that failed something
     found: set[str] = set()
     for record in result.steps:
+        if not record.failures:
+            continue
+        if calls is None:
+            calls = {index: step for index, step in enumerate(scenario.steps) if isinstance(step, Call)}
         step = calls.get(record.index)
         keys = classify_step(scenario, step) if step is not None else {}
         for failure in record.failures:
@@ -215,7 +236,7 @@ def judge(result: Result, judged: Iterable[str] = ASPECTS) -> dict[str, str]:
     judged = set(judged)
     if result.verdict in (Verdict.SKIP, Verdict.ERROR):
         return {aspect: NA for aspect in ASPECTS}
-    expected = expected_aspects(result.scenario)
+    expected = _expected(result.scenario)
     failed = failed_aspects(result)
     out = {}
     for aspect in ASPECTS:

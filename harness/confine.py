@@ -35,13 +35,11 @@ refused outright while a call is confined.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import os
 import sys
 import threading
-from typing import Iterator
 
 #: Audit events that change what a path names (their first argument is the path; ``os.rename``,
 #: ``os.link`` and ``shutil.*`` name a second one; ``os.symlink`` is checked on its own).
@@ -219,18 +217,30 @@ def install() -> None:
             _installed = True
 
 
-@contextlib.contextmanager
-def confined(bounds: Confinement) -> Iterator[Confinement]:
-    """Confines this thread's file operations to the bounds' enclosure (and Python's own files, read) while inside."""
-    global _active
-    install()
-    outer = getattr(_local, "current", None)
-    _local.current = bounds
-    with _lock:
-        _active += 1
-    try:
-        yield bounds
-    finally:
-        _local.current = outer
+class confined:
+    """Confines this thread's file operations to the bounds' enclosure (and Python's own files, read) while inside.
+
+    A class rather than a generator: it is entered around every call of the in-process reference.
+    """
+
+    __slots__ = ("_bounds", "_outer")
+
+    def __init__(self, bounds: Confinement) -> None:
+        self._bounds = bounds
+        self._outer: Confinement | None = None
+
+    def __enter__(self) -> Confinement:
+        global _active
+        if not _installed:
+            install()
+        self._outer = getattr(_local, "current", None)
+        _local.current = self._bounds
+        with _lock:
+            _active += 1
+        return self._bounds
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        _local.current = self._outer
         with _lock:
             _active -= 1

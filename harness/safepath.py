@@ -106,10 +106,13 @@ def _close(fd: int) -> None:
 class Resolved:
     """A resolved path: a descriptor of its parent directory (owned) and the last component's name."""
 
-    def __init__(self, dir_fd: int, name: str, parts: list[str]) -> None:
+    def __init__(self, dir_fd: int, name: str, parts: list[str], info: os.stat_result | None = None) -> None:
         self.dir_fd = dir_fd
         self.name = name  # "" when the path is the root itself
         self.parts = parts  # the real components from the root, no link among them
+        #: The last component's ``lstat`` taken on the way (None when it does not exist, or for the root):
+        #: a caller that needs it spares a second system call.
+        self.info = info
 
     @property
     def rel(self) -> str:
@@ -136,12 +139,14 @@ def resolve(root: str, rel: str, *, follow_last: bool = True, create_parents: bo
     done: list[str] = []
     fds = [os.open(root, _DIR_FLAGS)]  # fds[i] is the directory done[:i]
     hops = 0
+    info: os.stat_result | None = None
     try:
         while pending:
             part, last = pending[0], len(pending) == 1
             try:
                 info = os.lstat(part, dir_fd=fds[-1])
             except FileNotFoundError:
+                info = None
                 if last or not create_parents:
                     if last:
                         break
@@ -170,7 +175,7 @@ def resolve(root: str, rel: str, *, follow_last: bool = True, create_parents: bo
             pending.pop(0)
         name = pending[0] if pending else ""
         parent = fds.pop()
-        resolved = Resolved(parent, name, done + ([name] if name else []))
+        resolved = Resolved(parent, name, done + ([name] if name else []), info if name else None)
         try:
             yield resolved
         finally:

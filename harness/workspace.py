@@ -71,17 +71,51 @@ class Enclosure:
         self.spoiled = False
         self.made = 0  # workspaces placed so far
         self.current = "ws"  # the name of the workspace placed last
+        # Each canary is held open: while its path still names the same inode (the signature says
+        # so, and a held inode's number cannot be reused), its bytes are read through this
+        # descriptor, without opening it again. The module that opens them is kept (pyfakefs puts
+        # its own in place of ``os``): a descriptor of a fake file system is closed there, never as
+        # a real one of the same number.
+        self._held: dict[str, int] = {}
+        self._os = os
         try:
             canaries = (self.base / "canary.txt", self.base / "sibling" / "canary.txt")
             (self.base / "sibling").mkdir()
             for canary in canaries:
                 canary.write_bytes(CANARY)
+                self._held[str(canary)] = os.open(canary, _READ_FLAGS)
             _wait_past(max(os.lstat(canary).st_ctime_ns for canary in canaries))
-            self._canaries = {canary: _signature(canary) for canary in canaries}
-            self._sibling = _signature(self.base / "sibling")
+            # Kept as text: the check after every scenario then builds no path objects.
+            self._base = str(self.base)
+            self._sibling_path = os.path.join(self._base, "sibling")
+            self._canaries = {str(canary): _signature(str(canary)) for canary in canaries}
+            self._sibling = _signature(self._sibling_path)
+            for canary, fd in list(self._held.items()):
+                info, signature = os.fstat(fd), self._canaries[canary]
+                if signature is None or (info.st_ino, info.st_dev) != (signature[0], signature[2]):
+                    del self._held[canary]  # not the file the signature was taken of: read by its path
+                    os.close(fd)
         except BaseException:  # a full disk, or SIGTERM (processes.Terminated) half-way: nothing is left behind
+            self.close()
             shutil.rmtree(self.base, ignore_errors=True)
             raise
+
+    def close(self) -> None:
+        """Closes the canaries held open (``remove`` does it too)."""
+        held, self._held = getattr(self, "_held", {}), {}
+        for fd in held.values():
+            with contextlib.suppress(Exception):
+                self._os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _canary_bytes(self, canary: str) -> bytes | None:
+        fd = self._held.get(canary)
+        if fd is None:
+            return _head(canary, len(CANARY) + 1)
+        self._os.lseek(fd, 0, os.SEEK_SET)
+        return self._os.read(fd, len(CANARY) + 1)
 
     def escapes(self) -> list[str]:
         """Returns what was created, changed or removed around the workspace since the enclosure was made."""
@@ -92,22 +126,23 @@ class Enclosure:
                 continue  # reported as removed below (or its sibling folder went)
             if now[:2] != signature[:2]:  # type: ignore[index]
                 found.append(f"changed {canary} (rewritten: inode or ctime differs)")
-            elif now != signature or _head(canary, len(CANARY) + 1) != CANARY:
+            elif now != signature or self._canary_bytes(canary) != CANARY:
                 found.append(f"changed {canary}")
-        present = set(os.listdir(self.base))
-        expected = {self.current, "canary.txt", "sibling"}
-        found += [f"created {self.base / name}" for name in sorted(present - expected)]
-        found += [f"removed {self.base / name}" for name in sorted(expected - present)]
-        sibling = self.base / "sibling"
+        present = os.listdir(self._base)
+        if len(present) != 3 or not {self.current, "canary.txt", "sibling"}.issuperset(present):
+            expected = {self.current, "canary.txt", "sibling"}
+            found += [f"created {os.path.join(self._base, name)}" for name in sorted(set(present) - expected)]
+            found += [f"removed {os.path.join(self._base, name)}" for name in sorted(expected - set(present))]
+        sibling = self._sibling_path
         now = _signature(sibling)
         if now is not None and now != self._sibling:
             with contextlib.suppress(OSError):
                 extra = sorted(set(os.listdir(sibling)) - {"canary.txt"})
-                found += [f"created {sibling / name}" for name in extra]
+                found += [f"created {os.path.join(sibling, name)}" for name in extra]
             for canary in self._canaries:
-                if canary.parent == sibling and not os.path.lexists(canary):
+                if os.path.dirname(canary) == sibling and not os.path.lexists(canary):
                     found.append(f"removed {canary}")
-            if not any(f.startswith(("created", "removed")) and str(sibling) in f for f in found):
+            if not any(f.startswith(("created", "removed")) and sibling in f for f in found):
                 found.append(f"changed {sibling} (entries made or removed there)")
         if found:
             self.spoiled = True
@@ -127,8 +162,6 @@ class Enclosure:
         A workspace with a mount point below it is not moved (None; the enclosure is then spoiled:
         retire it whole). Raises OSError when it cannot be moved (spoiled as well).
         """
-        if not os.path.lexists(root):
-            return None
         try:
             if mounts_below(root):
                 # Never moved: the mount table is read again only when a mount changes, not when a folder
@@ -137,8 +170,13 @@ class Enclosure:
                 return None
             if self.trash is None:
                 self.trash = Path(tempfile.mkdtemp(prefix=self._prefix + "trash-", dir=self._parent))
-            place = self.trash / root.name
+            place = os.path.join(self.trash, os.path.basename(root))
             os.rename(root, place)
+        except FileNotFoundError:
+            if not os.path.lexists(root):
+                return None  # already gone: nothing to move or remove
+            self.spoiled = True
+            raise
         except OSError:
             self.spoiled = True
             raise
@@ -146,6 +184,7 @@ class Enclosure:
 
     def remove(self) -> "Leftover | None":
         """Removes the trash and the base (see :func:`remove_tree`); returns what could not be removed, or None."""
+        self.close()
         trash = remove_tree(self.trash) if self.trash else None
         base = remove_tree(self.base)
         if base and trash:
@@ -156,7 +195,7 @@ class Enclosure:
 class Tree:
     """A folder to remove (a finished workspace moved to the trash); what a :class:`Remover` takes."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: "str | Path") -> None:
         self.base = base
 
     def remove(self) -> "Leftover | None":
@@ -215,6 +254,10 @@ class Workspace:
         scenario that does not ask for it spares reading back what was just written.
         """
         modes: list[tuple[str, int]] = []
+        # What a file was written with is what reading it back would give: its record is kept (by
+        # the stat signature the write left) when no cap could have cut that reading short.
+        written: dict[tuple[Any, ...], dict[str, Any]] | None = {} if record_initial else None
+        total = 0
         for entry in given.get("dirs", ()):
             rel, mode = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("mode"))
             self._mkdir(rel)
@@ -223,7 +266,8 @@ class Workspace:
         for rel, spec in given.get("files", {}).items():
             content, mode = (spec["content"], spec.get("mode")) if _has_mode(spec) else (spec, None)
             data = to_bytes(content)
-            self._write(rel, data, append=False, parents=True)
+            self._write(rel, data, append=False, parents=True, remember=written)
+            total += len(data)
             if len(data) <= DIFF_LIMIT:
                 self._given_bytes[rel] = data
             if mode:
@@ -233,6 +277,8 @@ class Workspace:
         for rel, mode in sorted(modes, key=lambda item: -len(Path(item[0]).parts)):
             self._chmod(rel, mode)
         if record_initial:
+            if written and total <= limits.MAX_WORKSPACE_READ:
+                self._states.update(written)
             self.initial = self.state(with_text=False)
 
     def path(self, rel: str) -> Path:
@@ -266,8 +312,14 @@ class Workspace:
         else:  # the schema admits no other action
             raise ValueError(f"unknown action {action!r}")
 
-    def _write(self, rel: str, data: bytes, *, append: bool, parents: bool = False, mtime: str | None = None) -> None:
-        """Writes (or appends) ``data``; a link to a file inside the workspace is written through."""
+    def _write(self, rel: str, data: bytes, *, append: bool, parents: bool = False, mtime: str | None = None,
+               remember: dict[tuple[Any, ...], dict[str, Any]] | None = None) -> None:
+        """Writes (or appends) ``data``; a link to a file inside the workspace is written through.
+
+        Given ``remember``, the file's record (as :func:`entry_state` would read it back, without its
+        text) is put there under the stat signature the write left: a reading of the workspace that
+        finds that signature takes the record instead of the file's bytes.
+        """
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         if not self.contained:
             path = self.path(rel)
@@ -283,9 +335,10 @@ class Workspace:
                 os.utime(path, ns=(os.stat(path).st_atime_ns, wanted))
             return
         with resolve(str(self.root), rel, create_parents=parents) as at:
-            before = _mtime_ns_at(at.dir_fd, at.name)
+            before = at.info.st_mtime_ns if at.info is not None else None  # the walk's lstat of it
             wanted = None if mtime is None else mtime_after(mtime, before)
             fd = os.open(at.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=at.dir_fd)
+            real = at.rel
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
@@ -296,6 +349,13 @@ class Workspace:
                 os.utime(fd, ns=(os.fstat(fd).st_atime_ns, wanted))
             elif before is not None:
                 _advance_mtime_fd(fd, before)
+            if remember is not None and not append and len(data) <= limits.MAX_FILE_READ:
+                info = os.fstat(fd)
+                if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == len(data):
+                    key = (real, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns,
+                           info.st_nlink, False)
+                    remember[key] = {"type": "file", "mode": f"0{stat.S_IMODE(info.st_mode):03o}",
+                                         "size": info.st_size, "sha256": hashlib.sha256(data).hexdigest()}
         finally:
             os.close(fd)
 
@@ -370,27 +430,65 @@ class Workspace:
                     rel = os.path.relpath(full, self.root).replace(os.sep, "/")
                     out[rel] = entry_state(full, with_text=with_text, cache=self._states)
             return dict(sorted(out.items()))
-        root = str(self.root)
-        for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
-            # fwalk joins each folder's name to its parent's path: the part after the root is relative
-            # (as os.path.relpath would say, without its normalising both paths each time)
-            prefix = dirpath[len(root) + 1:].replace(os.sep, "/")
-            prefix = prefix + "/" if prefix else ""
-            deepest = dirnames and prefix.count("/") >= limits.MAX_DEPTH - 1
-            for name in sorted(dirnames + filenames):
-                if budget.entries >= limits.MAX_ENTRIES:
-                    out["<capped>"] = {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries; "
-                                                                "the rest is not recorded"}
-                    dirnames.clear()
-                    break
-                budget.entries += 1
-                out[prefix + name] = entry_state(name, with_text=with_text, cache=self._states, dir_fd=dir_fd,
-                                                 budget=budget, key_path=prefix + name)
-            if deepest and dirnames:  # recorded, not entered: fwalk recurses once per level
-                out.setdefault("<capped>", {"type": "capped", "why": f"folders nested more than {limits.MAX_DEPTH} "
-                                                                     "deep; what is below is not recorded"})
-                dirnames.clear()
+        try:  # never through a link, and only a folder (a FIFO is not opened: O_DIRECTORY fails first)
+            fd = os.open(str(self.root), _WALK_FLAGS)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # the workspace replaced by a link, a FIFO...: nothing in it
+                return out
+            raise
+        try:
+            self._walk(fd, "", out, budget, with_text)
+        finally:
+            os.close(fd)
         return dict(sorted(out.items()))
+
+    def _walk(self, dir_fd: int, prefix: str, out: dict[str, dict[str, Any]], budget: "_Budget",
+              with_text: bool) -> None:
+        """Records the entries of the folder open as ``dir_fd``, then of its folders, as
+        ``os.fwalk(follow_symlinks=False)`` visits them (the same order, so the same entries and bytes
+        fall under the caps), with one ``lstat`` per entry: a folder is entered only when the one
+        opened (never through a link) is the one recorded."""
+        dirs: list[str] = []
+        others: list[str] = []
+        with os.scandir(dir_fd) as entries:
+            for entry in entries:
+                try:
+                    (dirs if entry.is_dir() else others).append(entry.name)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        if entry.is_symlink():
+                            others.append(entry.name)
+        # As deep as fwalk could go (it recursed once per level): the folders there are recorded, not entered.
+        deepest = bool(dirs) and prefix.count("/") >= limits.MAX_DEPTH - 1
+        infos: dict[str, os.stat_result] = {}
+        for name in sorted(dirs + others):
+            if budget.entries >= limits.MAX_ENTRIES:
+                out["<capped>"] = {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries; "
+                                                            "the rest is not recorded"}
+                dirs.clear()
+                break
+            budget.entries += 1
+            info = os.lstat(name, dir_fd=dir_fd)
+            infos[name] = info
+            out[prefix + name] = entry_state(name, with_text=with_text, cache=self._states, dir_fd=dir_fd,
+                                             budget=budget, key_path=prefix + name, info=info)
+        if deepest and dirs:
+            out.setdefault("<capped>", {"type": "capped", "why": f"folders nested more than {limits.MAX_DEPTH} "
+                                                                 "deep; what is below is not recorded"})
+            dirs.clear()
+        for name in dirs:
+            before = infos.get(name)
+            if before is None or not stat.S_ISDIR(before.st_mode):
+                continue  # a link to a folder (is_dir follows it) is recorded, never entered
+            try:
+                sub = os.open(name, _WALK_FLAGS, dir_fd=dir_fd)
+            except OSError:
+                continue  # gone, or swapped for a link meanwhile
+            try:
+                if os.path.samestat(before, os.stat(sub)):
+                    self._walk(sub, prefix + name + "/", out, budget, with_text)
+            finally:
+                os.close(sub)
 
     def hard_links_out(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Returns files in the workspace with hard links outside it (a write there changes a file outside)."""
@@ -481,8 +579,24 @@ class Workspace:
         return _type_name(info.st_mode)
 
     def _check_file(self, rel: str, want: Any, names: dict[str, str]) -> list[Mismatch]:
+        if not self.contained:
+            return self._check_entry(rel, want, names, None)
+        # One walk to the entry serves its type, mode, link target and (unless it is a link, which
+        # a read follows inside the workspace) its bytes.
+        with resolve(str(self.root), rel, follow_last=False) as at:
+            return self._check_entry(rel, want, names, at)
+
+    def _check_entry(self, rel: str, want: Any, names: dict[str, str], at: Any) -> list[Mismatch]:
         where = f"then.files[{rel}]"
-        kind = self._kind(rel)
+        info: os.stat_result | None = None
+        if at is None:
+            kind = self._kind(rel)
+        else:
+            try:
+                info = at.info if at.name else os.stat(at.dir_fd)  # the walk's lstat of it
+                kind = _type_name(info.st_mode) if info is not None else "<missing>"
+            except (FileNotFoundError, NotADirectoryError):
+                kind = "<missing>"
         if kind == "<missing>":
             return [Mismatch(where, "an entry", "<missing>", "does not exist")]
         if not isinstance(want, dict) or not (set(want) & {"content", "matches", "sha256", "size", "mode",
@@ -492,12 +606,17 @@ class Workspace:
         if "type" in want and want["type"] != kind:
             out.append(Mismatch(f"{where}.type", want["type"], kind))
         if "target" in want:
-            observed = self._readlink(rel) if kind == "symlink" else None
+            if kind != "symlink":
+                observed = None
+            elif at is None:
+                observed = self._readlink(rel)
+            else:
+                observed = os.readlink(at.name, dir_fd=at.dir_fd)
             expected = _expand(want["target"], names)
             if observed != expected:
                 out.append(Mismatch(f"{where}.target", expected, observed))
         if "mode" in want:
-            observed_mode = f"0{stat.S_IMODE(self._lstat(rel).st_mode):03o}"
+            observed_mode = f"0{stat.S_IMODE((info or self._lstat(rel)).st_mode):03o}"
             if int(observed_mode, 8) != int(want["mode"], 8):
                 out.append(Mismatch(f"{where}.mode", want["mode"], observed_mode))
         content_keys = {"content", "matches", "sha256", "size"} & set(want)
@@ -506,7 +625,8 @@ class Workspace:
             # Read no more than can decide: the expected length + 1 for `content`, the cap otherwise.
             limit = len(expected_bytes) + 1 if expected_bytes is not None and not content_keys - {"content", "size"} \
                 else limits.MAX_FILE_READ
-            read = self._read(rel, limit)
+            read = (_read_regular(at.dir_fd, at.name, limit) if at is not None and kind != "symlink"
+                    else self._read(rel, limit))
             if read.kind != "file":
                 return out + [Mismatch(where, "a file", read.kind)]
             if read.error is not None:
@@ -580,11 +700,14 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> _Read:
             return _Read(_type_name(info.st_mode))
         chunks, total = [], 0
         while total < limit:
-            chunk = os.read(fd, min(1 << 20, limit - total))
+            wanted = min(1 << 20, limit - total)
+            chunk = os.read(fd, wanted)
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            if len(chunk) < wanted and total >= info.st_size:
+                break  # a regular file read short at its size: its end
         data = b"".join(chunks)
         truncated = info.st_size > total or (total >= limit and os.read(fd, 1) != b"")
         return _Read("file", data, max(info.st_size, total), truncated=truncated)
@@ -626,7 +749,7 @@ class _MountTable:
         self._lock = threading.Lock()
         self._file: Any = None
         self._poll: Any = None
-        self._pid = 0
+        self._pid = -1  # the fork generation (below) the open file belongs to
         self._points: tuple[str, ...] = ()
         self._types: dict[str, str] = {}  # mount point -> file system type (the last mount there wins)
 
@@ -635,9 +758,9 @@ class _MountTable:
         import select
         with self._lock:
             try:
-                if self._file is None or self._pid != os.getpid():
+                if self._file is None or self._pid != _forks[0]:
                     self._file = open("/proc/self/mountinfo", "rb")
-                    self._poll, self._pid = select.poll(), os.getpid()
+                    self._poll, self._pid = select.poll(), _forks[0]
                     self._poll.register(self._file, select.POLLPRI | select.POLLERR)
                     self._poll.poll(0)  # the first poll reports the table as changed: consumed here
                 elif not self._poll.poll(0):
@@ -661,6 +784,12 @@ class _MountTable:
                         if folder == point or folder.startswith(point.rstrip("/") + "/")), key=len, default=None)
             return self._types.get(best) if best is not None else None
 
+
+#: Forks of this process so far, as seen by the child: a forked worker knows it is one without
+#: asking the kernel for its process id at every look at the mount table.
+_forks = [0]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _forks.__setitem__(0, _forks[0] + 1))
 
 _MOUNTS = _MountTable()
 
@@ -827,7 +956,8 @@ class _Budget:
 
 def entry_state(path: str, *, with_text: bool = True,
                 cache: dict[tuple[Any, ...], dict[str, Any]] | None = None, dir_fd: int | None = None,
-                budget: _Budget | None = None, key_path: str | None = None) -> dict[str, Any]:
+                budget: _Budget | None = None, key_path: str | None = None,
+                info: os.stat_result | None = None) -> dict[str, Any]:
     """Returns the recorded state of one entry (``path`` relative to ``dir_fd`` when given), never following links.
 
     Only a regular file is opened (``O_NOFOLLOW | O_NONBLOCK``, then checked again on the open
@@ -835,9 +965,11 @@ def entry_state(path: str, *, with_text: bool = True,
     bytes of a file (and what is left of the workspace's ``budget``) are hashed; a file cut short
     records ``sha256_of_first`` with the number of bytes instead of ``sha256``. A file with more
     than one hard link records ``links`` and ``inode``. With ``cache``, a file whose inode, size,
-    mode, mtime and ctime are unchanged is not read again.
+    mode, mtime and ctime are unchanged is not read again. ``info`` is the entry's ``lstat`` when
+    the caller has just taken it.
     """
-    info = os.lstat(path, dir_fd=dir_fd)
+    if info is None:
+        info = os.lstat(path, dir_fd=dir_fd)
     mode = f"0{stat.S_IMODE(info.st_mode):03o}"
     if stat.S_ISLNK(info.st_mode):
         return {"type": "symlink", "target": os.readlink(path, dir_fd=dir_fd)}
@@ -883,13 +1015,16 @@ def _file_state(path: str, mode: str, size: int, with_text: bool, dir_fd: int | 
         head = b""
         total = 0
         while total < limit:
-            chunk = os.read(fd, min(1 << 20, limit - total))
+            wanted = min(1 << 20, limit - total)
+            chunk = os.read(fd, wanted)
             if not chunk:
                 break
             if total < TEXT_LIMIT + 1:
                 head += chunk[:TEXT_LIMIT + 1 - total]
             digest.update(chunk)
             total += len(chunk)
+            if len(chunk) < wanted and total >= info.st_size:
+                break  # a regular file read short at its size: its end (no second read to be told so)
         more = total >= limit and os.read(fd, 1) != b""
     except OSError as exc:
         entry["unreadable"] = exc.strerror
@@ -952,10 +1087,11 @@ def _expand(text: str, names: dict[str, str]) -> str:
 
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_WALK_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _signature(path: Path) -> tuple[int, ...] | None:
+def _signature(path: "str | Path") -> tuple[int, ...] | None:
     """Returns what a write, a replacement or a new entry changes: inode and ctime first, then the rest."""
     try:
         info = os.lstat(path)
@@ -964,7 +1100,7 @@ def _signature(path: Path) -> tuple[int, ...] | None:
     return info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size, info.st_mode, info.st_nlink
 
 
-def _head(path: Path, size: int) -> bytes | None:
+def _head(path: "str | Path", size: int) -> bytes | None:
     """Returns the first ``size`` bytes of a regular file (never through a link, never a FIFO), or None."""
     try:
         fd = os.open(path, _READ_FLAGS)
@@ -985,7 +1121,7 @@ def _wait_past(ctime_ns: int) -> None:
         time.sleep(0.001)
 
 
-def remove_tree(base: Path) -> "Leftover | None":
+def remove_tree(base: "str | Path") -> "Leftover | None":
     """Removes ``base`` and everything under it, whatever modes, flags or depth a candidate left.
 
     Folders are made searchable first (mode 000 trees); what still resists (an immutable flag)
@@ -1043,17 +1179,12 @@ def _remove_tree(base: Path) -> "Leftover | None":
     return Leftover(str(base), f"{_count(base, set())} entries left")
 
 
-def _plain_rmtree(base: Path) -> bool:
+def _plain_rmtree(base: "str | Path") -> bool:
     """Tries a plain removal first (what nearly every workspace needs); returns whether it is gone."""
-    shutil.rmtree(base, ignore_errors=True)
-    return not os.path.lexists(base)
-
-
-def _mtime_ns_at(dir_fd: int, name: str) -> int | None:
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mtime_ns
-    except OSError:
-        return None
+    failed: list[Any] = []
+    shutil.rmtree(base, onerror=lambda *error: failed.append(error))
+    # Without an error the base itself was removed last: only after one is there anything to look at.
+    return not failed or not os.path.lexists(base)
 
 
 def _advance_mtime_fd(fd: int, before: int) -> None:

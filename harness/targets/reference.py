@@ -6,8 +6,9 @@ which only an in-process target can see (see harness/faults.py).
 
 from __future__ import annotations
 
+import sys
 import traceback
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import reference_impl
@@ -31,7 +32,8 @@ class ReferenceSession(Session):
         The folder around the workspace is the harness's own (its canaries watch it); the rest of
         the machine is out of the reference's reach.
         """
-        bounds = confine.Confinement(str(Path(workspace).parent))
+        folder = workspace.parent if isinstance(workspace, PurePath) else Path(workspace).parent
+        bounds = confine.Confinement(str(folder))
         with confine.confined(bounds):
             session = make(str(workspace), dict(options))
         return cls(session, bounds)
@@ -71,6 +73,11 @@ class ReferenceTarget(Target):
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
         """Opens a reference session of ``profile`` on ``workspace``."""
+        # The module as imported now (pyfakefs drops the modules imported under it, so none is kept
+        # here): what importlib.import_module returns for a module imported before, without its locks.
+        module = sys.modules.get(reference_impl.PROFILES.get(profile, ""))
+        if module is not None:
+            return ReferenceSession.opened(module.Session, workspace, options)
         try:
             module = reference_impl.profile_module(profile)
         except KeyError:
