@@ -1,0 +1,153 @@
+"""How the harness reads a workspace back: the state recorded, the laid-out state, the canaries' descriptors."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness import limits
+from harness import workspace as workspace_mod
+from harness.workspace import Enclosure, Workspace, entry_state
+
+
+def _fwalk_state(ws: Workspace, with_text: bool = True) -> dict:
+    """The workspace state as os.fwalk visits it (follow_symlinks=False), each entry read afresh."""
+    out: dict = {}
+    budget = workspace_mod._Budget()
+    root = str(ws.root)
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+        prefix = dirpath[len(root) + 1:]
+        prefix = prefix + "/" if prefix else ""
+        deepest = dirnames and prefix.count("/") >= limits.MAX_DEPTH - 1
+        for name in sorted(dirnames + filenames):
+            if budget.entries >= limits.MAX_ENTRIES:
+                out["<capped>"] = {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries; "
+                                                            "the rest is not recorded"}
+                dirnames.clear()
+                break
+            budget.entries += 1
+            out[prefix + name] = entry_state(name, with_text=with_text, dir_fd=dir_fd, budget=budget,
+                                             key_path=prefix + name)
+        if deepest and dirnames:
+            out.setdefault("<capped>", {"type": "capped", "why": f"folders nested more than {limits.MAX_DEPTH} "
+                                                                 "deep; what is below is not recorded"})
+            dirnames.clear()
+    return dict(sorted(out.items()))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    ws = Workspace(parent=str(tmp_path))
+    ws.populate({"dirs": ["d/e", "z"], "files": {"a.txt": "a\n", "d/b.txt": "bb\n", "d/e/c.bin": {"hex": "00ff"},
+                                                  "z/last.txt": "z\n"},
+                 "symlinks": {"d/to-e": "e"}}, {"workspace": str(ws.root)}, record_initial=False)
+    os.symlink(outside, ws.root / "link-out")  # as a candidate may make it
+    os.mkfifo(ws.root / "d" / "pipe")
+    yield ws
+    ws.remove()
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3, 5, 8, 20000])
+@pytest.mark.parametrize("depth", [1, 2, 256])
+def test_the_state_holds_what_fwalk_visits_in_its_order_under_the_entry_and_depth_caps(tree, monkeypatch, cap, depth):
+    monkeypatch.setattr(limits, "MAX_ENTRIES", cap)
+    monkeypatch.setattr(limits, "MAX_DEPTH", depth)
+    assert tree.state() == _fwalk_state(tree)
+    assert tree.state(with_text=False) == _fwalk_state(tree, with_text=False)
+
+
+def test_the_state_never_enters_a_link_to_a_folder(tree):
+    recorded = tree.state()
+    assert recorded["link-out"] == {"type": "symlink", "target": str(Path(tree.root).parent.parent / "outside")}
+    assert recorded["d/to-e"] == {"type": "symlink", "target": "e"}
+    assert not any(name.startswith(("link-out/", "d/to-e/")) for name in recorded)
+    assert recorded["d/pipe"]["type"] == "fifo"
+
+
+def test_a_workspace_replaced_by_a_fifo_or_a_link_is_recorded_empty_without_blocking(tmp_path):
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        os.rmdir(ws.root)
+        os.mkfifo(ws.root)
+        found: list = []
+        reader = threading.Thread(target=lambda: found.append(ws.state()), daemon=True)
+        reader.start()
+        reader.join(10)
+        if reader.is_alive():  # opened for reading, it waits for a writer: give it one, then fail
+            os.close(os.open(ws.root, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(10)
+            pytest.fail("the state opened the FIFO the workspace was replaced by")
+        assert found == [{}]
+        os.unlink(ws.root)
+        os.symlink(tmp_path, ws.root)
+        assert ws.state() == {}
+    finally:
+        if not stat.S_ISDIR(os.lstat(ws.root).st_mode):
+            os.unlink(ws.root)
+            os.mkdir(ws.root)
+        ws.remove()
+
+
+def test_the_laid_out_state_is_what_reading_the_files_back_gives(tmp_path):
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        ws.populate({"dirs": [{"path": "locked", "mode": "0700"}],
+                     "files": {"a.txt": "one\n", "sub/deep/b.txt": {"content": "two\n", "mode": "0600"},
+                               "./a.txt": "again\n", "big.txt": {"lines": 5000}, "empty": ""},
+                     "symlinks": {"to-a": "a.txt"}}, {"workspace": str(ws.root)}, record_initial=True)
+        ws._states.clear()
+        assert ws.initial == ws.state(with_text=False)
+        assert ws.initial["a.txt"]["size"] == len("again\n")
+    finally:
+        ws.remove()
+
+
+def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        ws.populate({"files": {"a.txt": "one\n", "b.txt": "keep\n"}}, {"workspace": str(ws.root)})
+        (ws.root / "b.txt").write_text("kept and longer\n")
+        failures = ws.check({"others_unchanged": True}, {})
+        assert [f.path for f in failures] == ["then.others_unchanged[b.txt]"]
+    finally:
+        ws.remove()
+
+
+def _open_files() -> set[int]:
+    """The descriptors of regular files this process holds."""
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if stat.S_ISREG(os.fstat(int(name)).st_mode):
+                found.add(int(name))
+        except OSError:
+            pass  # the listing's own descriptor, closed by now
+    return found
+
+
+def test_the_canaries_held_open_are_closed_with_their_enclosure(tmp_path):
+    before = _open_files()
+    enclosure = Enclosure(parent=str(tmp_path))
+    assert len(_open_files() - before) == 2
+    enclosure.remove()
+    assert _open_files() - before == set()
+
+
+def test_a_canary_replaced_by_a_file_of_the_same_bytes_is_an_escape(tmp_path):
+    enclosure = Enclosure(parent=str(tmp_path))
+    try:
+        enclosure.place()
+        canary = enclosure.base / "canary.txt"
+        other = enclosure.base / "other"
+        other.write_bytes(workspace_mod.CANARY)
+        os.rename(other, canary)
+        assert enclosure.escapes() == [f"changed {canary} (rewritten: inode or ctime differs)"]
+    finally:
+        enclosure.remove()
