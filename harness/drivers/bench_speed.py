@@ -164,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-scale", default="1,10,30",
                         help="catalog copies for the memory figures (default 1,10,30; tracing allocations is slow)")
     parser.add_argument("--skip", action="append", default=[],
-                        choices=["mcp", "filesystem", "campaign", "pytest", "start", "scale"],
-                        help="leave a figure out (repeatable)")
+                        choices=["mcp", "filesystem", "campaign", "pytest", "start", "scale", "warm-up"],
+                        help="leave a figure out (repeatable); warm-up: the pytest figures' first, untimed runs")
     args = parser.parse_args(argv)
     repeat = max(1, args.repeat)
     from harness.options import RunOptions
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         _campaign(repeat, ratio)
 
     if "pytest" not in args.skip:
-        _pytest(repeat, ratio, args.scenarios)
+        _pytest(repeat, ratio, args.scenarios, warm_up="warm-up" not in args.skip)
 
     if "start" not in args.skip:
         subprocess.run(harness_command("list"), check=True, stdout=subprocess.DEVNULL, env=_env())  # caches
@@ -227,7 +227,7 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path]) -> None:
+def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path], warm_up: bool = True) -> None:
     pytest = [sys.executable, "-m", "pytest", "scenarios", "-q", "-n", "2", "-p", "no:cacheprovider"]
     harness = harness_command("run", "-q", "--jobs", "2")
     if dirs:  # --scenarios: those folders on both sides instead of the built-in catalog
@@ -242,7 +242,8 @@ def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path]) -> None:
                 tail = done.stdout.decode("utf-8", "replace")[-2000:]
                 raise RuntimeError(f"{shlex.join(argv)} exited {done.returncode}:\n{tail}")
         return once
-    run(pytest)()  # the first run writes the bytecode caches (pytest's rewritten modules too)
+    if warm_up:
+        run(pytest)()  # the first run writes the bytecode caches (pytest's rewritten modules too)
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
         # What pytest-xdist costs before any work: as many tests doing nothing, in a folder of their
         # own (no project configuration; hypothesis' plugin left out, as the project's conftest.py
@@ -253,7 +254,8 @@ def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path]) -> None:
                          "def test_nothing(n):\n    pass\n", encoding="utf-8")
         floor = [sys.executable, "-m", "pytest", str(empty), "-q", "-n", "2", "-p", "no:cacheprovider",
                  "-p", "no:hypothesispytest", "-p", "no:anyio", "--rootdir", folder]
-        run(floor)()
+        if warm_up:
+            run(floor)()
         slow, fast, nothing = best(repeat, run(pytest), run(harness), run(floor))
     ratio("pytest -n 2 / harness run --jobs 2", slow, fast, "goal: at most 1.5")
     ratio(f"  pytest -n 2 on {count} empty tests / harness run", nothing, fast, "pytest-xdist's own cost")
