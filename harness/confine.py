@@ -101,6 +101,7 @@ class Confinement:
 
     def __init__(self, enclosure: str) -> None:
         self.bounds = _bounds_of(enclosure)
+        self._inside = _prefixes(self.bounds)
         self.refused: list[str] = []
         self.python = _python_roots()
         self.code = _code_roots()
@@ -120,6 +121,10 @@ class Confinement:
 
     def check(self, event: str, args: tuple) -> None:
         """Raises PermissionError (and keeps what it refused) when ``event`` reaches outside."""
+        if event == "open":
+            path = args[0] if args else None
+            if type(path) is str and path.startswith(self._inside) and "/.." not in path:
+                return  # an absolute path going only down from the enclosure stays in it, whatever the mode
         if event in REFUSED:
             self._refuse(f"refused: the in-process reference tried {event}, which a call confined to its "
                          "workspace may not do (it would escape the confinement)", event, "")

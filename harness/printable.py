@@ -40,6 +40,8 @@ def shown(text: str) -> str:
 def _text(text: str) -> str:
     # Only what cannot be stored is changed in data: lone surrogates (control characters are
     # valid JSON and YAML, and shown escaped wherever they reach a terminal).
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
         return text
@@ -49,6 +51,8 @@ def _text(text: str) -> str:
 
 def json_safe(value: Any, depth: int = 0) -> Any:
     """Returns ``value`` in a form strict JSON and UTF-8 accept (see the module docstring)."""
+    if value is None or (type(value) is str and value.isascii()):
+        return value  # the commonest answers, decided without a copy of the text
     if depth == 0 and _unchanged(value, 0):
         return value
     if isinstance(value, str):

@@ -298,13 +298,31 @@ class Runner:
 
 
 def _from_answers(value: Any) -> bool:
-    """Returns whether a value (call arguments) holds a ``${stepN...}`` placeholder anywhere."""
+    """Returns whether a value (call arguments) holds a ``${stepN...}`` placeholder anywhere.
+
+    Remembered per object (the entry holds it, so its identity is not reused meanwhile): a step's
+    arguments are asked about each time its scenario runs.
+    """
+    known = _FROM_ANSWERS.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    answer = _holds_step_placeholder(value)
+    if len(_FROM_ANSWERS) >= 65536:
+        _FROM_ANSWERS.clear()
+    _FROM_ANSWERS[id(value)] = (value, answer)
+    return answer
+
+
+_FROM_ANSWERS: dict[int, tuple[Any, bool]] = {}
+
+
+def _holds_step_placeholder(value: Any) -> bool:
     if isinstance(value, str):
         return "${step" in value
     if isinstance(value, dict):
-        return any(_from_answers(key) or _from_answers(item) for key, item in value.items())
+        return any(_holds_step_placeholder(key) or _holds_step_placeholder(item) for key, item in value.items())
     if isinstance(value, list):
-        return any(_from_answers(item) for item in value)
+        return any(_holds_step_placeholder(item) for item in value)
     return False
 
 
@@ -321,8 +339,18 @@ def _substituted(then: Any, names: dict[str, str]) -> Any:
 
 def _compares_with_given(scenario: Scenario) -> bool:
     """Returns whether an expectation compares the workspace with its laid-out state (``others_unchanged``)."""
+    known = _COMPARES.get(id(scenario))
+    if known is not None and known[0] is scenario:  # asked each time the scenario runs (held: identity kept)
+        return known[1]
     thens = [scenario.then, *(getattr(step, "then", None) for step in scenario.steps)]
-    return any(isinstance(then, dict) and then.get("others_unchanged") for then in thens)
+    answer = any(isinstance(then, dict) and bool(then.get("others_unchanged")) for then in thens)
+    if len(_COMPARES) >= 65536:
+        _COMPARES.clear()
+    _COMPARES[id(scenario)] = (scenario, answer)
+    return answer
+
+
+_COMPARES: dict[int, tuple[Scenario, bool]] = {}
 
 
 def made_safe(result: Result) -> Result:

@@ -152,9 +152,10 @@ class Enclosure:
         """Makes the next workspace, empty: ``<base>/ws``, then ``<base>/ws-2``..."""
         self.made += 1
         name = "ws" if self.made == 1 else f"ws-{self.made}"
-        (self.base / name).mkdir()
+        path = self.base / name  # one path object, its text worked out once
+        os.mkdir(str(path))
         self.current = name
-        return self.base / name
+        return path
 
     def move_out(self, root: Path) -> "Tree | None":
         """Moves a finished workspace into the trash (one rename); returns it for removal, or None if it is gone.
