@@ -15,6 +15,8 @@ guess; starting the server is the mcp: target's business.
 
 from __future__ import annotations
 
+from harness.safepath import write_replacing
+
 import argparse
 import difflib
 import json
@@ -337,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
     guesses = [guess_tool(tool, schema, tools) for tool, schema in profile_tools(args.profile).items()]
     text = skeleton(args.profile, guesses, tools, name)
     if args.output:
-        args.output.write_text(text, "utf-8")
+        write_replacing(args.output, text)
         print(f"{name}: {len(tools)} tool(s)")
         for line in listing(tools):
             print(line)

@@ -46,6 +46,7 @@ from typing import Any, Callable
 
 import yaml
 
+from harness.safepath import write_replacing
 from harness.targets.base import CallResult, Session, Target, TargetError, Unsupported
 from harness.workspace import Workspace
 
@@ -747,7 +748,7 @@ def write_scenario(divergence: Divergence, out: Path, *, seed: int, examples: in
         "# decides it; review it against the seed section in `source` before committing it.",
     ]
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
-    path.write_text("\n".join(line[:200] for line in header) + "\n" + body, "utf-8")
+    write_replacing(path, "\n".join(line[:200] for line in header) + "\n" + body)
     return path
 
 

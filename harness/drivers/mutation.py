@@ -35,6 +35,8 @@ reference's own output, not the contract, so a recorded survivor is never counte
 
 from __future__ import annotations
 
+from harness.safepath import write_replacing
+
 import argparse
 import fnmatch
 import hashlib
@@ -243,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.report_only:
         names_by_file = _stored_names()
         seconds = previous.get("__run__", {}).get("seconds") or _busy_seconds(previous, args.jobs)
-        args.out.write_text(render(previous, names_by_file, load_classes(args.classes), seconds, args.jobs, exclusions()), "utf-8")
+        write_replacing(args.out, render(previous, names_by_file, load_classes(args.classes), seconds, args.jobs,
+                                         exclusions()))
         print(f"wrote {args.out}")
         return 0
 
@@ -359,9 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     log.unlink()  # complete: the JSON holds it all
     store({name: r["code"] for name, r in results.items() if name != "__run__"})
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=1, sort_keys=True), "utf-8")
+    write_replacing(args.json, json.dumps(results, indent=1, sort_keys=True))
     report = render(results, names_by_file, load_classes(args.classes), seconds, args.jobs, exclusions())
-    args.out.write_text(report, "utf-8")
+    write_replacing(args.out, report)
     print(f"wrote {args.out} ({seconds:.0f} s)")
     return 0
 

@@ -40,6 +40,11 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 PROFILES_CAPABILITY = "file-tool-conformance"
 
 
+#: tools/list read at most this far: a server may page forever (each page within the line cap).
+MAX_TOOLS = 10_000
+MAX_TOOL_PAGES = 1_000
+
+
 class ConnectionBroken(Exception):
     """The server broke the conversation; ``kind`` is one of spawn, exited, timeout, stdout, protocol."""
 
@@ -260,16 +265,21 @@ class Connection:
                     experimental = getattr(result.capabilities, "experimental", None) or {}
                     advertised = (experimental.get(PROFILES_CAPABILITY) or {}).get("profiles")
                     self.profiles = tuple(advertised) if isinstance(advertised, list) else ()
-                    cursor = None
+                    cursor, pages = None, 0
                     while True:
                         try:
                             page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
                         except Exception as exc:
                             raise self._broken(exc, "tools/list") from None
                         self.tools.update((tool.name, tool) for tool in page.tools)
+                        pages += 1
                         cursor = page.next_cursor
                         if not cursor:
                             break
+                        if len(self.tools) > MAX_TOOLS or pages >= MAX_TOOL_PAGES:  # a server paging forever
+                            raise ConnectionBroken("protocol", f"listed more than {MAX_TOOLS} tools or "
+                                                               f"{MAX_TOOL_PAGES} pages in tools/list, and more "
+                                                               "were coming: not read further")
                     if not ready.done():
                         ready.set_result(None)
                     await self._stop.wait()

@@ -15,7 +15,8 @@ writes ``content`` to ``path`` and answers seed 003's result. A call whose path 
 ``escape``      writes the canary next to the workspace (``<ws>/../canary.txt``) instead
 
 Modes that act before any call: ``exit-early`` (stderr line, exit 1 before initialize),
-``hang-init`` (never answers initialize). ``--root DIR`` is echoed in every result as ``root``.
+``hang-init`` (never answers initialize), ``endless-tools`` (every ``tools/list`` page holds 1,000 new
+tools and names a next one). ``--root DIR`` is echoed in every result as ``root``.
 With ``--roots`` it follows the client's roots instead: it asks ``roots/list`` once initialised and
 again on every ``notifications/roots/list_changed``, and echoes the first root's folder as ``root``.
 """
@@ -83,6 +84,11 @@ def main() -> int:
         elif method == "tools/list":
             schema = {"type": "object", "properties": {names["path"]: {"type": "string"},
                                                        names["content"]: {"type": "string"}}}
+            if args.mode == "endless-tools":
+                page = int((message.get("params") or {}).get("cursor") or 0)
+                result(request_id, {"tools": [{"name": f"t{page}-{n}", "inputSchema": schema} for n in range(1000)],
+                                    "nextCursor": str(page + 1)})
+                continue
             result(request_id, {"tools": [{"name": args.tool, "inputSchema": schema}]})
         elif method == "ping":
             result(request_id, {})
