@@ -479,6 +479,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 for --help
         return int(exc.code or 0)
+    from harness.report import github
+    github.stop_commands()  # under Actions: no candidate's line is read as a workflow command
     try:
         code = args.handler(args)
         processes.checkpoint()  # a signal that arrived during the last clean-up still ends the run as signalled
@@ -487,6 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + exc.signum
     except KeyboardInterrupt:
         return 130
+    finally:
+        github.resume_commands()  # the step's own commands after the harness are read again
 
 
 def entry(argv: Sequence[str] | None = None) -> int:

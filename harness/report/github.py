@@ -24,6 +24,37 @@ def active() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
+#: The token of ``::stop-commands::`` while the harness has workflow commands stopped (see stop_commands).
+_STOPPED: str | None = None
+
+
+def stop_commands() -> None:
+    """Under Actions, stops GitHub from reading workflow commands in what follows, until the harness
+    prints its own annotations (or exits): a candidate's text reaches the log (a stderr tail, an
+    observed output), and a line of it that starts with ``::`` would be a command
+    (``::stop-commands::x`` hid every annotation of the run, ``::error::`` made a false one)."""
+    global _STOPPED
+    if not active() or _STOPPED is not None:
+        return
+    import secrets
+    import sys
+    _STOPPED = secrets.token_hex(16)  # unknown to every candidate: none can print the resuming line
+    sys.stdout.write(f"::stop-commands::{_STOPPED}\n")
+    sys.stdout.flush()
+
+
+def resume_commands() -> None:
+    """Lets GitHub read workflow commands again (the harness's own, or the step's after it)."""
+    global _STOPPED
+    if _STOPPED is None:
+        return
+    import sys
+    sys.stderr.flush()
+    sys.stdout.write(f"::{_STOPPED}::\n")
+    sys.stdout.flush()
+    _STOPPED = None
+
+
 def _data(text: str) -> str:
     """Escapes a workflow command's message (GitHub's rules: %, CR, LF)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -83,6 +114,8 @@ def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None
              for run in runs for left in getattr(run, "leftovers", None) or []]
     lines += [line for run, failed in zip(runs, failures or [run.results for run in runs])
               for line in annotations(failed, run.spec)]
+    console.file.flush()
+    resume_commands()
     for line in lines[:MAX_ANNOTATIONS]:
         console.file.write(line + "\n")  # verbatim: a workflow command must not be wrapped or styled
     if len(lines) > MAX_ANNOTATIONS:

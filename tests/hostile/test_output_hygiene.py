@@ -185,3 +185,63 @@ def test_an_answer_nested_past_the_parsers_stack_is_a_verdict_naming_it(tmp_path
         assert (result["verdict"], outcome.code) == (verdict, 1), result
         assert reason in result["reason"] and "harness error" not in result["reason"], result["reason"]
         assert len(outcome.stdout) < 100_000  # the answer is shown cut
+
+
+WORKFLOW_COMMANDS = r'''
+import json, sys
+sys.stderr.write("::stop-commands::hidden\n::error title=Injected::a false annotation\n")
+sys.stderr.flush()
+if sys.argv[1] == "dies":
+    sys.exit(1)
+for line in sys.stdin:
+    op = json.loads(line)["op"]
+    answer = {"ok": True}
+    if op == "hello":
+        answer.update(name="wf", version="1", profiles=["claude-code"])
+    elif op == "call":
+        answer["output"] = "first\n::add-mask::x\n::error title=Injected::in an output\nlast"
+    print(json.dumps(answer), flush=True)
+'''
+
+
+def _commands_github_reads(log: str) -> list[str]:
+    """The workflow commands the Actions runner would act on in ``log`` (its rules: a line, left-trimmed,
+    starting with ``::``; nothing but the resuming token while ``::stop-commands::`` holds)."""
+    stopped, commands = None, []
+    for line in log.splitlines():
+        text = line.lstrip()
+        if stopped is not None:
+            if text == f"::{stopped}::":
+                stopped = None
+            continue
+        if text.startswith("::stop-commands::"):
+            stopped = text[len("::stop-commands::"):]
+        elif text.startswith("::"):
+            commands.append(text)
+    assert stopped is None, "the harness left workflow commands stopped for the rest of the step"
+    return commands
+
+
+def test_a_candidates_text_is_never_read_as_a_github_workflow_command(tmp_path):
+    # A stderr tail or an observed output reaches the log: "::stop-commands::hidden" there hid every
+    # annotation of the run, "::error ...::" made a false one.
+    write_scenarios(tmp_path / "scenarios", """
+id: hostile/workflow
+profile: claude-code
+title: a candidate printing workflow commands
+source: test
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect: {output: "something else"}
+""")
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(WORKFLOW_COMMANDS, "utf-8")
+    for mode in ("dies", "answers"):
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", f"cmd:python {candidate} {mode}",
+                              env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": ""})
+        assert outcome.code == 1
+        log = outcome.stdout + outcome.stderr
+        assert "Injected" in log  # shown, literally ...
+        commands = _commands_github_reads(outcome.stdout)
+        assert commands and all(c.startswith("::error file=") and "Injected" not in c for c in commands), commands
