@@ -503,10 +503,27 @@ def entry(argv: Sequence[str] | None = None) -> int:
     processes.own_tree()
     try:
         return main(argv)
-    except processes.Terminated as exc:  # before main's own handling began (still importing)
-        return 128 + exc.signum
+    except BaseException as exc:  # before main's own handling began (still importing)
+        signum = _terminated_by(exc)
+        if signum is None:
+            raise
+        return 128 + signum
     finally:
         processes.sweep()
+
+
+def _terminated_by(exc: BaseException | None) -> int | None:
+    """Returns the signal number when ``exc`` is, or was raised because of, SIGTERM or SIGHUP.
+
+    A signal that lands while a module is being imported may come out wrapped: an exception in a
+    class body's ``__set_name__`` (a dataclass field) is re-raised as a RuntimeError caused by it.
+    """
+    seen = 0
+    while exc is not None and seen < 16:
+        if isinstance(exc, processes.Terminated):
+            return exc.signum
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 if __name__ == "__main__":
