@@ -244,13 +244,21 @@ class _Pending:
     def _key(value: Any) -> str:
         return json.dumps(value)
 
+    @classmethod
+    def _key_of(cls, text: str) -> str:
+        """The key of an id as written: a plain non-negative integer is its own JSON form (the usual
+        case, decided without a parse); anything else is parsed and written again."""
+        if text.isdigit() and text.isascii() and (text == "0" or text[0] != "0"):
+            return text
+        return cls._key(json.loads(text))
+
     def read(self, line: bytes) -> None:
         """Notes a request (or a cancellation) among the lines read."""
         if b'"id"' not in line and b"cancelled" not in line:
             return  # a notification or a blank line: nothing to wait for
         head = _REQUEST_HEAD.match(line, 0, 512)  # the usual order: no second parse of a whole file's content
         if head is not None:
-            self._add(self._key(json.loads(head.group(1))))
+            self._add(self._key_of(head.group(1).decode("utf-8", "replace")))
             return
         try:
             message = json.loads(line)
@@ -270,7 +278,7 @@ class _Pending:
         if self._ids:
             head = _ANSWER_HEAD.match(text, 0, 512)
             if head is not None:
-                self._done(self._key(json.loads(head.group(1))))
+                self._done(self._key_of(head.group(1)))
         self._changed.set()
 
     def _add(self, key: str) -> None:

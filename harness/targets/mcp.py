@@ -56,7 +56,7 @@ from typing import Any
 
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.commandline import split_command_line
-from harness import bindings
+from harness import bindings, schemas
 
 PREFIX = "mcp:"
 #: ``mcp+http://host:port/mcp``: a running Streamable HTTP server, connected to once per run.
@@ -119,10 +119,14 @@ class McpSession(Session):
         offered = self._connection.tools.get(name)
         if offered is None:
             raise Unsupported(self._target.missing_reason(tool))
-        try:
-            binding.check(tool, args, getattr(offered, "input_schema", None))
-        except bindings.ArgumentMismatch as exc:
-            raise TargetError(str(exc), kind="binding") from None
+        schema = getattr(offered, "input_schema", None)
+        # Arguments passed on as they are and valid for the tool break no rule a binding could be
+        # blamed for: the full check (which traces each broken rule) is for the others.
+        if tool in binding.tools or not _valid(self._connection, name, schema, args):
+            try:
+                binding.check(tool, args, schema)
+            except bindings.ArgumentMismatch as exc:
+                raise TargetError(str(exc), kind="binding") from None
         try:
             result = self._connection.call_tool(name, binding.arguments(tool, args), {SESSION_KEY: self._entry},
                                                 self._target.timeout)
@@ -143,6 +147,21 @@ class McpSession(Session):
         """Per-scenario servers stop with their scenario; a shared one carries on."""
         if self._target.per_scenario:
             self._target._retire()
+
+
+def _valid(connection: Any, name: str, schema: Any, args: dict[str, Any]) -> bool:
+    """Returns whether ``args`` satisfy the tool's inputSchema (False for a schema that cannot be
+    compiled); the schema is compiled once per connection (it was listed once)."""
+    if not isinstance(schema, dict) or not schema:
+        return True
+    validators = connection.validators
+    if name not in validators:
+        try:
+            validators[name] = schemas.validator(schema)
+        except schemas.SchemaInvalid:
+            validators[name] = None
+    compiled = validators[name]
+    return compiled is not None and compiled.is_valid(args)
 
 
 def normal_form(result: Any) -> CallResult:

@@ -194,6 +194,7 @@ class Connection:
         self.server_info: Any = None
         self.profiles: tuple[str, ...] = ()
         self.tools: dict[str, Any] = {}
+        self.validators: dict[str, Any] = {}  # each tool's compiled inputSchema (mcp.py), made on its first call
         self.ended = False  # the server closed its stdout
         self.stray: list[str] = []  # stdout lines that were not JSON-RPC messages
         self.stderr: StderrTail | None = None
