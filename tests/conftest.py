@@ -60,6 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if shm is not None:
         os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", shm)
     os.environ["HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="harness-test-state-")
+    # pytest-xdist registers it too; `-p no:xdist` runs see it in the test modules that use it.
+    config.addinivalue_line("markers", "xdist_group(name): tests that run on one xdist worker (--dist loadgroup)")
     # Tests that do not name a snapshot folder must not compare with (or write to) the checkout's.
     os.environ.setdefault("HARNESS_SNAPSHOTS", os.path.join(os.environ["HARNESS_STATE_DIR"], "snapshots"))
     # The catalog cache of this session only, never the user's; under pytest-xdist, the controller's
@@ -150,11 +152,12 @@ OWN = Path(__file__).resolve().parent.parent
 
 def _shared_fixtures(item: pytest.Item) -> list[str]:
     """Returns a key for each of the suite's own fixtures ``item`` uses that outlive one test (module,
-    class, package or session scope): tests with a key in common share one instance per process."""
+    class, package or session scope), and for each ``xdist_group`` mark it has: tests with a key in
+    common share one instance per process (or, for a mark, what their process imported for the first)."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:  # a scenario of the catalog, or another plugin's item
         return []
-    keys = []
+    keys = [f"mark::{mark.args[0]}" for mark in item.iter_markers("xdist_group") if mark.args]
     for name in item.fixturenames:
         definitions = info.name2fixturedefs.get(name)
         if not definitions or definitions[-1].scope == "function":
@@ -211,10 +214,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     A fixture of module or session scope (a whole-catalog run, a reference server or agent, a fuzz
     run) is made once per process that runs one of its tests: spread over three workers, it was made up
-    to three times. The groups come from the fixtures the tests use (``groups``, written by a worker
-    after its collection); larger groups are handed out first, then every other test one by one, so a
+    to three times. The groups come from the fixtures the tests use and from ``xdist_group`` marks
+    (``groups``, written by a worker after its collection); larger groups are handed out first, then every other test one by one, so a
     worker that ends early takes the next. (pytest-xdist's own ``loadgroup`` reads ``xdist_group``
-    marks through node ids that pytest 9.2 no longer lets a plugin change; no test here is marked so.)
+    marks through node ids that pytest 9.2 no longer lets a plugin change.)
     """
     if config.getoption("dist") != "loadgroup":
         return None

@@ -15,6 +15,10 @@ from harness.targets import make_target
 from harness.targets.acp import AcpTarget, parse_spec
 from harness.targets.base import TargetError, Unsupported
 
+# One worker runs them all (tests/conftest.py): the first acp: target in a process imports the ACP
+# package, over a second of processor time.
+pytestmark = pytest.mark.xdist_group("acp-client")
+
 HERE = Path(__file__).resolve().parent
 MISBEHAVING = f"acp:python {HERE.parent / 'adapters' / 'acp_misbehaving.py'}"
 REFERENCE = "acp:python -m reference_impl.acp_agent"

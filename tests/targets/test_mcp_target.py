@@ -28,6 +28,10 @@ from harness.targets.base import TargetError, Unsupported
 from harness.targets.mcp import McpTarget, parse_spec, workspace_parent
 from harness.bindings import BindingError, from_tool_map
 
+# One worker runs them all (tests/conftest.py): the first mcp: target in a process imports the MCP
+# SDK's client, over a second of processor time.
+pytestmark = pytest.mark.xdist_group("mcp-client")
+
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "tests" / "adapters" / "mcp_misbehaving.py"
 REFERENCE = "mcp:python -m reference_impl.mcp_server"
