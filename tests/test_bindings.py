@@ -325,6 +325,7 @@ def shaped(tmp_path: Path, text: str = SHAPED_BINDING) -> McpTarget:
     return McpTarget(f"mcp:python {SHAPED}", timeout=60.0, binding=path)  # a loaded machine starts slowly
 
 
+@pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
 def test_a_differently_shaped_server_passes_through_its_binding(tmp_path: Path) -> None:
     cases = [
         ('{path: "${workspace}/a.txt", content: "hi\\n"}', "{output: {success: true, bytes_written: 3, created: true}}"),
@@ -340,6 +341,7 @@ def test_a_differently_shaped_server_passes_through_its_binding(tmp_path: Path) 
     assert results[2].steps[0].extra["binding"]["signal"] == "text '^Error: '"
 
 
+@pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
 def test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_the_rule(tmp_path: Path) -> None:
     broken = SHAPED_BINDING.replace("      mode: {const: rewrite}\n", "")
     with Runner(shaped(tmp_path, broken)) as runner:
@@ -354,6 +356,7 @@ def test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_t
     assert question.verdict is Verdict.ERROR and "inputSchema" in question.reason
 
 
+@pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
 def test_an_argument_passed_on_that_the_tool_does_not_take_is_the_bindings_mistake(tmp_path: Path) -> None:
     with Runner(shaped(tmp_path)) as runner:
         result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}', "{error: true}", invalid=True))
@@ -362,6 +365,7 @@ def test_an_argument_passed_on_that_the_tool_does_not_take_is_the_bindings_mista
         in result.reason
 
 
+@pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
 def test_a_call_left_incomplete_on_purpose_is_sent_as_it_is(tmp_path: Path) -> None:
     # seed 003's open question "missing content": the profile's argument is absent, so the target's
     # `text` is too; that is the scenario's question, and the tool's answer is the observation.

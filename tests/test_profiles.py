@@ -182,6 +182,7 @@ def test_a_custom_profile_folder_is_loaded_with_its_scenarios(folder):
     assert missing.field == "steps[0].args" and '"content" is required' in missing.message
 
 
+@pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already (tests/conftest.py)
 def test_a_custom_profile_runs_end_to_end_on_a_real_mcp_server(folder, tmp_path):
     put(folder, "put-file/profile.yaml", PROFILE)
     put(folder, "put-file/put/creates.yaml", SCENARIO)

@@ -20,6 +20,9 @@ from harness.model import Verdict
 from harness.runner import Runner
 from harness.targets.mcp import McpTarget
 
+# On the worker that runs the mcp: target tests (tests/conftest.py): it imported the MCP SDK's client already.
+pytestmark = pytest.mark.xdist_group("mcp-client")
+
 ROOT = Path(__file__).resolve().parents[2]
 SHAPED = f"mcp:python {ROOT / 'tests' / 'adapters' / 'mcp_shaped.py'}"
 REFERENCE = "mcp:python -m reference_impl.mcp_server"
