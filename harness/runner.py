@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sys
+import tempfile
 import time
 import traceback
 from typing import Any, Callable, Iterable
@@ -22,7 +23,7 @@ from harness.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, St
 from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, constant, has_references, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.workspace import Enclosure, Leftover, Remover, Workspace, in_memory
+from harness.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory
 
 
 class Runner:
@@ -48,10 +49,13 @@ class Runner:
         self._watched: list[str] | None = None  # the folders watched besides the workspace (harness/watch.py)
         #: The folder around the workspaces, with its canaries: made once, renewed after an escape.
         self._enclosure: Enclosure | None = None
+        #: The candidate's temporary folder for the run (TMPDIR), removed with the workspaces.
+        self._scratch: str | None = None
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
         if self.info is None and self.start_error is None:
+            self._give_tmp()
             try:
                 self.info = self.target.start()
             except (TargetError, Unsupported, OSError) as exc:
@@ -62,6 +66,22 @@ class Runner:
                 self.info = TargetInfo(self.target.spec)
         return self.info  # type: ignore[return-value]
 
+    def _give_tmp(self) -> None:
+        """Gives a candidate in a process of its own a temporary folder of the run's (beside the
+        workspaces), removed with them: what it leaves in ``$TMPDIR`` is not left on the machine."""
+        if self.target.in_process or self._scratch is not None:
+            return
+        with processes.deferred():
+            self._scratch = tempfile.mkdtemp(prefix="harness-tmp-", dir=self.tmp)
+        try:
+            given = self.target.use_tmp(self._scratch)
+        except OSError:
+            given = False
+        if not given:
+            with processes.deferred():
+                self._remover.remove(Tree(self._scratch))
+                self._scratch = None
+
     def stop(self) -> None:
         """Stops the target, and waits until every workspace is removed."""
         try:
@@ -69,6 +89,9 @@ class Runner:
                 self.target.stop()
         finally:  # also when a signal cut the stop short: the workspaces still go, whole
             with processes.deferred():
+                if self._scratch is not None:  # after the target: its processes may still have used it
+                    self._remover.remove(Tree(self._scratch))
+                    self._scratch = None
                 self._retire_enclosure()
                 self._remover.drain()
                 self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")

@@ -238,6 +238,11 @@ class AcpTarget(Target):
         self._shared: Any = None
         self._failure: TargetError | None = None
 
+    def use_tmp(self, folder: str) -> bool:
+        """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
+        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        return True
+
     def start(self) -> TargetInfo:
         """Starts the agent once (initialize) to learn its name; raises TargetError when it cannot."""
         if self._failure is not None:

@@ -113,6 +113,11 @@ class Target(abc.ABC):
     def stop(self) -> None:
         """Stops the target and releases everything it holds."""
 
+    def use_tmp(self, folder: str) -> bool:
+        """Gives the candidate ``folder`` as its temporary folder (``TMPDIR``, ``TMP``, ``TEMP``) for
+        the run, before ``start``; returns False when the target has no process of its own to give it."""
+        return False
+
     @property
     def candidate_uid(self) -> int | None:
         """The user the candidate runs as when it is not the harness's own (``--run-as``), else None.

@@ -199,6 +199,14 @@ class CmdTarget(Target):
 
     # -- the Target interface ------------------------------------------------------------------
 
+    def use_tmp(self, folder: str) -> bool:
+        """Points the candidate's temporary folder at ``folder`` (the harness removes it after the
+        run); under ``--run-as`` the folder is that user's."""
+        if self._uid is not None:
+            os.chown(folder, self._uid, self._gid if self._gid is not None else -1)
+        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        return True
+
     def start(self) -> TargetInfo:
         """Starts the command and shakes hands; raises TargetError when it cannot be started.
 

@@ -244,6 +244,11 @@ class McpTarget(Target):
 
     # -- the Target interface ------------------------------------------------------------------
 
+    def use_tmp(self, folder: str) -> bool:
+        """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
+        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        return True
+
     def start(self) -> TargetInfo:
         """Starts the server once to learn its name and tools; raises TargetError when it cannot."""
         if self._failure is not None:

@@ -191,3 +191,33 @@ def test_a_tree_nested_past_any_recursive_walk_is_recorded_to_the_cap_and_remove
     assert max(key.count("/") for key in result["workspace"]) == 255
     assert not list(spaces.iterdir()), "a workspace was left behind"
     assert "could not remove" not in outcome.stderr
+
+
+TEMP_LITTERING = r'''
+import json, os, sys, tempfile
+for line in sys.stdin:
+    op = json.loads(line)["op"]
+    answer = {"ok": True}
+    if op == "hello":
+        answer.update(name="litter", version="1", profiles=["claude-code"])
+    elif op == "call":
+        handle, path = tempfile.mkstemp(prefix="litter-")  # never removed, as a careless tool does
+        os.close(handle)
+        answer["output"] = path
+    print(json.dumps(answer), flush=True)
+'''
+
+
+def test_what_a_candidate_leaves_in_its_temporary_folder_goes_with_the_run(tmp_path):
+    write_scenarios(tmp_path / "scenarios", READ)
+    candidate = tmp_path / "litter.py"
+    candidate.write_text(TEMP_LITTERING, "utf-8")
+    spaces = tmp_path / "ws"
+    spaces.mkdir()
+    for jobs in ("1", "2"):
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", f"cmd:python {candidate}",
+                              "--tmp", str(spaces), "--jobs", jobs)
+        (result,) = outcome.report["results"]
+        left = result["steps"][0]["output"]
+        assert left.startswith(str(spaces) + "/harness-tmp-") and "litter-" in left, left
+        assert not os.path.exists(left) and not list(spaces.iterdir()), "the temporary folder was left behind"
