@@ -101,7 +101,11 @@ class Runner:
                 self._remover.leftovers.clear()
 
     def __enter__(self) -> "Runner":
-        self.start()
+        try:
+            self.start()
+        except BaseException:  # a signal during the start: what it made (the temporary folder) still goes
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -221,3 +221,22 @@ def test_what_a_candidate_leaves_in_its_temporary_folder_goes_with_the_run(tmp_p
         left = result["steps"][0]["output"]
         assert left.startswith(str(spaces) + "/harness-tmp-") and "litter-" in left, left
         assert not os.path.exists(left) and not list(spaces.iterdir()), "the temporary folder was left behind"
+
+
+def test_a_signal_while_the_target_starts_leaves_no_temporary_folder(tmp_path):
+    # The signal lands in Runner.__enter__ (the target starting), where __exit__ is not called.
+    from harness.runner import Runner
+    from fakes import ScriptedTarget
+
+    class Interrupted(ScriptedTarget):
+        def use_tmp(self, folder: str) -> bool:
+            return True
+
+        def start(self):
+            raise KeyboardInterrupt
+
+    target = Interrupted(in_process=False)
+    with pytest.raises(KeyboardInterrupt):
+        with Runner(target, tmp=str(tmp_path)):
+            pass
+    assert not list(tmp_path.iterdir())
