@@ -16,14 +16,14 @@ import time
 import traceback
 from typing import Any, Callable, Iterable
 
-from harness import aspects, bounds, faults, printable, processes, watch
+from harness import aspects, bounds, faults, limits, printable, processes, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.content import lone_surrogate_in
 from harness.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
 from harness.placeholders import UnknownPlaceholder, constant, has_references, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory
+from harness.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory, steps_capped
 
 
 class Runner:
@@ -143,8 +143,7 @@ class Runner:
             try:
                 result = self._run(scenario)
             except Exception as exc:  # a bug in the harness itself: still a verdict, with where it happened
-                where = traceback.format_exception(exc)[-2].strip()
-                result = Result(scenario, Verdict.ERROR, f"harness error: {type(exc).__name__}: {exc} ({where})")
+                result = Result(scenario, Verdict.ERROR, _harness_error(exc))
             result.seconds = time.perf_counter() - started  # the scenario's own time: not its clean-up
         finally:
             finished, self._finished = self._finished, None
@@ -250,21 +249,24 @@ class Runner:
             return early
         error: str | None = None
         try:
-            error = self._steps(scenario, session, workspace, names, result)
-        except PatternError as exc:  # a $regex that cannot run safely: nothing to judge by
-            error = str(exc)
-        finally:
             try:
-                session.close()
-            except TargetError as exc:
-                error = error or f"closing the session failed: {exc}"
-        if error is None and scenario.then:
-            try:
-                result.then_failures += workspace.check(_substituted(scenario.then, names), names)
-            except PatternError as exc:
+                error = self._steps(scenario, session, workspace, names, result)
+            except PatternError as exc:  # a $regex that cannot run safely: nothing to judge by
                 error = str(exc)
-        if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
-            result.workspace = workspace.state()
+            finally:
+                try:
+                    session.close()
+                except TargetError as exc:
+                    error = error or f"closing the session failed: {exc}"
+            if error is None and scenario.then:
+                try:
+                    result.then_failures += workspace.check(_substituted(scenario.then, names), names)
+                except PatternError as exc:
+                    error = str(exc)
+            if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
+                result.workspace = workspace.state()
+        except Exception as exc:  # a bug in the harness: still an error, and what the candidate did outside is still checked
+            error, result.workspace = _harness_error(exc), None
         result.then_failures += _escaped(workspace.escapes(result.workspace)
                                          + (watching.end() if watching is not None else []) + session.refused())
         result.verdict, result.reason = _verdict(scenario, result, error)
@@ -273,6 +275,7 @@ class Runner:
     def _steps(self, scenario: Scenario, session: Session, workspace: Workspace,
                names: dict[str, str], result: Result) -> str | None:
         """Runs the steps; returns the reason when the target broke or an action failed."""
+        recorded = 0  # entries recorded after the steps so far: limits.MAX_ENTRIES over them all
         for index, step in enumerate(scenario.steps):
             started = time.perf_counter()
             if isinstance(step, Action):
@@ -319,7 +322,10 @@ class Runner:
                 if step.then:
                     record.failures += workspace.check(_substituted(step.then, names), names)
             if self.record_states:
-                record.extra = {**record.extra, "workspace": workspace.state()}
+                left = limits.MAX_ENTRIES - recorded
+                state = workspace.state(entries=left) if left > 0 else {"<capped>": steps_capped()}
+                recorded += len(state)
+                record.extra = {**record.extra, "workspace": state}
             record.seconds = time.perf_counter() - started
         return None
 
@@ -481,6 +487,12 @@ def _action_args(step: Action) -> dict[str, Any]:
     if step.content is not None:
         args["content"] = step.content
     return args
+
+
+def _harness_error(exc: Exception) -> str:
+    """Returns the reason of a scenario the harness itself failed: the exception and where it was raised."""
+    where = traceback.format_exception(exc)[-2].strip()
+    return f"harness error: {type(exc).__name__}: {exc} ({where})"
 
 
 def _escaped(paths: list[str]) -> list[Mismatch]:

@@ -414,14 +414,15 @@ class Workspace:
 
     # -- state -------------------------------------------------------------------------------
 
-    def state(self, *, with_text: bool = True) -> dict[str, dict[str, Any]]:
+    def state(self, *, with_text: bool = True, entries: int | None = None) -> dict[str, dict[str, Any]]:
         """Returns every entry under the root: type, mode, size and SHA-256 of files, link targets.
 
         Never follows a link, never opens what is not a regular file; at most ``limits.MAX_ENTRIES``
-        entries and ``limits.MAX_WORKSPACE_READ`` bytes are read (a ``<capped>`` entry says so).
+        entries (``entries``, when given: what is left of a scenario's steps' cap, :func:`steps_capped`)
+        and ``limits.MAX_WORKSPACE_READ`` bytes are read (a ``<capped>`` entry says so).
         """
         out: dict[str, dict[str, Any]] = {}
-        budget = _Budget()
+        budget = _Budget(entries)
         if not self.contained:
             for dirpath, dirnames, filenames in os.walk(self.root):
                 if dirnames and os.path.relpath(dirpath, self.root).count(os.sep) >= limits.MAX_DEPTH - 1:
@@ -434,7 +435,7 @@ class Workspace:
         try:  # never through a link, and only a folder (a FIFO is not opened: O_DIRECTORY fails first)
             fd = os.open(str(self.root), _WALK_FLAGS)
         except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # the workspace replaced by a link, a FIFO...: nothing in it
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):  # replaced by a link, a FIFO..., or removed
                 return out
             raise
         try:
@@ -463,9 +464,8 @@ class Workspace:
         deepest = bool(dirs) and prefix.count("/") >= limits.MAX_DEPTH - 1
         infos: dict[str, os.stat_result] = {}
         for name in sorted(dirs + others):
-            if budget.entries >= limits.MAX_ENTRIES:
-                out["<capped>"] = {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries; "
-                                                            "the rest is not recorded"}
+            if budget.entries >= budget.cap:
+                out["<capped>"] = {"type": "capped", "why": budget.why}
                 dirs.clear()
                 break
             budget.entries += 1
@@ -492,20 +492,14 @@ class Workspace:
                 os.close(sub)
 
     def hard_links_out(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
-        """Returns files in the workspace with hard links outside it (a write there changes a file outside)."""
-        if state is None:  # no recorded state: the link counts alone, without reading any file
-            state = {}
-            if self.contained:
-                root = str(self.root)
-                for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
-                    if dirpath[len(root):].count(os.sep) >= limits.MAX_DEPTH - 1:
-                        dirnames.clear()  # as deep as the state is recorded (fwalk recurses per level)
-                    for name in filenames:
-                        with contextlib.suppress(OSError):
-                            info = os.lstat(name, dir_fd=dir_fd)
-                            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-                                rel = os.path.relpath(os.path.join(dirpath, name), root)
-                                state[rel] = {"links": info.st_nlink, "inode": info.st_ino}
+        """Returns files in the workspace with hard links outside it (a write there changes a file outside).
+
+        Without a ``state``, or with one cut short (``<capped>``), the link counts are read by a walk
+        of its own (:func:`_linked_files`: one ``lstat`` per file, no read, at any depth)."""
+        if state is None or "<capped>" in state:
+            state, why = ({}, None) if not self.contained else _linked_files(str(self.root))
+            if why:
+                return [why]
         seen: dict[Any, int] = {}
         for entry in state.values():
             if entry.get("links", 1) > 1 and "inode" in entry:
@@ -516,17 +510,35 @@ class Workspace:
 
     def escapes(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Returns what was created, changed or removed around the workspace (canaries by content,
-        inode and ctime; siblings), and, given the workspace's ``state``, files hard-linked outside it."""
+        inode and ctime; siblings), and files hard-linked outside it (from ``state`` when it was
+        recorded whole, else by a walk of link counts)."""
         self.checked = True
         found = self.enclosure.escapes()
-        if state is not None:
-            found += self.hard_links_out(state)
+        found += self.hard_links_out(state)
         return found
 
     # -- then --------------------------------------------------------------------------------
 
     def check(self, then: dict[str, Any], names: dict[str, str]) -> list[Mismatch]:
-        """Returns every way the workspace fails ``then``."""
+        """Returns every way the workspace fails ``then``; a workspace that is no longer a folder (the
+        candidate put a FIFO, a link or a file in its place, or removed it) fails it as a whole."""
+        try:
+            return self._check_then(then, names)
+        except OSError:
+            replaced = self._replaced()
+            if replaced is None:
+                raise
+            return [Mismatch("then", "the workspace, a folder", replaced, "the workspace was replaced")]
+
+    def _replaced(self) -> str | None:
+        """Returns what is at the workspace's path when it is no longer a folder (``<missing>``), else None."""
+        try:
+            info = os.lstat(self.root)
+        except FileNotFoundError:
+            return "<missing>"
+        return None if stat.S_ISDIR(info.st_mode) else _type_name(info.st_mode)
+
+    def _check_then(self, then: dict[str, Any], names: dict[str, str]) -> list[Mismatch]:
         out: list[Mismatch] = []
         named = set(then.get("files", {})) | set(then.get("absent", ()))
         for rel, want in then.get("files", {}).items():
@@ -947,12 +959,103 @@ class Remover:
                 self.leftovers.append(left)
 
 
+#: Folders the walk for hard links holds open at once; one above them is opened again through ``..``.
+_OPEN_DIRS = 32
+
+
+def _linked_files(root: str) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Returns the regular files below ``root`` with more than one link (``{rel: {links, inode}}``), and
+    why the walk stopped short (None when it saw everything).
+
+    One ``lstat`` per entry, no file opened; iterative, through descriptors (never through a link),
+    at any depth: at most ``_OPEN_DIRS`` folders are held open, one above them is reached again
+    through its child's ``..`` and checked to be the folder left. Bounded by ten times
+    ``limits.MAX_ENTRIES`` entries. A folder that cannot be opened is passed over (as ``state`` does).
+    """
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        top = os.open(root, _WALK_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):  # no folder now: nothing linked in it
+            return found, None
+        raise
+    cap, seen = 10 * limits.MAX_ENTRIES, 0
+    # Each frame: [descriptor (None while closed), names left, prefix, the folder's stat once closed].
+    stack: list[list[Any]] = [[top, iter(os.listdir(top)), "", None]]
+    try:
+        while stack:
+            frame = stack[-1]
+            fd = frame[0]
+            name = next(frame[1], None)
+            if name is None:
+                stack.pop()
+                if stack and stack[-1][0] is None:
+                    above = stack[-1]
+                    try:
+                        up = os.open("..", _WALK_FLAGS, dir_fd=fd)
+                    except OSError:
+                        up = None
+                    if up is not None and not os.path.samestat(os.fstat(up), above[3]):
+                        os.close(up)
+                        up = None
+                    if up is None:
+                        os.close(fd)
+                        return found, (f"hard links not checked in all of the workspace: "
+                                       f"{os.path.join(root, frame[2])} was moved during the check")
+                    above[0] = up
+                os.close(fd)
+                continue
+            seen += 1
+            if seen > cap:
+                return found, f"hard links not checked in all of the workspace: more than {cap} entries"
+            try:
+                info = os.lstat(name, dir_fd=fd)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                if info.st_nlink > 1:
+                    found[frame[2] + name] = {"links": info.st_nlink, "inode": info.st_ino}
+            elif stat.S_ISDIR(info.st_mode):
+                try:
+                    sub = os.open(name, _WALK_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue  # unreadable, gone, or swapped for a link meanwhile
+                try:
+                    names = iter(os.listdir(sub))
+                except OSError:
+                    os.close(sub)
+                    continue
+                stack.append([sub, names, frame[2] + name + "/", None])
+                if len(stack) > _OPEN_DIRS and stack[-_OPEN_DIRS - 1][0] is not None:
+                    far = stack[-_OPEN_DIRS - 1]
+                    far[3] = os.fstat(far[0])
+                    os.close(far[0])
+                    far[0] = None
+    finally:
+        for frame in stack:
+            if frame[0] is not None:
+                with contextlib.suppress(OSError):
+                    os.close(frame[0])
+    return found, None
+
+
+def steps_capped() -> dict[str, str]:
+    """Returns what a state recorded after a step holds past ``limits.MAX_ENTRIES`` entries over all of a
+    scenario's steps (given entries times steps would otherwise multiply)."""
+    return {"type": "capped", "why": f"more than {limits.MAX_ENTRIES} entries recorded over the scenario's steps; "
+                                     "the rest is not recorded"}
+
+
 class _Budget:
     """What one reading of the workspace has used so far: entries and bytes."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int | None = None) -> None:
         self.entries = 0
         self.bytes = 0
+        # The entries one reading may record: the workspace's cap, or what a scenario's steps left of it.
+        self.cap = limits.MAX_ENTRIES if cap is None else cap
+        self.why = (f"more than {limits.MAX_ENTRIES} entries; the rest is not recorded" if cap is None
+                    else steps_capped()["why"])
 
 
 def entry_state(path: str, *, with_text: bool = True,
