@@ -179,6 +179,7 @@ class CmdTarget(Target):
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.line_cap = line_cap
         self.sandbox = bool(sandbox)
+        self._tmp: str | None = None  # the run's temporary folder given to the candidate (use_tmp)
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
         self.run_as = run_as
@@ -205,6 +206,7 @@ class CmdTarget(Target):
         if self._uid is not None:
             os.chown(folder, self._uid, self._gid if self._gid is not None else -1)
         self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        self._tmp = folder  # writable under --sandbox too
         return True
 
     def start(self) -> TargetInfo:
@@ -295,7 +297,7 @@ class CmdTarget(Target):
     def _spawn_and_greet(self, workspace: Path | None = None) -> Channel:
         argv = self.argv
         if self.sandbox:
-            argv = cmd_sandbox.wrap(self._bwrap, argv, writable=workspace)
+            argv = cmd_sandbox.wrap(self._bwrap, argv, writable=workspace, tmp=self._tmp)
         try:
             channel = Channel(argv, env=self.env, cwd=self.cwd, user=self._uid, group=self._gid, line_cap=self.line_cap)
         except ChannelError as exc:

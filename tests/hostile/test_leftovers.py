@@ -193,25 +193,11 @@ def test_a_tree_nested_past_any_recursive_walk_is_recorded_to_the_cap_and_remove
     assert "could not remove" not in outcome.stderr
 
 
-TEMP_LITTERING = r'''
-import json, os, sys, tempfile
-for line in sys.stdin:
-    op = json.loads(line)["op"]
-    answer = {"ok": True}
-    if op == "hello":
-        answer.update(name="litter", version="1", profiles=["claude-code"])
-    elif op == "call":
-        handle, path = tempfile.mkstemp(prefix="litter-")  # never removed, as a careless tool does
-        os.close(handle)
-        answer["output"] = path
-    print(json.dumps(answer), flush=True)
-'''
 
 
 def test_what_a_candidate_leaves_in_its_temporary_folder_goes_with_the_run(tmp_path):
     write_scenarios(tmp_path / "scenarios", READ)
-    candidate = tmp_path / "litter.py"
-    candidate.write_text(TEMP_LITTERING, "utf-8")
+    candidate = CANDIDATES / "litter_tmp.py"
     spaces = tmp_path / "ws"
     spaces.mkdir()
     for jobs in ("1", "2"):
@@ -240,3 +226,17 @@ def test_a_signal_while_the_target_starts_leaves_no_temporary_folder(tmp_path):
         with Runner(target, tmp=str(tmp_path)):
             pass
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+def test_under_the_sandbox_the_temporary_folder_is_writable_and_goes_with_the_run(tmp_path):
+    write_scenarios(tmp_path / "scenarios", READ)
+    candidate = CANDIDATES / "litter_tmp.py"
+    spaces = tmp_path / "ws"
+    spaces.mkdir()
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", f"cmd:python {candidate}",
+                          "--tmp", str(spaces), "--sandbox")
+    (result,) = outcome.report["results"]
+    assert result["verdict"] == "pass", result["reason"]  # mkstemp failed on the read-only file system
+    left = result["steps"][0]["output"]
+    assert left.startswith(str(spaces) + "/harness-tmp-") and not list(spaces.iterdir())
