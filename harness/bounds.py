@@ -105,9 +105,18 @@ def problems(document: dict[str, Any]) -> ErrorList:
                                     "candidate's user, who is not, can reach the workspace)", False))
     given = document.get("given") or {}
     laid_out = sum(len(given.get(key) or ()) for key in ("files", "dirs", "symlinks"))
-    if laid_out > limits.MAX_GIVEN_ENTRIES:
-        out.append((["given"], f"the scenario lays out {laid_out} entries, more than the cap of "
-                               f"{limits.MAX_GIVEN_ENTRIES} (HARNESS_MAX_GIVEN_ENTRIES)", False))
+    folders: set[str] = set()  # every folder a path makes on its way (a/b/c makes a and a/b)
+    for field_path, rel in _paths(document):
+        parts = [part for part in str(rel).replace("${workspace}/", "").split("/") if part not in ("", ".")]
+        if len(parts) > limits.MAX_DEPTH:
+            out.append((field_path, f"the path has {len(parts)} components, more than the cap of "
+                                    f"{limits.MAX_DEPTH} (HARNESS_MAX_DEPTH)", False))
+        elif field_path[0] != "then" and len(folders) <= limits.MAX_GIVEN_ENTRIES:
+            folders.update("/".join(parts[:end]) for end in range(1, len(parts)))
+    if laid_out + len(folders) > limits.MAX_GIVEN_ENTRIES:
+        out.append((["given"], f"the scenario lays out {laid_out} entries and {len(folders)} folders on their "
+                               f"paths, more than the cap of {limits.MAX_GIVEN_ENTRIES} (HARNESS_MAX_GIVEN_ENTRIES)",
+                    False))
     steps = document.get("steps") or ()
     if len(steps) > limits.MAX_STEPS:
         out.append((["steps"], f"the scenario has {len(steps)} steps, more than the cap of {limits.MAX_STEPS} "
@@ -121,13 +130,24 @@ def problems(document: dict[str, Any]) -> ErrorList:
     return out
 
 
-def regex_problems(document: Any) -> ErrorList:
-    """Returns every ``$regex`` that does not compile (before the schema, whose message is vaguer)."""
-    from harness.matchers import regex_problem
+def regex_problems(document: Any, spent: list[int] | None = None) -> ErrorList:
+    """Returns every ``$regex`` that does not compile (before the schema, whose message is vaguer).
+
+    ``spent`` (one number, kept across the documents of a file) counts the compiled size of the
+    file's patterns: past ``HARNESS_MAX_REGEX_TOTAL`` the rest are refused without being compiled,
+    so many patterns each under the per-pattern cap cannot take all memory together.
+    """
+    from harness.matchers import expanded_size, regex_problem
     out: ErrorList = []
     if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
         return out
+    spent = spent if spent is not None else [0]
     for field_path, pattern in _regexes(document):
+        spent[0] += min(expanded_size(pattern), limits.MAX_REGEX_SIZE + 1)
+        if spent[0] > limits.MAX_REGEX_TOTAL:
+            out.append((field_path, f"invalid $regex: the file's patterns compile to more than "
+                                    f"{limits.MAX_REGEX_TOTAL} parts together (HARNESS_MAX_REGEX_TOTAL)", False))
+            break
         why = regex_problem(pattern)
         if why:
             out.append((field_path, f"invalid $regex: {why}", False))

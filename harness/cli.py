@@ -249,11 +249,12 @@ def run(options: RunOptions) -> int:
         reports.close()
     tallies = [reports.tally(run) for run in runs]
     postrun.reports(options, cat, runs, reports.columns())
-    github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
     if options.exitfirst and any(tally.verdicts[Verdict.FAIL] or tally.verdicts[Verdict.ERROR] for tally in tallies):
         console.print("[yellow]stopped at the first failure (-x)[/yellow]")
-    if several:
+    if several:  # before the annotations: the table shows what candidates said of themselves (hello)
         console.print(terminal.targets_table(runs, tallies=tallies))
+    # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
+    github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
     if cat.problems:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK

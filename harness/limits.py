@@ -35,6 +35,8 @@ MAX_STEPS = _env_int("HARNESS_MAX_STEPS", 10000)
 #: multiplying what it repeats. The engine expands counted repeats when it compiles:
 #: ``(?:a{1000}){1000}`` (a million) took 274 MB, three such levels all the memory there was.
 MAX_REGEX_SIZE = _env_int("HARNESS_MAX_REGEX_SIZE", 100_000)
+#: The same, summed over every ``$regex`` of one scenario file: each is compiled when it is linted.
+MAX_REGEX_TOTAL = _env_int("HARNESS_MAX_REGEX_TOTAL", 1_000_000)
 #: Characters of one JMESPath expression in a binding (its parser recurses on nesting).
 MAX_EXPRESSION = _env_int("HARNESS_MAX_EXPRESSION", 4096)
 

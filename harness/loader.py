@@ -61,8 +61,9 @@ def load_text(text: str, path: Path) -> list[Scenario]:
         raise ScenarioError(exc.problems) from None
     problems: list[Problem] = []
     scenarios = []
+    regex_spent = [0]  # the compiled size of the file's patterns so far (bounds.regex_problems)
     for index, document in enumerate(documents):
-        errors = (bounds.regex_problems(document) or _checker().problems(document)
+        errors = (bounds.regex_problems(document, regex_spent) or _checker().problems(document)
                   or _semantic_problems(document, path) + bounds.problems(document))
         if errors:
             for field_path, message, at_key in errors:

@@ -187,8 +187,8 @@ def regex_problem(pattern: str) -> str | None:
     probe = re.sub(r"\$\$?\{[^}]*\}", "x", pattern)
     try:
         _compiled(probe)
-    except (_regex_engine.error, re.error, ValueError, OverflowError, RecursionError) as exc:
-        return str(exc)
+    except (_regex_engine.error, re.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        return str(exc) or type(exc).__name__
     return None
 
 
@@ -197,15 +197,25 @@ def _compiled(pattern: str) -> Any:
     if found is None:
         if len(_COMPILED) > 4096:
             _COMPILED.clear()
-        size = _expanded_size(pattern)
+        size = expanded_size(pattern)
         if size > limits.MAX_REGEX_SIZE:
             raise ValueError(f"it expands to {size} parts when compiled (counted repeats multiply what they "
                              f"repeat), more than the cap of {limits.MAX_REGEX_SIZE} (HARNESS_MAX_REGEX_SIZE)")
-        found = _COMPILED[pattern] = _regex_engine.compile(pattern)
+        small = size <= _CACHED_SIZE
+        try:  # a large pattern is not kept (here or in the engine's own cache): many would fill memory
+            found = _regex_engine.compile(pattern, cache_pattern=small)
+        except MemoryError:
+            raise ValueError(f"it did not fit in memory when compiled ({size} parts)") from None
+        if small:
+            _COMPILED[pattern] = found
     return found
 
 
-def _expanded_size(pattern: str) -> int:
+#: Patterns compiled to at most this many parts are kept for the next use (the catalog's are all).
+_CACHED_SIZE = 20_000
+
+
+def expanded_size(pattern: str) -> int:
     """Returns how many parts ``pattern`` compiles to, each counted repeat multiplying what it repeats.
 
     Read with the standard library's own parser of the ``re`` syntax (which the ``regex`` engine

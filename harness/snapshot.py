@@ -337,9 +337,10 @@ class SnapshotStore:
             return False
         rel = self._rel(scenario_id)
         root = Path(self.root)
+        _not_a_link(root)
         root.mkdir(parents=True, exist_ok=True)  # the user's folder: made as named
         try:
-            with resolve(os.path.realpath(root), rel, follow_last=False, create_parents=True,
+            with resolve(os.path.abspath(root), rel, follow_last=False, create_parents=True,
                          what="the snapshot folder") as at:
                 fd = os.open(at.name, _WRITE_FLAGS, 0o666, dir_fd=at.dir_fd)
                 try:
@@ -364,7 +365,7 @@ class SnapshotStore:
     def remove(self, scenario_id: str) -> None:
         """Removes one snapshot (a regular file, never through a link), and the folders it leaves empty."""
         from harness.safepath import resolve
-        root = os.path.realpath(self.root)
+        root = os.path.abspath(self.root)
         parts = self._rel(scenario_id).split("/")
         try:
             with resolve(root, "/".join(parts), follow_last=False, what="the snapshot folder") as at:
@@ -395,8 +396,8 @@ def folder_ids(folder: Path) -> list[str]:
     A file whose name was shortened (see :func:`_bounded`) names its id in its ``scenario:`` line.
     """
     folder = Path(folder)
-    if not folder.is_dir():
-        return []
+    if not folder.is_dir() or folder.is_symlink() or folder.parent.is_symlink():
+        return []  # a linked root or target folder is not walked (see SnapshotStore)
     out = []
     for path in folder.rglob(f"*{SUFFIX}"):  # rglob walks into no linked folder
         if path.is_symlink() or not path.is_file():
@@ -421,8 +422,10 @@ def read_below(root: Path | str, rel: str) -> str | None:
     from harness import limits
     from harness.safepath import resolve
     where = Path(root) / rel
+    _not_a_link(root)
     try:
-        with resolve(os.path.realpath(root), rel, follow_last=False, what="the snapshot folder") as at:
+        # The root as named: opened without following a link there either (a checkout's ./snapshots).
+        with resolve(os.path.abspath(root), rel, follow_last=False, what="the snapshot folder") as at:
             if not at.name:
                 raise SnapshotUnreadable(f"{where}: not a regular file: not read")
             fd = os.open(at.name, _READ_FLAGS, dir_fd=at.dir_fd)
@@ -443,6 +446,14 @@ def read_below(root: Path | str, rel: str) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SnapshotUnreadable(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
+
+
+def _not_a_link(root: Path | str) -> None:
+    """Raises SnapshotUnreadable when the snapshot root is a symbolic link (a checkout can bring
+    ``./snapshots`` as one): it is not followed, for reading or writing."""
+    if os.path.islink(root):
+        raise SnapshotUnreadable(f"{root}: the snapshot folder is a symbolic link, not followed "
+                                 "(name the folder it leads to with --snapshots)")
 
 
 def _why(exc: OSError) -> str:

@@ -197,7 +197,7 @@ for line in sys.stdin:
     op = json.loads(line)["op"]
     answer = {"ok": True}
     if op == "hello":
-        answer.update(name="wf", version="1", profiles=["claude-code"])
+        answer.update(name="##[error]Injected-name", version="1", profiles=["claude-code"])
     elif op == "call":
         answer["output"] = "first\n::add-mask::x\n::error title=Injected::in an output\nlast"
     print(json.dumps(answer), flush=True)
@@ -216,7 +216,7 @@ def _commands_github_reads(log: str) -> list[str]:
             continue
         if text.startswith("::stop-commands::"):
             stopped = text[len("::stop-commands::"):]
-        elif text.startswith("::"):
+        elif text.startswith("::") or "##[" in text:  # the legacy form is read anywhere in a line
             commands.append(text)
     assert stopped is None, "the harness left workflow commands stopped for the rest of the step"
     return commands
@@ -237,9 +237,10 @@ steps:
 """)
     candidate = tmp_path / "candidate.py"
     candidate.write_text(WORKFLOW_COMMANDS, "utf-8")
-    for mode in ("dies", "answers"):
+    for mode, extra in (("dies", ()), ("answers", ()), ("answers", ("--target", "reference"))):
+        # With several targets a table shows what each said of itself (the hello's name).
         outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", f"cmd:python {candidate} {mode}",
-                              env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": ""})
+                              *extra, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": "", "COLUMNS": "200"})
         assert outcome.code == 1
         log = outcome.stdout + outcome.stderr
         assert "Injected" in log  # shown, literally ...

@@ -8,6 +8,7 @@ catalog still runs), or, for a regex that only misbehaves on what a candidate re
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -292,7 +293,7 @@ steps:
     outcome = harness_run(tmp_path, folder)
     assert outcome.code == 2 and outcome.seconds < 30
     reasons = " ".join(result["reason"] for result in outcome.report["results"])
-    assert "[given] the scenario lays out 20001 entries, more than the cap of 20000" in reasons
+    assert "[given] the scenario lays out 20001 entries and 0 folders on their paths, more than the cap of 20000" in reasons
     assert "[steps] the scenario has 10001 steps, more than the cap of 10000" in reasons
 
 
@@ -318,3 +319,55 @@ steps:
     assert done.returncode == 1 and "Traceback" not in out and "MemoryError" not in out, out
     assert f"{folder / 'expands.yaml'}:11: [steps[0].expect.output.$regex] invalid $regex: it expands to" in out, out
     assert "(HARNESS_MAX_REGEX_SIZE)" in out
+
+
+def test_paths_deeper_than_the_cap_or_making_too_many_folders_are_invalid(tmp_path):
+    # One `given.dirs` entry of 1,000 components made 1,000 folders: 100 such entries (0.5% of the
+    # entries cap) laid out 100,000 folders for one scenario.
+    folder = tmp_path / "scenarios"
+    deep = "/".join(["d"] * 300)
+    write_scenarios(folder, HEAD.format(name="deep") + f"""
+given:
+  dirs:
+    - "{deep}"
+steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/a"}}
+""", "deep.yaml")
+    wide = "\n".join(f'    - "w{n}/' + "/".join(["d"] * 250) + '"' for n in range(100))
+    write_scenarios(folder, HEAD.format(name="wide") + "given:\n  dirs:\n" + wide + """
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a"}
+""", "wide.yaml")
+    outcome = harness_run(tmp_path, folder)
+    assert outcome.code == 2
+    reasons = " ".join(result["reason"] for result in outcome.report["results"])
+    assert "[given.dirs[0]] the path has 300 components, more than the cap of 256" in reasons
+    assert re.search(r"\[given\] the scenario lays out 100 entries and 2\d{4} folders on their paths, more than "
+                     r"the cap of 20000", reasons), reasons
+
+
+def test_many_regexes_each_under_the_cap_cannot_take_all_memory_together(tmp_path):
+    # 300 patterns of 90,002 parts each (every one under the per-pattern cap): about 13 MB each,
+    # all kept by the compiled-pattern caches, a MemoryError traceback at lint under 3 GB.
+    folder = tmp_path / "scenarios"
+    items = "\n".join(f'          - {{$not: {{$regex: "(?:a{{300}}){{300}}b{n}"}}}}' for n in range(300))
+    write_scenarios(folder, HEAD.format(name="many-regexes") + """
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a"}
+    expect:
+      output:
+        $all:
+""" + items + "\n", "many.yaml")
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "harness", "lint", "--no-builtin", "--scenarios", str(folder)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, preexec_fn=capped,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in out and "MemoryError" not in out, out
+    assert "patterns compile to more than 1000000 parts together (HARNESS_MAX_REGEX_TOTAL)" in out, out

@@ -148,3 +148,19 @@ def test_pytest_neither_reads_nor_writes_a_snapshot_through_a_link(pytester, mon
         assert int(result.ret) == 1 and "TOP-SECRET" not in out, out
         assert "snap.yaml: not read: a symbolic link, not followed" in out, out
     assert secret.read_text("utf-8") == SECRET and stored.is_symlink()
+
+
+def test_a_snapshot_root_that_is_a_link_is_neither_read_nor_written_through(tmp_path):
+    # A checkout can bring ./snapshots as a link to a folder elsewhere: reads showed what is there
+    # in the diff, --snapshot-update wrote there.
+    write_scenarios(tmp_path / "scenarios", SCENARIO)
+    outside = tmp_path / "outside"
+    (outside / "reference" / "hostile").mkdir(parents=True)
+    planted = outside / "reference" / "hostile" / "snap.yaml"
+    planted.write_text(SECRET, "utf-8")
+    (tmp_path / "snaps").symlink_to(outside)
+    checked = run(tmp_path)
+    assert checked.code == 1 and "TOP-SECRET" not in checked.out, checked.out
+    assert "the snapshot folder is a symbolic link, not followed" in checked.out, checked.out
+    updated = run(tmp_path, "--snapshot-update")
+    assert updated.code == 1 and planted.read_text("utf-8") == SECRET, updated.out
