@@ -30,20 +30,23 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import jmespath
+import jmespath.functions
+import jmespath.visitor
 
 from harness import limits, schemas
 from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents, read_yaml_text
 
-try:  # linear-time matching when google-re2 is installed
-    import re2 as _regex  # type: ignore[import-not-found]
-    REGEX_ENGINE = "re2"
-except ImportError:  # pragma: no cover - depends on the environment
-    import re as _regex
-    REGEX_ENGINE = "re"
+import re2 as _regex  # linear-time matching (google-re2): a binding's pattern cannot backtrack without end
 
-#: Failure signals are matched on at most this many characters of a result's text: with Python's
-#: backtracking ``re`` a bounded input bounds the time a pattern can take.
+REGEX_ENGINE = "re2"
+
+#: Failure signals are matched on at most this many characters of a result's text.
 TEXT_CAP = 64 * 1024
+#: What one JMESPath evaluation may build: values (as the harness walks the result: one reached
+#: twice counts twice) and characters made by ``to_string`` or ``join``. Each ``[@, @]`` stage of an
+#: expression doubles what it holds, so a 192-character expression asked for about 130 GB.
+MAX_RESULT_VALUES = 200_000
+MAX_RESULT_TEXT = 16 * TEXT_CAP
 #: The failure channels of a protocol, each a signal a binding may list.
 CHANNEL_SIGNALS = ("isError", "jsonrpc-error")
 DEFAULT_SIGNALS: tuple[Any, ...] = CHANNEL_SIGNALS
@@ -382,11 +385,94 @@ def _code_of(codes: Iterable[tuple[Any, Any]], message: str) -> Any:
     return None
 
 
+class ResultTooLarge(ValueError):
+    """A binding's JMESPath expression built more than the harness takes from one result."""
+
+
 def _search(expression: Any, data: Any) -> Any:
     try:
-        return expression.search(data)
+        found = _BoundedInterpreter().visit(expression.parsed, data)
     except (jmespath.exceptions.JMESPathError, RecursionError):
         return None  # a projection that does not apply to this result (or nests past the stack): nothing there
+    _count_values(found, expression.expression)
+    return found
+
+
+def _count_values(value: Any, expression: str) -> None:
+    """Raises ResultTooLarge when walking ``value`` (shared parts once per path) meets too many values."""
+    left, stack = MAX_RESULT_VALUES, [value]
+    while stack:
+        item = stack.pop()
+        left -= 1
+        if left < 0:
+            raise ResultTooLarge(f"the binding's JMESPath {expression[:80]!r} built more than "
+                                 f"{MAX_RESULT_VALUES} values from one result")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+class _BoundedFunctions(jmespath.functions.Functions):
+    """JMESPath's functions, with the two that make text bounded in what they make."""
+
+    @jmespath.functions.signature({"types": []})
+    def _func_to_string(self, arg: Any) -> str:
+        if isinstance(arg, str):
+            return arg
+        _count_values(arg, "to_string(...)")
+        text = json.dumps(arg, separators=(",", ":"))
+        return _bounded_text(text, "to_string")
+
+    @jmespath.functions.signature({"types": ["string"]}, {"types": ["array-string"]})
+    def _func_join(self, separator: str, array: list[str]) -> str:
+        if len(separator) * len(array) + sum(len(item) for item in array) > MAX_RESULT_TEXT:
+            raise ResultTooLarge(f"a binding's JMESPath join(...) would make more than {MAX_RESULT_TEXT} characters")
+        return separator.join(array)
+
+
+def _bounded_text(text: str, name: str) -> str:
+    if len(text) > MAX_RESULT_TEXT:
+        raise ResultTooLarge(f"a binding's JMESPath {name}(...) made more than {MAX_RESULT_TEXT} characters")
+    return text
+
+
+_OPTIONS = jmespath.Options(custom_functions=_BoundedFunctions())
+
+
+class _BoundedInterpreter(jmespath.visitor.TreeInterpreter):
+    """JMESPath's evaluation, counting the elements the list-making steps build (flatten, projections,
+    multi-selects): an expression doubling a list per stage is stopped at about twice the bound."""
+
+    def __init__(self) -> None:
+        super().__init__(_OPTIONS)
+        self._left = MAX_RESULT_VALUES
+
+    def _spend(self, built: Any) -> Any:
+        if isinstance(built, (list, dict)):
+            self._left -= len(built)
+            if self._left < 0:
+                raise ResultTooLarge(f"a binding's JMESPath expression built more than {MAX_RESULT_VALUES} values "
+                                     "from one result")
+        return built
+
+    def visit_flatten(self, node: Any, value: Any) -> Any:
+        return self._spend(super().visit_flatten(node, value))
+
+    def visit_projection(self, node: Any, value: Any) -> Any:
+        return self._spend(super().visit_projection(node, value))
+
+    def visit_value_projection(self, node: Any, value: Any) -> Any:
+        return self._spend(super().visit_value_projection(node, value))
+
+    def visit_filter_projection(self, node: Any, value: Any) -> Any:
+        return self._spend(super().visit_filter_projection(node, value))
+
+    def visit_multi_select_list(self, node: Any, value: Any) -> Any:
+        return self._spend(super().visit_multi_select_list(node, value))
+
+    def visit_multi_select_dict(self, node: Any, value: Any) -> Any:
+        return self._spend(super().visit_multi_select_dict(node, value))
 
 
 def _parsed(text: str) -> Any:

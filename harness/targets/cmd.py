@@ -136,7 +136,10 @@ class CmdSession(Session):
             return observed
         # An adapter's `error` member is always a failure; a binding may find one in its output too.
         text = observed.output if isinstance(observed.output, str) else None
-        output, error, extra = binding.result(tool, observed.output, observed.error, "error", text)
+        try:
+            output, error, extra = binding.result(tool, observed.output, observed.error, "error", text)
+        except bindings.ResultTooLarge as exc:  # the binding's fault, shown as this call's error
+            raise TargetError(str(exc)) from None
         return CallResult(output=output, error=error, events=observed.events, extra={"binding": extra} if extra else {})
 
     def before_action(self) -> None:

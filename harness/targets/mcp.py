@@ -184,7 +184,11 @@ def _bound(binding: "bindings.Binding", tool: str, observed: CallResult, text: s
     """Returns ``observed`` read the binding's way (failure signals, codes, output projection)."""
     if tool not in binding.tools:
         return observed
-    output, error, extra = binding.result(tool, observed.output, observed.error, observed.extra.get("channel", ""), text)
+    try:
+        output, error, extra = binding.result(tool, observed.output, observed.error, observed.extra.get("channel", ""),
+                                              text)
+    except bindings.ResultTooLarge as exc:  # the binding's fault, shown as this call's error
+        raise TargetError(str(exc)) from None
     return CallResult(output=output, error=error, events=observed.events,
                       extra={**observed.extra, **({"binding": extra} if extra else {})})
 
