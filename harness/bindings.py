@@ -33,8 +33,10 @@ import jmespath
 import jmespath.functions
 import jmespath.visitor
 
-from harness import limits, schemas
-from harness.problems import FileProblems, Problem, SchemaChecker, line_of, located, packaged_schema, parse_documents, read_yaml_text
+from harness import bounds, limits, schemas
+from harness.problems import (FileProblems, Problem, SchemaChecker, kind_of, line_of, located, packaged_schema, parse_documents,
+                              read_yaml_text)
+from harness.safepath import PATH_KEYS, argument_path_problem
 
 import re2 as _regex  # linear-time matching (google-re2): a binding's pattern cannot backtrack without end
 
@@ -206,6 +208,28 @@ class Binding:
                     f"the binding {self.where(name)} maps {self.describe(name)} to arguments the tool's inputSchema "
                     f"rejects: at {where}: {error.message} (schema rule {rule})")
 
+    def check_paths(self, name: str, args: Mapping[str, Any], root: str) -> None:
+        """Raises ArgumentMismatch when the mapped call of ``name`` hands the tool a path beyond the
+        harness's folder around the workspace at ``root``; the targets call it just before sending.
+
+        The scenario's paths are held to that rule before the binding maps them (the lint, the
+        runner), and the binding's own constants and templates when it is loaded; this check holds
+        what the two make together at run time. A value the scenario gave as a path and the binding
+        passes on unchanged is checked as it stands; any other value under a key naming a path (a
+        template filled in, a profile argument that is no path moved under one) is held to the rule
+        for scenarios that lay out links (no ``..`` after a name), since the binding cannot know
+        whether the scenario does.
+        """
+        if name not in self.tools:
+            return  # the arguments go as the scenario wrote them, already checked
+        mapped, origins = self.trace(name, args)
+        for where, value in bounds.path_values(mapped):
+            why = bounds.built_path_problem(value, root, links=not _given_as_path(where, origins))
+            if why:
+                raise ArgumentMismatch(
+                    f"the binding {self.where(name)} maps {self.describe(name)} to a path beyond the harness's folder "
+                    f"around the workspace: args.{'.'.join(str(part) for part in where)}: {why}; not sent")
+
     def trace(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[tuple, tuple]]:
         """Returns the mapped arguments and, per target path, where its value came from."""
         origins: dict[tuple, tuple] = {}
@@ -226,6 +250,23 @@ class Binding:
                 origins[(key,)] = ("pass", key)
         origins[()] = ("consumed", frozenset(used))
         return out, origins
+
+
+def _names_path(key: Any) -> bool:
+    return isinstance(key, str) and any(part in key.lower() for part in PATH_KEYS)
+
+
+def _given_as_path(where: list[Any], origins: dict[tuple, tuple]) -> bool:
+    """Returns True when the mapped value at ``where`` is a profile argument passed on unchanged that
+    the scenario gave as a path (its name, or a key inside it, names one): checked before mapping."""
+    for depth in range(len(where), 0, -1):
+        origin = origins.get(tuple(where[:depth]))
+        if origin is None:
+            continue
+        if origin[0] in ("arg", "pass"):
+            return any(_names_path(part) for part in [origin[1], *where[depth:]])
+        return False
+    return False
 
 
 def _schema_errors(schema: dict[str, Any], instance: Any) -> list[Any]:
@@ -487,7 +528,9 @@ def _parsed(text: str) -> Any:
 
 @functools.cache
 def _checker() -> SchemaChecker:
-    return SchemaChecker(packaged_schema("binding.schema.json"))
+    # Its messages name the kind of a wrong value, never the value: a binding may be a file that is
+    # not one (a credentials file in its place), and the log of a CI run is public.
+    return SchemaChecker(packaged_schema("binding.schema.json"), quote=False)
 
 
 def load(path: str | Path) -> Binding:
@@ -540,6 +583,8 @@ def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, b
                 _template_fields(template)
             except ValueError as exc:
                 out.append((where, f"invalid template: {exc}", False))
+        for where, problem in _path_problems(spec.get("args", {}), at + ["args"]):
+            out.append((where, problem, False))
         for key in ("output",):
             if key in spec:
                 problem = _jmespath_problem(spec[key])
@@ -585,6 +630,64 @@ def _templates(value: Any, where: list[Any]) -> Iterable[tuple[list[Any], str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _templates(item, where + [index])
+
+
+def _path_problems(args: Mapping[str, Any], where: list[Any]) -> Iterable[tuple[list[Any], str]]:
+    """Yields where a constant, a default or a template's own text under a key naming a path leads
+    beyond the folder around the workspace (``safepath.argument_path_problem``).
+
+    A binding sends these as written, after every check of the scenario's paths: ``/etc/cron.d/x``
+    here would reach a tool that takes absolute paths. A binding cannot know whether a scenario lays
+    out links, so ``..`` may not follow a name; a template's fields stand for a relative name.
+    """
+    for key, spec in args.items():
+        yield from _spec_paths(spec, where + [key], _names_path(key))
+
+
+def _spec_paths(spec: Any, where: list[Any], named: bool) -> Iterable[tuple[list[Any], str]]:
+    if isinstance(spec, list):
+        for index, item in enumerate(spec):
+            yield from _spec_paths(item, where + [index], named)
+    elif isinstance(spec, dict):
+        if "const" in spec:
+            yield from _constant_paths(spec["const"], where + ["const"], named)
+        elif "template" in spec:
+            if named and isinstance(spec["template"], str):
+                try:
+                    pieces = list(string.Formatter().parse(spec["template"]))
+                except ValueError:
+                    return  # reported as an invalid template
+                text = "".join(literal + ("x" if name is not None else "") for literal, name, _s, _c in pieces)
+                problem = _binding_path_problem(text)
+                if problem:
+                    yield where + ["template"], f"the template's own text: {problem}"
+        elif "arg" in spec:
+            if "default" in spec:
+                yield from _constant_paths(spec["default"], where + ["default"], named)
+        else:
+            for key, item in spec.items():
+                yield from _spec_paths(item, where + [key], named or _names_path(key))
+    # a string names a profile argument (checked as the scenario's path, and again when sent)
+
+
+def _constant_paths(value: Any, where: list[Any], named: bool) -> Iterable[tuple[list[Any], str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _constant_paths(item, where + [key], named or _names_path(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _constant_paths(item, where + [index], named)
+    elif named and isinstance(value, str):
+        problem = _binding_path_problem(value)
+        if problem:
+            yield where, problem
+
+
+def _binding_path_problem(text: str) -> str | None:
+    if text.startswith("/"):  # ``${workspace}`` is not filled in here: ``/${workspace}/x`` is absolute too
+        return (f"{text!r} is an absolute path: a binding sends it as written, so a tool that wrongly accepted it "
+                "would write outside the workspace; give a relative path or take the path from the profile's argument")
+    return argument_path_problem(text, links=True)
 
 
 def _arg_specs(value: Any, where: list[Any]) -> Iterable[list[Any]]:
@@ -681,7 +784,8 @@ def from_tool_map(entries: Iterable[str] = (), file: str | Path | None = None) -
 def _add(key: str, value: Any, renames: dict[str, str], args: dict[str, dict[str, str]], path: Path, line: int) -> None:
     key, value = str(key).strip(), str(value).strip() if isinstance(value, str) else value
     if not key or not isinstance(value, str) or not value:
-        raise BindingError([Problem(path, line, key, f"tool map entry {key}={value}: both sides must be names")])
+        shown = value if isinstance(value, str) else f"<{kind_of(value)}>"  # a file's values are not printed
+        raise BindingError([Problem(path, line, key, f"tool map entry {key}={shown}: both sides must be names")])
     tool, dot, arg = key.partition(".")
     if dot:
         if not tool or not arg:

@@ -184,16 +184,27 @@ def built_argument_problem(args: Any, root: str, *, links: bool = False) -> str 
     passed it; the built value is held to the rule of :func:`~harness.safepath.argument_path_problem`,
     the workspace's real path read back as ``${workspace}``.
     """
-    top = root.rstrip("/")
-    for where, value in _argument_values(args, []):
-        for prefix, name in ((top, "${workspace}"), ("/" + top, "/${workspace}")):
-            if value == prefix or value.startswith(prefix + "/"):
-                value = name + value[len(prefix):]
-                break
-        why = argument_path_problem(value, links=links)
+    for where, value in path_values(args):
+        why = built_path_problem(value, root, links=links)
         if why:
             return f"args.{'.'.join(str(part) for part in where)}: {why}"
     return None
+
+
+def built_path_problem(value: str, root: str, *, links: bool = False) -> str | None:
+    """Returns why one path value built at run time leads beyond the folder around the workspace at
+    ``root`` (the rule of :func:`built_argument_problem`), or None."""
+    top = root.rstrip("/")
+    for prefix, name in ((top, "${workspace}"), ("/" + top, "/${workspace}")):
+        if value == prefix or value.startswith(prefix + "/"):
+            value = name + value[len(prefix):]
+            break
+    return argument_path_problem(value, links=links)
+
+
+def path_values(args: Any) -> Iterator[tuple[list[Any], str]]:
+    """Yields (where, value) for the string values of an argument tree under a key naming a path."""
+    return _argument_values(args, [])
 
 
 def _argument_values(value: Any, where: list[Any], named: bool = False) -> Iterator[tuple[list[Any], str]]:

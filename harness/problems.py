@@ -79,9 +79,14 @@ class SchemaChecker:
     """Checks documents against one packaged JSON Schema (harness.schemas: one validator decides and
     explains), turning each error into (field path, message, whether the line is the key's)."""
 
-    def __init__(self, schema: dict[str, Any], *, matchers: Iterable[str] = ()) -> None:
+    def __init__(self, schema: dict[str, Any], *, matchers: Iterable[str] = (), quote: bool = True) -> None:
         self.schema = schema
         self.matchers = sorted(matchers)  # the names an unknown ``$`` key is suggested from
+        # Without ``quote`` a message names the kind of a wrong value (always for a wrong type, and
+        # for a mapping, a list or a long string), never the value itself: a file that is not what it
+        # claims (a credentials file where a binding was expected) is not printed. A short word
+        # (``isErr`` is not one of ...) is still shown: it is what the author mistyped.
+        self.quote = quote
         # The regex format as the matchers read it: Python's re, not ECMA's.
         self._validator = schemas.validator(schema, formats={"regex": _is_regex})
 
@@ -104,9 +109,50 @@ class SchemaChecker:
                 message = unknown_key(name, schemas.properties_of(self.schema, error), self.matchers)
             elif rule == "required":
                 message = message.replace("is a required property", "is required")
+            elif not self.quote and (rule == "type" or not _short_scalar(error.instance)):
+                message = unquoted(message, error.instance, rule)
             out.append((field_path, message, at_key))
         out.sort(key=lambda item: [str(part) for part in item[0]])
         return out
+
+
+def kind_of(value: Any) -> str:
+    """Returns what kind of YAML value ``value`` is (``a string``, ``a mapping``, ...), naming no content."""
+    if isinstance(value, bool):
+        return "a boolean"
+    for kind, name in ((str, "a string"), (dict, "a mapping"), (list, "a list"), (int, "an integer"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def unquoted(message: str, instance: Any, rule: str) -> str:
+    """Returns a schema message with the value it is about named by its kind (``a string is not of
+    type "object"``); when some text of the value would still show, the rule alone."""
+    kind = kind_of(instance)
+    try:  # as the validator shows a value: compact JSON, keys sorted, other scripts as they are
+        shown = json.dumps(instance, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = None
+    if shown:
+        message = message.replace(shown, kind)
+    stack, texts = [instance], []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            texts.extend(str(key) for key in value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    if any(len(text) >= 4 and text in message for text in texts):
+        return f"{kind} breaks the schema's {rule} rule"
+    return message
+
+
+def _short_scalar(value: Any) -> bool:
+    return not isinstance(value, (dict, list)) and not (isinstance(value, str) and len(value) > 40)
 
 
 def _is_regex(text: str) -> bool:
@@ -121,15 +167,19 @@ def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:
     """Returns the text of a YAML file the harness was given (scenario, profile or binding).
 
     Only a regular file is read (a FIFO or a device would hang or never end), never through a link
-    unless ``follow_link`` (a file the user named), and no more than the file cap: raises
+    unless ``follow_link`` (a file the user named: a binding, a tool map, a baseline), and then only
+    to a regular file inside the folder that holds the link (a checkout's ``bindings/x.yaml`` made a
+    link to a credentials file must not get it read and quoted); no more than the file cap: raises
     FileProblems over it, OSError or UnicodeDecodeError when it cannot be read.
     """
     import errno
     import os
     import stat
     from harness import limits
+    if follow_link and os.path.islink(path):
+        path = Path(_link_inside(path))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_link else os.O_NOFOLLOW))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OSError(f"a symbolic link, not followed: {path}") from None
@@ -142,6 +192,23 @@ def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:
         raise FileProblems([Problem(path, 1, "", f"the file has more than {limits.MAX_SCENARIO_FILE} bytes, "
                                                  "the cap (HARNESS_MAX_SCENARIO_FILE)")])
     return data.decode("utf-8")
+
+
+def _link_inside(path: Path) -> str:
+    """Returns where the link at ``path`` leads when that is a regular file inside the folder that
+    holds the link; raises OSError naming the link otherwise (its target is never opened)."""
+    import os
+    import stat
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    real = os.path.realpath(path)
+    try:  # its kind first (stat opens nothing): a link to /dev/zero is named for what it is
+        if not stat.S_ISREG(os.stat(real).st_mode):
+            raise OSError(f"not a regular file: {path}")
+    except FileNotFoundError:
+        raise OSError(f"a symbolic link to nothing: {path}") from None
+    if not real.startswith(folder.rstrip(os.sep) + os.sep):
+        raise OSError(f"a symbolic link to a file outside its folder {folder}, not followed: {path}")
+    return real
 
 
 def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[yaml.Node]]:

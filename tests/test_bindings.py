@@ -258,10 +258,10 @@ def test_every_mistake_is_named_with_its_line_and_field(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text, expected", [
     ("tools: {Write: {tool: w, arsg: {}}}\n", "1: [tools.Write.arsg] unknown key 'arsg'; did you mean 'args'? (allowed: args, drop, failure, output, tool)"),
-    ("tools:\n  Write:\n    args: {n: {arg: x, add: one}}\n", '3: [tools.Write.args.n.add] "one" is not of type "integer"'),
+    ("tools:\n  Write:\n    args: {n: {arg: x, add: one}}\n", '3: [tools.Write.args.n.add] a string is not of type "integer"'),
     ("tools:\n  Write:\n    failure: {signals: [isErr]}\n", '3: [tools.Write.failure.signals[0]] "isErr" is not one of "isError" or "jsonrpc-error"'),
     ("profile: x\n", '1: [] "tools" is required'),
-    ("tools: [a, b]\n", '1: [tools] ["a","b"] is not of type "object"'),
+    ("tools: [a, b]\n", '1: [tools] a list is not of type "object"'),
     ("tools:\n  a: 1\n  a: 2\n", "3: [a] invalid YAML: duplicate key 'a'"),
 ])
 def test_schema_mistakes(tmp_path: Path, text: str, expected: str) -> None:

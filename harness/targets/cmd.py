@@ -124,6 +124,11 @@ class CmdSession(Session):
             self._workspace_dirty = False
         binding = self._target.binding
         name = binding.tool(tool)
+        if self.workspace is not None:
+            try:  # what a binding builds is held to the scenario's path rule before it is sent
+                binding.check_paths(tool, args, str(self.workspace))
+            except bindings.ArgumentMismatch as exc:
+                raise TargetError(str(exc), kind="binding") from None
         response = self._target._request(
             self._channel, {"op": "call", "session": self.name, "tool": name, "args": binding.arguments(tool, args)},
             f"call {binding.describe(tool)}"
