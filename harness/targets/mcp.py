@@ -124,7 +124,8 @@ class McpSession(Session):
         # blamed for: the full check (which traces each broken rule) is for the others.
         if tool in binding.tools or not _valid(self._connection, name, schema, args):
             try:
-                binding.check_paths(tool, args, self._entry["workspace"])  # what a binding builds, held to the path rule
+                if self._entry.get("workspace"):  # what a binding builds, held to the path rule
+                    binding.check_paths(tool, args, self._entry["workspace"])
                 binding.check(tool, args, schema)
             except bindings.ArgumentMismatch as exc:
                 raise TargetError(str(exc), kind="binding") from None
