@@ -132,6 +132,7 @@ class AcpSession(Session):
         self._recorder = recorder
         self._own = own_connection
         self._closed = False
+        self.workspace: str | None = None  # set by open: what a binding builds is checked against it
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         """Sends the scripted prompt of one call; returns the result with its events and fs requests."""
@@ -139,6 +140,11 @@ class AcpSession(Session):
         if self._closed:
             raise TargetError("the ACP session is closed")
         name = self._target.tool_map.tool(tool)
+        if self.workspace is not None:
+            try:  # what a binding builds is held to the scenario's path rule before it is sent
+                self._target.tool_map.check_paths(tool, args, self.workspace)
+            except bindings.ArgumentMismatch as exc:
+                raise TargetError(str(exc), kind="binding") from None
         mark = self._recorder.mark()
         text = json.dumps({"tool": name, "args": self._target.tool_map.arguments(tool, args)}, ensure_ascii=False)
         try:
@@ -274,7 +280,9 @@ class AcpTarget(Target):
         except AgentBroken as exc:
             self.broke(connection)
             raise TargetError(f"{exc} (session/new)", detail=connection.tail(), kind=exc.kind) from None
-        return AcpSession(self, connection, session_id, recorder, own_connection=own_connection)
+        session = AcpSession(self, connection, session_id, recorder, own_connection=own_connection)
+        session.workspace = str(Path(workspace).absolute())
+        return session
 
     def skip_reason(self, scenario: Any) -> str | None:
         """Skips profiles the agent was not said to serve (``profile=``)."""

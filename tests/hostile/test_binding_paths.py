@@ -182,6 +182,23 @@ def test_an_mcp_target_sends_no_path_a_binding_moved_outside(tmp_path: Path) -> 
     assert "args.files.0.file_path: " in result.reason and "not sent" in result.reason
 
 
+@pytest.mark.xdist_group("acp-client")  # where the ACP package is imported already
+def test_an_acp_target_sends_no_path_a_binding_moved_outside(tmp_path: Path) -> None:
+    from harness.targets.acp import AcpTarget
+    escaped = tmp_path / "outside" / "ESCAPED.txt"
+    escaped.parent.mkdir()
+    path = write_binding(tmp_path, """\
+        tools:
+          write_text_file:
+            args: {path: content, content: {const: pwned}}
+    """)
+    result = run_through(tmp_path, AcpTarget("acp:python -m reference_impl.acp_agent", timeout=20, binding=path),
+                         str(escaped))
+    assert not escaped.exists()
+    assert result.verdict is Verdict.ERROR
+    assert "args.path: " in result.reason and "not sent" in result.reason
+
+
 def test_a_value_the_binding_built_may_not_climb_after_a_name_but_the_scenarios_own_path_may(tmp_path: Path) -> None:
     # A binding cannot know whether the scenario lays out links (where `l/..` leads is the link's
     # business): its own values follow the stricter rule; a path the scenario gave is its to judge.
