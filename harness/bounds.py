@@ -207,38 +207,31 @@ def path_values(args: Any) -> Iterator[tuple[list[Any], str]]:
     return _argument_values(args, [])
 
 
-def _argument_values(value: Any, where: list[Any], named: bool = False) -> Iterator[tuple[list[Any], str]]:
-    """Yields the string values of an argument tree whose key (or an enclosing key) names a path."""
-    if isinstance(value, dict):
+def _argument_values(value: Any, where: list[Any], named: bool = False,
+                     code_points: bool = False) -> Iterator[tuple[list[Any], str]]:
+    """Yields the string values of an argument tree whose key (or an enclosing key) names a path;
+    with ``code_points`` (a scenario's own arguments) a ``$code_points`` value as the text it makes."""
+    if code_points and isinstance(value, dict) and len(value) == 1 and "$code_points" in value:
+        if named:
+            try:
+                yield where, code_points_text(value["$code_points"])
+            except (ValueError, TypeError):
+                pass  # the loader reports the form itself
+    elif isinstance(value, dict):
         for key, inner in value.items():
-            yield from _argument_values(inner, where + [key], named or any(p in str(key).lower() for p in PATH_KEYS))
+            yield from _argument_values(inner, where + [key], named or any(p in str(key).lower() for p in PATH_KEYS),
+                                        code_points)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
-            yield from _argument_values(inner, where + [index], named)
+            yield from _argument_values(inner, where + [index], named, code_points)
     elif named and isinstance(value, str):
         yield where, value
 
 
 def _argument_paths(document: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
-    def visit(value: Any, where: list[Any], named: bool) -> Iterator[tuple[list[Any], str]]:
-        if isinstance(value, dict) and len(value) == 1 and "$code_points" in value:
-            if named:
-                try:
-                    yield where, code_points_text(value["$code_points"])
-                except (ValueError, TypeError):
-                    pass  # the loader reports the form itself
-        elif isinstance(value, dict):
-            for key, inner in value.items():
-                yield from visit(inner, where + [key], named or any(p in str(key).lower() for p in PATH_KEYS))
-        elif isinstance(value, list):
-            for index, inner in enumerate(value):
-                yield from visit(inner, where + [index], named)
-        elif named and isinstance(value, str):
-            yield where, value
-
     for index, step in enumerate(document.get("steps") or ()):
         if isinstance(step, dict) and "tool" in step:
-            yield from visit(step.get("args"), ["steps", index, "args"], False)
+            yield from _argument_values(step.get("args"), ["steps", index, "args"], code_points=True)
 
 
 def _modes(document: dict[str, Any]) -> Iterator[tuple[list[Any], Any]]:

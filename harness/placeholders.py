@@ -59,31 +59,39 @@ def substitute(value: Any, names: Mapping[str, str], *, steps: Lookup | None = N
 def constant(value: Any) -> bool:
     """Returns whether no string in ``value`` (a key or a value, at any depth) holds ``${``: then
     :func:`substitute` (outside call arguments, where ``$content`` counts too) gives an equal value.
-
-    Remembered per object (the entry holds it, so its identity is not reused meanwhile): the
-    runner asks for the same expectations of a scenario every time it runs it.
     """
-    known = _CONSTANT.get(id(value))
+    return not holds(value, "${")
+
+
+def holds(value: Any, needle: str) -> bool:
+    """Returns whether a string in ``value`` (a key or a value, at any depth) holds ``needle``.
+
+    Remembered per object and needle (the entry holds the object, so its identity is not reused
+    meanwhile): the runner asks about the same expectations and arguments every time it runs a
+    scenario.
+    """
+    key = (id(value), needle)
+    known = _HOLDS.get(key)
     if known is not None and known[0] is value:
         return known[1]
-    answer = _constant(value)
-    if len(_CONSTANT) >= 65536:
-        _CONSTANT.clear()
-    _CONSTANT[id(value)] = (value, answer)
+    answer = _holds(value, needle)
+    if len(_HOLDS) >= 65536:
+        _HOLDS.clear()
+    _HOLDS[key] = (value, answer)
     return answer
 
 
-_CONSTANT: dict[int, tuple[Any, bool]] = {}
+_HOLDS: dict[tuple[int, str], tuple[Any, bool]] = {}
 
 
-def _constant(value: Any) -> bool:
+def _holds(value: Any, needle: str) -> bool:
     if isinstance(value, str):
-        return "${" not in value
+        return needle in value
     if isinstance(value, list):
-        return all(_constant(item) for item in value)
+        return any(_holds(item, needle) for item in value)
     if isinstance(value, dict):
-        return all((not isinstance(key, str) or "${" not in key) and _constant(item) for key, item in value.items())
-    return True
+        return any((isinstance(key, str) and needle in key) or _holds(item, needle) for key, item in value.items())
+    return False
 
 
 def _substitute_text(text: str, names: Mapping[str, str], steps: Lookup | None, in_regex: bool) -> Any:

@@ -21,7 +21,7 @@ from harness.matchers import MISSING, Mismatch, PatternError, match
 from harness.content import lone_surrogate_in
 from harness.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
-from harness.placeholders import UnknownPlaceholder, constant, has_references, resolve_references, substitute
+from harness.placeholders import UnknownPlaceholder, constant, has_references, holds, resolve_references, substitute
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory, steps_capped
 
@@ -293,7 +293,7 @@ class Runner:
                 lookup = _step_lookup(result)
                 try:
                     args = substitute(step.args, names, steps=lookup, in_args=True)
-                    if not constant(step.args) and _from_answers(step.args):
+                    if holds(step.args, "${step"):  # built from an earlier answer
                         why = bounds.built_argument_problem(args, names["workspace"], links=_lays_out_links(scenario))
                         if why:
                             raise UnknownPlaceholder(f"a path built from an earlier answer leads outside the "
@@ -328,35 +328,6 @@ class Runner:
                 record.extra = {**record.extra, "workspace": state}
             record.seconds = time.perf_counter() - started
         return None
-
-
-def _from_answers(value: Any) -> bool:
-    """Returns whether a value (call arguments) holds a ``${stepN...}`` placeholder anywhere.
-
-    Remembered per object (the entry holds it, so its identity is not reused meanwhile): a step's
-    arguments are asked about each time its scenario runs.
-    """
-    known = _FROM_ANSWERS.get(id(value))
-    if known is not None and known[0] is value:
-        return known[1]
-    answer = _holds_step_placeholder(value)
-    if len(_FROM_ANSWERS) >= 65536:
-        _FROM_ANSWERS.clear()
-    _FROM_ANSWERS[id(value)] = (value, answer)
-    return answer
-
-
-_FROM_ANSWERS: dict[int, tuple[Any, bool]] = {}
-
-
-def _holds_step_placeholder(value: Any) -> bool:
-    if isinstance(value, str):
-        return "${step" in value
-    if isinstance(value, dict):
-        return any(_holds_step_placeholder(key) or _holds_step_placeholder(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_holds_step_placeholder(item) for item in value)
-    return False
 
 
 def _lays_out_links(scenario: Scenario) -> bool:

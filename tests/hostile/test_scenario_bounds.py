@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from tests.hostile.conftest import ROOT, harness_run, write_scenarios
+from tests.test_profiles import PROFILE
 
 HEAD = """
 id: hostile/{name}
@@ -182,23 +183,9 @@ def test_a_baseline_or_report_nested_past_the_parsers_stack_is_an_error_naming_i
     assert "notareadableJSONreport:itneststoodeeptoparse" in "".join((done.stdout + done.stderr).split())
 
 
-REF_PROFILE = """\
-name: put-file
-title: A put_text tool
-contract:
-  document: put-file-contract.md
-  title: The put_text contract
-paths: absolute
-tools:
-  put_text:
-    summary: Writes content to an absolute path.
-    arguments:
-      type: object
-      required: [path]
-      properties:
-        path: {{type: string}}
-        mode: {{$ref: "{ref}"}}
-"""
+#: The put-file profile of tests/test_profiles.py, its ``mode`` argument a reference to ``{ref}``.
+REF_PROFILE = PROFILE.replace("{", "{{").replace("}", "}}").replace(
+    "mode: {{enum: [create, replace]}}", 'mode: {{$ref: "{ref}"}}')
 
 
 @pytest.mark.parametrize("kind", ["json-file", "fifo", "url"])
@@ -233,7 +220,7 @@ def test_a_schema_refers_to_no_file_and_no_url_the_harness_would_fetch(tmp_path,
         listener.close()
     out = done.stdout + done.stderr
     assert done.returncode == 2, out
-    assert f"{profile}:15: [tools.put_text.arguments.properties.mode.$ref] not a valid JSON Schema" in out and ref in out, out
+    assert f"{profile}:16: [tools.put_text.arguments.properties.mode.$ref] not a valid JSON Schema" in out and ref in out, out
     assert "retrieves no schema" in out and "TOP-SECRET" not in out and "Traceback" not in out, out
     assert not connected
 
@@ -309,14 +296,7 @@ steps:
       output: {$regex: "(?:(?:(?:a{1000}){1000}){1000})"}
 """, "expands.yaml")
 
-    def capped() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-    done = subprocess.run([sys.executable, "-m", "harness", "lint", "--no-builtin", "--scenarios", str(folder)],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT, preexec_fn=capped,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    out = done.stdout + done.stderr
-    assert done.returncode == 1 and "Traceback" not in out and "MemoryError" not in out, out
+    out = _lint_in_2_gib(folder)
     assert f"{folder / 'expands.yaml'}:11: [steps[0].expect.output.$regex] invalid $regex: it expands to" in out, out
     assert "(HARNESS_MAX_REGEX_SIZE)" in out
 
@@ -362,6 +342,13 @@ steps:
         $all:
 """ + items + "\n", "many.yaml")
 
+    out = _lint_in_2_gib(folder)
+    assert "patterns compile to more than 1000000 parts together (HARNESS_MAX_REGEX_TOTAL)" in out, out
+
+
+def _lint_in_2_gib(folder) -> str:
+    """Returns what ``harness lint`` of ``folder`` said, run in 2 GiB of address space; it must have
+    found the files invalid (exit 1), without a traceback or running out of memory."""
     def capped() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
@@ -370,4 +357,4 @@ steps:
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     out = done.stdout + done.stderr
     assert done.returncode == 1 and "Traceback" not in out and "MemoryError" not in out, out
-    assert "patterns compile to more than 1000000 parts together (HARNESS_MAX_REGEX_TOTAL)" in out, out
+    return out
