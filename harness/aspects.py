@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness import profiles
+from harness.memo import by_identity
 from harness.model import Call, Result, Scenario, Verdict
 
 ASPECTS: tuple[str, ...] = ("effects", "outcome", "output")
@@ -196,20 +197,10 @@ def expected_aspects(scenario: Scenario) -> set[str]:
     return found
 
 
-#: expected_aspects' answers by the scenario's identity (held, as for _CLASSIFIED): judging every
-#: result asks for them.
-_EXPECTED: dict[int, tuple[Scenario, frozenset[str]]] = {}
-
-
+@by_identity
 def _expected(scenario: Scenario) -> frozenset[str]:
-    known = _EXPECTED.get(id(scenario))
-    if known is not None and known[0] is scenario:
-        return known[1]
-    found = frozenset(expected_aspects(scenario))
-    if len(_EXPECTED) >= 65536:
-        _EXPECTED.clear()
-    _EXPECTED[id(scenario)] = (scenario, found)
-    return found
+    """expected_aspects, remembered per scenario: judging every result asks for them."""
+    return frozenset(expected_aspects(scenario))
 
 
 def failed_aspects(result: Result) -> set[str]:

@@ -18,6 +18,8 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
+from harness.memo import by_identity
+
 from harness.content import code_points_text, to_bytes
 from harness.matchers import MISSING, Reference
 
@@ -63,25 +65,12 @@ def constant(value: Any) -> bool:
     return not holds(value, "${")
 
 
+@by_identity
 def holds(value: Any, needle: str) -> bool:
-    """Returns whether a string in ``value`` (a key or a value, at any depth) holds ``needle``.
-
-    Remembered per object and needle (the entry holds the object, so its identity is not reused
-    meanwhile): the runner asks about the same expectations and arguments every time it runs a
-    scenario.
-    """
-    key = (id(value), needle)
-    known = _HOLDS.get(key)
-    if known is not None and known[0] is value:
-        return known[1]
-    answer = _holds(value, needle)
-    if len(_HOLDS) >= 65536:
-        _HOLDS.clear()
-    _HOLDS[key] = (value, answer)
-    return answer
-
-
-_HOLDS: dict[tuple[int, str], tuple[Any, bool]] = {}
+    """Returns whether a string in ``value`` (a key or a value, at any depth) holds ``needle``
+    (remembered per object and needle: the runner asks about the same expectations and arguments
+    every time it runs a scenario)."""
+    return _holds(value, needle)
 
 
 def _holds(value: Any, needle: str) -> bool:
@@ -181,20 +170,12 @@ def parse_reference(text: str) -> tuple[int | None, str, list[str | int]] | None
     return (int(found.group(1)) if found.group(1) else None), found.group(2), parts
 
 
+@by_identity
 def has_references(value: Any) -> bool:
     """Returns whether an expectation holds a ``$same_as``/``$differs_from`` (remembered per object,
-    as :func:`constant`); without one :func:`resolve_references` gives an equal value."""
-    known = _REFERRING.get(id(value))
-    if known is not None and known[0] is value:
-        return known[1]
-    answer = bool(references_in(value))
-    if len(_REFERRING) >= 65536:
-        _REFERRING.clear()
-    _REFERRING[id(value)] = (value, answer)
-    return answer
+    as :func:`holds`); without one :func:`resolve_references` gives an equal value."""
+    return bool(references_in(value))
 
-
-_REFERRING: dict[int, tuple[Any, bool]] = {}
 
 
 def references_in(value: Any) -> list[str]:

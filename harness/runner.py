@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 
 from harness import aspects, bounds, faults, limits, printable, processes, watch
 from harness.matchers import MISSING, Mismatch, PatternError, match
+from harness.memo import by_identity
 from harness.content import lone_surrogate_in
 from harness.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
 from harness.printable import json_safe
@@ -341,20 +342,12 @@ def _substituted(then: Any, names: dict[str, str]) -> Any:
     return then if constant(then) else substitute(then, names)
 
 
+@by_identity
 def _compares_with_given(scenario: Scenario) -> bool:
-    """Returns whether an expectation compares the workspace with its laid-out state (``others_unchanged``)."""
-    known = _COMPARES.get(id(scenario))
-    if known is not None and known[0] is scenario:  # asked each time the scenario runs (held: identity kept)
-        return known[1]
+    """Returns whether an expectation compares the workspace with its laid-out state
+    (``others_unchanged``); asked each time the scenario runs, so remembered per scenario."""
     thens = [scenario.then, *(getattr(step, "then", None) for step in scenario.steps)]
-    answer = any(isinstance(then, dict) and bool(then.get("others_unchanged")) for then in thens)
-    if len(_COMPARES) >= 65536:
-        _COMPARES.clear()
-    _COMPARES[id(scenario)] = (scenario, answer)
-    return answer
-
-
-_COMPARES: dict[int, tuple[Scenario, bool]] = {}
+    return any(isinstance(then, dict) and bool(then.get("others_unchanged")) for then in thens)
 
 
 def made_safe(result: Result) -> Result:
