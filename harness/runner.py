@@ -268,7 +268,7 @@ class Runner:
                 result.workspace = workspace.state()
         except Exception as exc:  # a bug in the harness: still an error, and what the candidate did outside is still checked
             error, result.workspace = _harness_error(exc), None
-        result.then_failures += _escaped(workspace.escapes(result.workspace)
+        result.then_failures += _escaped(workspace.escapes(result.workspace, walk=not session.links_confined)
                                          + (watching.end() if watching is not None else []) + session.refused())
         result.verdict, result.reason = _verdict(scenario, result, error)
         return result

@@ -515,13 +515,15 @@ class Workspace:
                 for rel, entry in state.items()
                 if entry.get("links", 1) > seen.get(entry.get("inode"), 0) and entry.get("links", 1) > 1]
 
-    def escapes(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    def escapes(self, state: dict[str, dict[str, Any]] | None = None, *, walk: bool = True) -> list[str]:
         """Returns what was created, changed or removed around the workspace (canaries by content,
-        inode and ctime; siblings), and files hard-linked outside it (from ``state`` when it was
-        recorded whole, else by a walk of link counts)."""
+        inode and ctime; siblings), and files hard-linked outside it: from ``state`` when it was
+        recorded whole, else by a walk of link counts (not with ``walk`` false: a target the harness
+        refuses such a link, see ``Session.links_confined``)."""
         self.checked = True
         found = self.enclosure.escapes()
-        found += self.hard_links_out(state)
+        if walk or (state is not None and "<capped>" not in state):
+            found += self.hard_links_out(state)
         return found
 
     # -- then --------------------------------------------------------------------------------

@@ -64,6 +64,11 @@ class CallResult:
 class Session(abc.ABC):
     """One scenario's conversation with a target; all per-session tool state lives here."""
 
+    #: True when the harness refuses this session's target any hard link to a file outside the folder
+    #: around its workspace (the in-process reference, harness/confine.py): the workspace then needs
+    #: no walk for link counts after the scenario.
+    links_confined: bool = False
+
     @abc.abstractmethod
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         """Runs one tool call; raises TargetError when the target broke."""

@@ -21,6 +21,8 @@ from harness.targets.cmd import response_checker
 class ReferenceSession(Session):
     """A reference_impl session, confined to the folder around its workspace (harness/confine.py)."""
 
+    links_confined = True  # os.link is refused unless both its paths are in the folder around the workspace
+
     def __init__(self, session: Any, bounds: confine.Confinement) -> None:
         self._session = session
         self._bounds = bounds

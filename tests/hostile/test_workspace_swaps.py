@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedTarget
-from harness import limits, workspace as workspace_module
+from harness import confine, limits, workspace as workspace_module
 from harness.model import Verdict
 from harness.runner import Runner
-from harness.targets.base import CallResult
+from harness.targets.base import CallResult, Session
+from harness.targets.reference import ReferenceSession
 from harness.workspace import Workspace, steps_capped
 
 SWAPPED = """\
@@ -173,3 +174,26 @@ def test_the_states_recorded_after_the_steps_hold_at_most_the_entry_cap_in_all(s
     assert states[2]["<capped>"] == states[3]["<capped>"] == steps_capped()
     assert states[4] == {"<capped>": steps_capped()}
     assert len(result.workspace) == 4  # the final state has a cap of its own
+
+
+@pytest.mark.parametrize("how", ["paths", "descriptors"])
+def test_the_confined_reference_cannot_hard_link_a_file_outside_so_its_workspace_needs_no_walk(tmp_path, how):
+    """The reference's sessions skip the walk for link counts (``links_confined``): the confinement
+    refuses the link itself, by path and by directory descriptor."""
+    enclosure = tmp_path / "enclosure"
+    (enclosure / "ws").mkdir(parents=True)
+    (tmp_path / "outside.txt").write_text("outside", "utf-8")
+    bounds = confine.Confinement(str(enclosure))
+    outside_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    ws_fd = os.open(enclosure / "ws", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with confine.confined(bounds), pytest.raises(PermissionError):
+            if how == "paths":
+                os.link(tmp_path / "outside.txt", enclosure / "ws" / "h")
+            else:
+                os.link("outside.txt", "h", src_dir_fd=outside_fd, dst_dir_fd=ws_fd)
+    finally:
+        os.close(outside_fd)
+        os.close(ws_fd)
+    assert not os.path.lexists(enclosure / "ws" / "h") and os.stat(tmp_path / "outside.txt").st_nlink == 1
+    assert ReferenceSession.links_confined and not Session.links_confined
