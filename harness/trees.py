@@ -88,3 +88,48 @@ def _names(fd: int) -> list[str]:
         return os.listdir(fd)
     except OSError:
         return []
+
+
+def chown_tree(top: str | os.PathLike[str], uid: int, gid: int, depth: int = 256) -> None:
+    """Gives ``top`` and everything below it (``depth`` levels at most) to ``uid``/``gid``, by
+    descriptors: each entry is changed relative to its folder's descriptor without following a
+    link, and a folder is entered only through ``O_NOFOLLOW`` when it is the one just looked at.
+
+    A candidate that runs as ``uid`` (``--run-as``) owns its workspace and may swap a folder for a
+    link while the harness walks it by path; a path walk would then follow the link and hand the
+    link's target (``/etc``) to the candidate's user, as root.
+    """
+    top_fd = os.open(top, _DIR_FLAGS)
+    stack: list[tuple[int, Iterator[str]]] = []
+    try:
+        os.chown(top_fd, uid, gid)
+        stack.append((top_fd, iter(_names(top_fd))))
+        while stack:
+            fd, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                fd, _ = stack.pop()
+                if fd != top_fd:
+                    os.close(fd)
+                continue
+            try:
+                info = os.lstat(name, dir_fd=fd)
+                os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(info.st_mode) or len(stack) >= depth:
+                continue
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)  # ELOOP or ENOTDIR if swapped for a link meanwhile
+            except OSError:
+                continue
+            if not os.path.samestat(info, os.fstat(sub)):
+                os.close(sub)
+                continue
+            stack.append((sub, iter(_names(sub))))
+    finally:
+        for fd, _ in stack:
+            if fd != top_fd:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        os.close(top_fd)

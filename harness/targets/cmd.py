@@ -395,11 +395,9 @@ class CmdTarget(Target):
         """Gives the workspace tree to the candidate's user; the first time, lets that user reach it."""
         if workspace is None or self._uid is None:
             return
-        uid, gid = self._uid, self._gid
-        for root, dirs, files in os.walk(workspace):
-            os.lchown(root, uid, gid)
-            for name in dirs + files:
-                os.lchown(os.path.join(root, name), uid, gid)
+        from harness import trees
+        # By descriptors: the candidate owns the tree and may swap a folder for a link meanwhile.
+        trees.chown_tree(workspace, self._uid, self._gid if self._gid is not None else -1)
         if not first:
             return
         # The harness's own folder around the workspace is a mkdtemp (0700): open it for traversal.
