@@ -79,8 +79,52 @@ def _open_dir(parent_fd: int, name: str) -> int:
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
     except PermissionError:
-        os.chmod(name, 0o700, dir_fd=parent_fd)  # lstat said a folder: chmod follows no link to reach it
+        searchable(name, parent_fd)
         return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+
+
+def searchable(name: str | os.PathLike[str], parent_fd: int | None = None) -> None:
+    """Gives the folder ``name`` mode 0700, never through a link: the folder is pinned by an
+    ``O_PATH | O_NOFOLLOW`` descriptor and changed through it (``chmod`` itself follows a link that
+    a candidate may have put there since it was looked at). Raises OSError when it is no folder."""
+    fd = os.open(name, getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 **({} if parent_fd is None else {"dir_fd": parent_fd}))
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise NotADirectoryError(f"{name}: not a folder")
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)  # the pinned inode, whatever its name leads to now
+    finally:
+        os.close(fd)
+
+
+def make_searchable(top: str | os.PathLike[str], depth: int = 4096) -> None:
+    """Gives every folder of the tree ``top`` mode 0700, by descriptors, never through a link (a
+    mode-000 tree a candidate left, before it is removed); errors leave that part as it is."""
+    try:
+        searchable(top)
+        top_fd = os.open(top, _DIR_FLAGS)
+    except OSError:
+        return
+    stack: list[tuple[int, Iterator[str]]] = [(top_fd, iter(_names(top_fd)))]
+    try:
+        while stack:
+            fd, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                os.close(stack.pop()[0])
+                continue
+            try:
+                if not stat.S_ISDIR(os.lstat(name, dir_fd=fd).st_mode) or len(stack) >= depth:
+                    continue
+                searchable(name, fd)
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                stack.append((sub, iter(_names(sub))))
+            except OSError:
+                continue
+    finally:
+        for fd, _ in stack:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _names(fd: int) -> list[str]:

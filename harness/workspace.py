@@ -1280,14 +1280,8 @@ def _remove_tree(base: Path) -> "Leftover | None":
                                    f"entered, unmount them to remove it: {names}")
     for attempt in range(2):
         if attempt or not _plain_rmtree(base):
-            for dirpath, dirnames, _ in os.walk(base):
-                for name in dirnames:
-                    path = os.path.join(dirpath, name)
-                    if not os.path.islink(path):
-                        with contextlib.suppress(OSError):
-                            os.chmod(path, 0o700)
-            with contextlib.suppress(OSError):
-                os.chmod(base, 0o700)
+            from harness import trees
+            trees.make_searchable(base)  # by descriptors: a folder swapped for a link is not followed
             shutil.rmtree(base, ignore_errors=True)
         if not os.path.lexists(base):
             return None

@@ -52,3 +52,30 @@ def test_a_folder_swapped_for_a_link_during_the_hand_over_is_not_followed(tmp_pa
     assert (tmp_path / "a.real").exists(), "the swap was not made: the test did not test"
     assert (victim / "shadow").stat().st_uid == 0 and victim.stat().st_uid == 0
     assert workspace.stat().st_uid == NOBODY
+
+
+def test_making_a_locked_tree_searchable_never_changes_a_link_s_target(tmp_path, monkeypatch):
+    # Removal makes a candidate's mode-000 folders searchable first; a folder swapped for a link to
+    # /etc between the look and the chmod had chmod follow it (0700 on root's folder).
+    from harness import trees
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    os.chmod(victim, 0o755)
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    os.chmod(tree / "a" / "b", 0)
+    real_lstat = os.lstat
+
+    def lstat(path, *, dir_fd=None):  # the look, then the swap
+        info = real_lstat(path, dir_fd=dir_fd)
+        if str(path) == "a" and dir_fd is not None and not (tmp_path / "a.real").exists():
+            os.rename(tree / "a", tmp_path / "a.real")
+            os.symlink(victim, tree / "a")
+        return info
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    trees.make_searchable(tree)
+    monkeypatch.undo()
+    assert (tmp_path / "a.real").exists(), "the swap was not made: the test did not test"
+    assert victim.stat().st_mode & 0o777 == 0o755
+    os.chmod(tmp_path / "a.real" / "b", 0o700)
