@@ -15,63 +15,82 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from typing import Iterator
+from typing import Callable, Iterator
 
 #: Levels a walk below the top of a tree goes down before it moves folders up (see flatten).
 FLAT_DEPTH = 64
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+def walk(top_fd: int, visit: Callable[[int, str, os.stat_result, int], bool]) -> None:
+    """Calls ``visit(folder_fd, name, lstat, level)`` for every entry below the folder open as
+    ``top_fd`` (level 1 for its own entries), going into a folder when ``visit`` says so: only through
+    ``O_NOFOLLOW``, and only when it is the folder just looked at (a candidate may swap a folder for
+    a link meanwhile); a mode-000 folder is made searchable first. One descriptor per level is held;
+    ``top_fd`` stays open. An entry or folder that cannot be looked at is passed over."""
+    stack: list[tuple[int, Iterator[str]]] = [(top_fd, iter(_names(top_fd)))]
+    try:
+        while stack:
+            fd, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                fd, _ = stack.pop()
+                if fd != top_fd:
+                    os.close(fd)
+                continue
+            try:
+                info = os.lstat(name, dir_fd=fd)
+                if not visit(fd, name, info, len(stack)) or not stat.S_ISDIR(info.st_mode):
+                    continue
+                sub = _open_dir(fd, name)  # ELOOP or ENOTDIR if swapped for a link meanwhile
+            except OSError:
+                continue
+            if os.path.samestat(info, os.fstat(sub)):  # inode and device: a mode made searchable still matches
+                stack.append((sub, iter(_names(sub))))
+            else:
+                os.close(sub)
+    finally:
+        for fd, _ in stack:
+            if fd != top_fd:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
 def flatten(top: str | os.PathLike[str], depth: int = FLAT_DEPTH) -> int:
     """Moves every folder more than ``depth`` levels below ``top`` up into ``top`` (renamed
     ``.flat-<n>``); returns how many were moved. Errors on the way leave that part as it is."""
-    moved = 0
+    moved: list[str] = []
     top_fd = os.open(top, _DIR_FLAGS)
     try:
         device = os.fstat(top_fd).st_dev
         pending: list[str | None] = [None]  # None: the top itself; else a folder moved up into it
+
+        def visit(fd: int, name: str, info: os.stat_result, level: int, limit: int) -> bool:
+            if not stat.S_ISDIR(info.st_mode) or info.st_dev != device:
+                return False  # a file, a link, or a mount point: never entered
+            if level < limit:
+                return True
+            new = f".flat-{os.getpid()}-{len(moved)}-{os.urandom(4).hex()}"
+            with contextlib.suppress(OSError):
+                os.rename(name, new, src_dir_fd=fd, dst_dir_fd=top_fd)
+                moved.append(new)
+                pending.append(new)
+            return False
+
         while pending:
             name = pending.pop()
+            limit = depth if name is None else depth - 1  # a folder moved up is one level below the top
             try:
                 first = os.dup(top_fd) if name is None else _open_dir(top_fd, name)
             except OSError:
                 continue
-            limit = depth if name is None else depth - 1  # a folder moved up is one level below the top
-            stack: list[tuple[int, Iterator[str]]] = [(first, iter(_names(first)))]
             try:
-                while stack:
-                    fd, names = stack[-1]
-                    child = next(names, None)
-                    if child is None:
-                        os.close(stack.pop()[0])
-                        continue
-                    try:
-                        info = os.lstat(child, dir_fd=fd)
-                    except OSError:
-                        continue
-                    if not stat.S_ISDIR(info.st_mode) or info.st_dev != device:
-                        continue  # a file, a link, or a mount point: never entered
-                    if len(stack) < limit:
-                        try:
-                            sub = _open_dir(fd, child)
-                        except OSError:
-                            continue
-                        stack.append((sub, iter(_names(sub))))
-                        continue
-                    new = f".flat-{os.getpid()}-{moved}-{os.urandom(4).hex()}"
-                    try:
-                        os.rename(child, new, src_dir_fd=fd, dst_dir_fd=top_fd)
-                    except OSError:
-                        continue
-                    moved += 1
-                    pending.append(new)
+                walk(first, lambda fd, child, info, level: visit(fd, child, info, level, limit))
             finally:
-                for fd, _ in stack:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                os.close(first)
     finally:
         os.close(top_fd)
-    return moved
+    return len(moved)
 
 
 def _open_dir(parent_fd: int, name: str) -> int:
@@ -105,26 +124,17 @@ def make_searchable(top: str | os.PathLike[str], depth: int = 4096) -> None:
         top_fd = os.open(top, _DIR_FLAGS)
     except OSError:
         return
-    stack: list[tuple[int, Iterator[str]]] = [(top_fd, iter(_names(top_fd)))]
+
+    def visit(fd: int, name: str, info: os.stat_result, level: int) -> bool:
+        if not stat.S_ISDIR(info.st_mode) or level >= depth:
+            return False
+        searchable(name, fd)
+        return True
+
     try:
-        while stack:
-            fd, names = stack[-1]
-            name = next(names, None)
-            if name is None:
-                os.close(stack.pop()[0])
-                continue
-            try:
-                if not stat.S_ISDIR(os.lstat(name, dir_fd=fd).st_mode) or len(stack) >= depth:
-                    continue
-                searchable(name, fd)
-                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                stack.append((sub, iter(_names(sub))))
-            except OSError:
-                continue
+        walk(top_fd, visit)
     finally:
-        for fd, _ in stack:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        os.close(top_fd)
 
 
 def _names(fd: int) -> list[str]:
@@ -144,36 +154,13 @@ def chown_tree(top: str | os.PathLike[str], uid: int, gid: int, depth: int = 256
     link's target (``/etc``) to the candidate's user, as root.
     """
     top_fd = os.open(top, _DIR_FLAGS)
-    stack: list[tuple[int, Iterator[str]]] = []
+
+    def visit(fd: int, name: str, info: os.stat_result, level: int) -> bool:
+        os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+        return level < depth
+
     try:
         os.chown(top_fd, uid, gid)
-        stack.append((top_fd, iter(_names(top_fd))))
-        while stack:
-            fd, names = stack[-1]
-            name = next(names, None)
-            if name is None:
-                fd, _ = stack.pop()
-                if fd != top_fd:
-                    os.close(fd)
-                continue
-            try:
-                info = os.lstat(name, dir_fd=fd)
-                os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if not stat.S_ISDIR(info.st_mode) or len(stack) >= depth:
-                continue
-            try:
-                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)  # ELOOP or ENOTDIR if swapped for a link meanwhile
-            except OSError:
-                continue
-            if not os.path.samestat(info, os.fstat(sub)):
-                os.close(sub)
-                continue
-            stack.append((sub, iter(_names(sub))))
+        walk(top_fd, visit)
     finally:
-        for fd, _ in stack:
-            if fd != top_fd:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
         os.close(top_fd)
