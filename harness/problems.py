@@ -174,23 +174,19 @@ def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:
     """
     import errno
     import os
-    import stat
     from harness import limits
+    from harness.safepath import read_regular
     if follow_link and os.path.islink(path):
         path = Path(_link_inside(path))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+        data = read_regular(path, limits.MAX_SCENARIO_FILE)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(f"a symbolic link, not followed: {path}") from None
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"not a regular file: {path}")
-        data = handle.read(limits.MAX_SCENARIO_FILE + 1)
-    if len(data) > limits.MAX_SCENARIO_FILE:
+        if exc.filename is not None or exc.errno not in (errno.ELOOP, errno.EINVAL, errno.EFBIG):
+            raise  # from the system (no such file, permission): as it came
+        if exc.errno != errno.EFBIG:
+            raise OSError(exc.strerror) from None  # read_regular's own words name the file and why
         raise FileProblems([Problem(path, 1, "", f"the file has more than {limits.MAX_SCENARIO_FILE} bytes, "
-                                                 "the cap (HARNESS_MAX_SCENARIO_FILE)")])
+                                                 "the cap (HARNESS_MAX_SCENARIO_FILE)")]) from None
     return data.decode("utf-8")
 
 
