@@ -316,6 +316,20 @@ steps:
     assert not os.path.exists(target.workspaces[0])
 
 
+def test_the_references_first_scenario_in_a_process_may_fake_the_file_system(scenario_from):
+    # The reference's answers are held to the cmd: normal form, whose schema is read once per process:
+    # read while a scenario's fake file system was in place, it was not there (a harness error).
+    from harness.catalog import builtin_dir, load
+    from harness.targets import cmd
+    from harness.targets.reference import ReferenceTarget
+    scenario = next(s for s in load([builtin_dir() / "mcp-write-text-file"]).scenarios
+                    if s.id == "mcp-write-text-file/errors/disk-full")
+    cmd.response_checker.cache_clear()
+    cmd.protocol_schema.cache_clear()
+    result, _ = run(scenario, ReferenceTarget("reference"))
+    assert result.verdict is Verdict.PASS, result.reason
+
+
 def test_disk_free_is_the_free_space_whatever_the_workspace_holds(scenario_from):
     text = """\
 id: mcp-write-text-file/faults/free

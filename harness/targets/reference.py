@@ -71,6 +71,8 @@ class ReferenceTarget(Target):
 
     def start(self) -> TargetInfo:
         """Returns the reference's name, version and profiles."""
+        # The answers' schema, read now: a scenario realising a fault fakes the file system around its calls.
+        response_checker()
         return TargetInfo("reference", reference_impl.__version__, tuple(reference_impl.PROFILES))
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
