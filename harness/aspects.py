@@ -63,15 +63,17 @@ def parse_selection(text: str) -> tuple[str, ...]:
 
 
 def _outcome_fields(scenario: Scenario, tool: str) -> tuple[str, ...]:
-    return _outcome_fields_of(scenario.profile, scenario.file, tool)
+    return _outcome_fields_of(scenario.profile, scenario.file.parent if scenario.file is not None else None, tool)
 
 
 @functools.lru_cache(maxsize=1024)
-def _outcome_fields_of(profile_name: str, file: Path | None, tool: str) -> tuple[str, ...]:
+def _outcome_fields_of(profile_name: str, folder: Path | None, tool: str) -> tuple[str, ...]:
     # Cached per process: finding a scenario's profile walks the folders above its file, and every
-    # result asks for every call step (a profile file edited during one run is not picked up).
+    # result asks for every call step (a profile file edited during one run is not picked up). Keyed
+    # on the scenario's folder, not its file: the profile depends on the folders above it only, and a
+    # catalog has about a tenth as many folders as files (a --jobs worker works each out again).
     try:
-        profile = profiles.for_scenario(profile_name, file)
+        profile = profiles.for_folder(profile_name, folder)
     except profiles.ProfileError:
         return ()
     found = profile.tools.get(tool) if profile else None

@@ -315,8 +315,18 @@ def for_scenario(name: str, scenario_file: Path | None) -> Profile | None:
     """Returns the profile a scenario names: the nearest profile.yaml above its file with that
     name, else the built-in one. Raises ProfileError when the profile file that would decide is
     invalid."""
-    if scenario_file is not None:
-        for ancestor in list(Path(scenario_file).resolve().parents)[:_MAX_ANCESTORS]:
+    return _nearest(name, Path(scenario_file).resolve().parent if scenario_file is not None else None)
+
+
+def for_folder(name: str, folder: Path | None) -> Profile | None:
+    """Returns the profile named ``name`` for the scenarios in ``folder``: the nearest profile.yaml
+    in it or above it with that name, else the built-in one (see :func:`for_scenario`)."""
+    return _nearest(name, Path(folder).resolve() if folder is not None else None)
+
+
+def _nearest(name: str, folder: Path | None) -> Profile | None:
+    if folder is not None:
+        for ancestor in [folder, *folder.parents][:_MAX_ANCESTORS]:
             candidate = ancestor / FILE_NAME
             if candidate.is_file():
                 try:
