@@ -1,25 +1,29 @@
 """Runs scenarios on one or several targets, in this process or across worker processes.
 
 With ``jobs`` 1 every target runs here, one after the other, as the runner always did. With more,
-``jobs`` worker processes are forked once for the whole invocation; each asks for a chunk of
-scenarios at a time (target after target, so a worker holds one started target at most: one
-candidate process per worker for ``cmd:`` and ``mcp:``), runs it with its own :class:`Runner` and
-sends its results back with the request for the next chunk: one message, and one wake-up of the
-parent, per chunk instead of per result (the parent's share of a run on the in-process reference
-halved). Results that took :data:`FLUSH_AFTER` to make are sent at once, so a slow scenario's
-result still reaches the reports as it finishes. The parent hands out the next chunk before it
-passes the results on to the reports, so a worker does not wait for them. The results are put
-back in catalog order, so verdicts, reports and snapshots are those of a serial run; only the
-timings differ.
+``jobs`` worker processes are forked once for the whole invocation, each given its first chunk of
+scenarios at the fork. A worker runs a chunk with its own :class:`Runner` (target after target, so
+a worker holds one started target at most: one candidate process per worker for ``cmd:`` and
+``mcp:``), and as it begins one it asks for the next, sending the previous chunk's results with
+the request: one message, and one wake-up of the parent, per chunk, and the answer is there when
+the chunk ends, so a worker never waits for the parent. Results that took :data:`FLUSH_AFTER` to
+make are sent at once, so a slow scenario's result still reaches the reports as it finishes. The
+parent hands out the next chunk before it passes the results on to the reports. The results are
+put back in catalog order, so verdicts, reports and snapshots are those of a serial run; only the
+timings differ. Once a run is to stop (``-x``), a byte shared with the workers tells them: none
+begins another scenario, not even of a chunk it holds.
 
-A worker that dies (killed, out of memory) turns the scenarios it had taken whose results had not
-reached the parent into ``error`` verdicts naming that; the others carry on. Forking needs
-``os.fork`` (Linux, macOS): elsewhere a run stays serial.
+A worker that dies (killed, out of memory) turns the scenarios it had begun whose results had not
+reached the parent into ``error`` verdicts naming that; the chunk it had asked for and not begun
+goes to another worker (a new one if the others were done), and the others carry on. Before the
+fork, each target does once what every worker would otherwise do (:meth:`Target.before_workers`).
+Forking needs ``os.fork`` (Linux, macOS): elsewhere a run stays serial.
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import time
 from dataclasses import dataclass, field
@@ -125,8 +129,15 @@ def _payload(result: Result) -> tuple[Any, ...]:
 
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
-            tmp: str | None, parent_ends: Sequence[Any] = ()) -> None:
+            tmp: str | None, parent_ends: Sequence[Any] = (), halt: Any = None,
+            first: tuple[int, range] | None = None) -> None:
     """A worker's life: ask for a chunk, run it, send its results; stop the target when moving on.
+
+    The next chunk is asked for as soon as one arrives, before it runs, so that it is there when
+    this one ends: the worker never waits for the parent to wake up, take its results and answer.
+    ``halt`` (a byte shared with the parent) set means the run was asked to stop (``-x``): no
+    further scenario starts, not even in a chunk already here. ``first`` is the first chunk, given
+    at the fork (a worker does not wait for the parent, busy forking the next one, to answer).
 
     ``parent_ends`` are the parent's ends of the pipes made so far (this worker's and the earlier
     ones'), which the fork copied: closed at once, so that the parent's closing its end is an end of
@@ -142,14 +153,14 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     # for a chunk, or as soon as running them took FLUSH_AFTER (``since``: when the first began).
     held: tuple[int, list[tuple[int, tuple[Any, ...]]]] | None = None
     since = 0.0
+    task = first
     try:
         while True:
             processes.checkpoint()
-            batch, held = held, None
-            conn.send(("ready", batch))
-            task = conn.recv()
             if task is None:
                 break
+            batch, held = held, None
+            conn.send(("ready", batch))  # the next chunk, asked for now: it comes while this one runs
             index, span = task
             if current is None or current[0] != index:
                 if current is not None:
@@ -160,19 +171,22 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                 conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))
             for position in span:
                 processes.checkpoint()
+                if halt is not None and halt[0]:
+                    break
                 if held is None:
                     held, since = (index, []), time.perf_counter()
                 held[1].append((position, _payload(current[1].run(scenarios[position]))))
                 if time.perf_counter() - since >= FLUSH_AFTER:
                     batch, held = held, None
                     conn.send(("results", batch))
+            task = conn.recv()  # the answer to the request sent before this chunk ran
     except (EOFError, OSError, KeyboardInterrupt):
         # The parent went away (an end of input, or a reset when it closed with a message of ours
         # unread) or the run was interrupted: stop the candidate below.
         pass
     finally:
         processes.shield()  # a SIGTERM now (the run is being ended) must not cut the clean-up short
-        if held is not None:  # interrupted: what did run still reaches the parent, if it listens
+        if held is not None:  # what ran since the last request reaches the parent, if it listens
             with contextlib.suppress(OSError, ValueError):
                 conn.send(("results", held))
         if current is not None:
@@ -220,46 +234,67 @@ class _Pool:
         import multiprocessing
         from multiprocessing.connection import wait
         context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
-        workers: dict[Any, tuple[Any, Any]] = {}  # connection -> (process, the task it is running)
+        # connection -> [process, the task it runs, the task it asked for meanwhile, whether it was told to stop]
+        workers: dict[Any, list[Any]] = {}
         queue = list(reversed(self.tasks))
+        # Set once the run is to stop (-x): the workers start no further scenario, even of a chunk they hold.
+        self.halt = mmap.mmap(-1, 1)
         ended: list[Any] = []  # workers told to stop whose pipe closed: joined at the end, all exiting at once
+        for target in self.targets:  # what each worker would otherwise do on its own: done once, shared
+            target.before_workers(self.scenarios)
+
+        def fork(first: tuple[int, range] | None) -> None:
+            parent, child = context.Pipe()
+            process = context.Process(target=_worker, name="harness-worker", daemon=True,
+                                      args=(child, self.targets, self.scenarios, self.record_states, self.tmp,
+                                            (*workers, parent), self.halt, first))
+            with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
+                process.start()
+                workers[parent] = [process, None, first, first is None]
+            child.close()
+            self._handed(first)
+
         try:
             for _ in range(self.jobs):  # inside the try: a signal while forking still ends those started
-                parent, child = context.Pipe()
-                process = context.Process(target=_worker, name="harness-worker", daemon=True,
-                                          args=(child, self.targets, self.scenarios, self.record_states, self.tmp,
-                                                (*workers, parent)))
-                with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
-                    process.start()
-                    workers[parent] = (process, None)
-                child.close()
+                fork(queue.pop() if queue and not self._stopping() else None)
             while workers:
                 for conn in wait(list(workers)):
-                    process, task = workers[conn]
+                    state = workers[conn]
+                    process, running, asked, _ = state
                     try:
                         message = conn.recv()
                     except (EOFError, OSError):
-                        if task is None:  # told to stop (or never given work): it is exiting
-                            ended.append(process)
-                        else:  # it died holding scenarios: they become errors naming its exit code
-                            process.join(EXIT_GRACE)
-                            self._lost(task, process.exitcode)
                         del workers[conn]
+                        if self.halt[0] or (asked is None and not self._unfinished(running)):
+                            ended.append(process)  # it ended its work (or the run stops): it is exiting
+                            continue
+                        # It died: the scenarios it had begun become errors naming its exit code; the
+                        # chunk it had asked for (sent, never begun) goes to another worker, if one
+                        # takes work still.
+                        process.join(EXIT_GRACE)
+                        self._lost(running, process.exitcode)
+                        if asked is None:
+                            pass
+                        elif any(not told for _, _, _, told in workers.values()):
+                            queue.append(asked)
+                        elif running is not None and not self._stopping():
+                            fork(asked)  # the others are done: a new worker (it had begun work, so this ends)
+                        else:
+                            self._lost(asked, process.exitcode, begun=False)
                         continue
                     if message[0] == "ready":
-                        # The worker waits for its next chunk: it is sent before the finished chunk's
-                        # results go to the reports (only what -x needs to decide is done first).
+                        # The worker begins the chunk it was sent and asks for the next: that is sent
+                        # before the results go to the reports (only what -x needs is done first).
                         stored = self._arrived(message[1])
-                        stopping = self.stop is not None and self.stop()
-                        task = queue.pop() if queue and not stopping else None
+                        task = queue.pop() if queue and not self._stopping() else None
                         conn.send(task)
-                        workers[conn] = (process, task)
-                        if task is not None and self.first[task[0]] is None:
-                            self.first[task[0]] = time.perf_counter()
+                        state[1:] = [asked, task, task is None]
+                        self._handed(task)
                         if stored:
                             self._emit_ready()
                     elif message[0] == "results":
                         if self._arrived(message[1]):
+                            self._stopping()
                             self._emit_ready()
                     elif message[0] == "leftovers":
                         self.leftovers[message[1]] += message[2]
@@ -268,15 +303,30 @@ class _Pool:
                         self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
                         self._emit_ready()  # a target's results wait for what it said about itself
         finally:
-            for conn, (process, _) in workers.items():
+            for conn in workers:
                 conn.close()
-            for process in [*ended, *(process for process, _ in workers.values())]:
+            for process in [*ended, *(state[0] for state in workers.values())]:
                 process.join(EXIT_GRACE)
                 if process.is_alive():
                     process.kill()
                     process.join()
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
+
+    def _handed(self, task: tuple[int, range] | None) -> None:
+        """Notes when a target's first chunk was handed out (its run's duration begins there)."""
+        if task is not None and self.first[task[0]] is None:
+            self.first[task[0]] = time.perf_counter()
+
+    def _stopping(self) -> bool:
+        """Returns whether the run is to stop (``-x``); if so, tells the workers (``halt``)."""
+        if not self.halt[0] and self.stop is not None and self.stop():
+            self.halt[0] = 1
+        return bool(self.halt[0])
+
+    def _unfinished(self, task: tuple[int, range] | None) -> bool:
+        """Returns whether a result of a task has not arrived."""
+        return task is not None and any(self.results[task[0]][position] is None for position in task[1])
 
     def _arrived(self, batch: tuple[int, list[tuple[int, tuple[Any, ...]]]] | None) -> bool:
         """Takes a batch of results from a worker (``on_result`` for each, not emitted yet); returns
@@ -334,14 +384,15 @@ class _Pool:
             done = self.runs[index] = TargetRun(target, info, slug, [], 0.0, start_error, start_reason)
         return done
 
-    def _lost(self, task: tuple[int, range] | None, exitcode: int | None) -> None:
+    def _lost(self, task: tuple[int, range] | None, exitcode: int | None, *, begun: bool = True) -> None:
         """A worker died: what it had taken and not finished becomes an error verdict."""
         if task is None:
             return
         index, span = task
         for position in span:
             if self.results[index][position] is None:
-                reason = f"the worker process running it died (exit code {exitcode})"
+                reason = (f"the worker process running it died (exit code {exitcode})" if begun else
+                          f"the worker process that had taken it died before it began (exit code {exitcode})")
                 self._store(index, position, Result(self.scenarios[position], Verdict.ERROR, reason))
 
     def _target_run(self, index: int) -> TargetRun:

@@ -16,7 +16,7 @@ import pytest
 from harness import catalog, workers
 from harness.cli import main
 from harness.model import Verdict
-from harness.targets.base import CallResult
+from harness.targets.base import CallResult, TargetError
 from tests.fakes import ScriptedTarget
 
 REFERENCE_CMD = f"cmd:{sys.executable} -m reference_impl.serve"
@@ -80,6 +80,67 @@ def test_a_worker_that_dies_turns_what_it_had_taken_into_errors_and_the_run_goes
     assert "exit code 9" in run.results[3].reason
     others = [r for i, r in enumerate(run.results) if i != 3]
     assert all("worker process" not in r.reason for r in others)
+
+
+def _dies_once_the_marker_exists(workspace: Path, args: dict[str, Any]) -> CallResult:
+    content = args.get("content", "")
+    if content.startswith("DIE-AFTER:"):
+        marker, deadline = Path(content[10:]), time.monotonic() + 5
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os._exit(9)
+    return CallResult(output={"ok": True, "pid": os.getpid()})
+
+
+def test_a_chunk_taken_by_a_worker_that_died_before_beginning_it_still_runs(tmp_path: Path) -> None:
+    # Each worker asks for its next chunk as it begins one. Worker A (scenario 0) is the first to ask
+    # and takes scenario 2; worker B (scenario 1) is told there is nothing left. A dies once B is
+    # done: scenario 2, which A never began, runs in a new worker instead of failing with A.
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    scenarios = [s for s in cat.scenarios if not s.requires][:3]
+    assert [list(span) for span in workers.chunks(3, 2)] == [[0], [1], [2]]
+    marker = tmp_path / "b-done"
+    first = scenarios[0]
+    args = {"path": "out.txt", "content": f"DIE-AFTER:{marker}"}
+    scenarios[0] = type(first)(**{**first.__dict__, "steps": (type(first.calls[0])(tool="write_text_file", args=args),)})
+    target = ScriptedTarget({"write_text_file": _dies_once_the_marker_exists}, profiles=(PROFILE,))
+
+    def seen(index: int, result: Any) -> None:
+        if result.id == scenarios[1].id:
+            marker.touch()
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert run.results[0].verdict is Verdict.ERROR and "exit code 9" in run.results[0].reason
+    assert all("worker process" not in r.reason for r in run.results[1:]), [r.reason for r in run.results]
+
+
+def _fails_first_then_slow(workspace: Path, args: dict[str, Any]) -> CallResult:
+    if args.get("content") == "FAIL":
+        raise TargetError("the first scenario fails")
+    time.sleep(0.05)
+    return CallResult(output={"ok": True})
+
+
+def test_a_stop_request_ends_the_chunks_the_workers_hold(monkeypatch) -> None:
+    # run -x: once the parent sees a failure, no worker begins another scenario, not even one of a
+    # chunk it already holds (chunks of 8 here: without that, each worker would finish its chunk).
+    monkeypatch.setattr(workers, "FLUSH_AFTER", 0.0)
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    plain = [s for s in cat.scenarios if not s.requires][0]
+    step = type(plain.calls[0])
+    scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
+        step(tool="write_text_file", args={"path": "out.txt", "content": "FAIL" if n == 0 else "x"}),)})
+        for n in range(64)]
+    assert len(workers.chunks(64, 2)[0]) == 8
+    target = ScriptedTarget({"write_text_file": _fails_first_then_slow}, profiles=(PROFILE,))
+    failed: list[str] = []
+
+    def seen(index: int, result: Any) -> None:
+        if result.verdict is not Verdict.PASS:
+            failed.append(result.id)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen, stop=lambda: bool(failed))
+    assert run.results[0].id == scenarios[0].id and run.results[0].verdict is Verdict.ERROR
+    assert len(run.results) < 8, [r.id for r in run.results]
 
 
 def _waits_for_marker_file(workspace: Path, args: dict[str, Any]) -> CallResult:
@@ -227,3 +288,19 @@ def test_a_shard_is_stable_and_a_bad_shard_is_bad_usage(capsys) -> None:
         with pytest.raises(ValueError):
             parse_shard(bad)
     assert main(["run", "--shard", "3/2"]) == 2
+
+
+def test_the_parent_imports_what_every_in_process_worker_would_import_before_forking() -> None:
+    # Each worker would otherwise import the reference's modules (and pyfakefs, for the faults) again.
+    import subprocess
+    code = (
+        "import sys\n"
+        "from harness import catalog\n"
+        "from harness.targets.reference import ReferenceTarget\n"
+        f"scenarios = catalog.load([catalog.builtin_dir() / {PROFILE!r}]).scenarios\n"
+        "names = ('reference_impl.mcp_write_text_file', 'pyfakefs.fake_filesystem_unittest', 'reference_impl.claude_code')\n"
+        "print([name in sys.modules for name in names])\n"
+        "ReferenceTarget('reference').before_workers(scenarios)\n"
+        "print([name in sys.modules for name in names])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.split("\n")[:2] == ["[False, False, False]", "[True, True, False]"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 
 class TargetError(Exception):
@@ -117,6 +117,11 @@ class Target(abc.ABC):
 
     def stop(self) -> None:
         """Stops the target and releases everything it holds."""
+
+    def before_workers(self, scenarios: Sequence[Any]) -> None:
+        """Called once, in the parent, before ``--jobs`` worker processes are forked to run ``scenarios``:
+        what every worker would otherwise do on its own and can share (an in-process target imports
+        its modules). Nothing is started here: each worker starts its own target."""
 
     def use_tmp(self, folder: str) -> bool:
         """Gives the candidate ``folder`` as its temporary folder (``TMPDIR``, ``TMP``, ``TEMP``) for

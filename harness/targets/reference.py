@@ -6,10 +6,11 @@ which only an in-process target can see (see harness/faults.py).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, Sequence
 
 import reference_impl
 from harness import confine
@@ -74,6 +75,16 @@ class ReferenceTarget(Target):
         # The answers' schema, read now: a scenario realising a fault fakes the file system around its calls.
         response_checker()
         return TargetInfo("reference", reference_impl.__version__, tuple(reference_impl.PROFILES))
+
+    def before_workers(self, scenarios: Sequence[Any]) -> None:
+        """Imports what the scenarios will use (the reference's modules for their profiles, pyfakefs
+        for the faults) and reads the answers' schema: once, not in each worker."""
+        response_checker()
+        for profile in {scenario.profile for scenario in scenarios} & set(reference_impl.PROFILES):
+            with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
+                reference_impl.profile_module(profile)
+        if any(FAKEABLE & set(scenario.requires) for scenario in scenarios):
+            import pyfakefs.fake_filesystem_unittest  # noqa: F401
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
         """Opens a reference session of ``profile`` on ``workspace``."""
