@@ -145,6 +145,8 @@ class Runner:
                 result = self._run(scenario)
             except Exception as exc:  # a bug in the harness itself: still a verdict, with where it happened
                 result = Result(scenario, Verdict.ERROR, _harness_error(exc))
+            if self._finished is not None and not self._finished.checked:
+                _late_escapes(result, self._finished)
             result.seconds = time.perf_counter() - started  # the scenario's own time: not its clean-up
         finally:
             finished, self._finished = self._finished, None
@@ -243,11 +245,19 @@ class Runner:
         watching = self._watch(scenario, names)
         try:
             session = self.target.open(scenario.profile, workspace.root, session_options(scenario))
-        except (Unsupported, TargetError) as exc:  # the candidate may have run: what it wrote is still its
-            early = (Result(scenario, Verdict.SKIP, str(exc)) if isinstance(exc, Unsupported)
-                     else Result(scenario, Verdict.ERROR, f"could not open a session: {exc}"))
-            early.then_failures += _escaped(workspace.escapes() + (watching.end() if watching is not None else []))
-            return early
+        except Exception as exc:  # the candidate may have run: what it wrote outside is still its verdict
+            if isinstance(exc, Unsupported):
+                verdict, why = Verdict.SKIP, str(exc)
+            else:  # the target's own failure, or anything else it raised (a bug of its, or of the harness)
+                verdict = Verdict.ERROR
+                why = (f"could not open a session: {exc}" if isinstance(exc, TargetError)
+                       else f"could not open a session: {_harness_error(exc)}")
+            result.then_failures += _escaped(workspace.escapes() + (watching.end() if watching is not None else []))
+            if any(failure.path == "escape" for failure in result.then_failures):
+                result.verdict, result.reason = _verdict(scenario, result, why)
+            else:
+                result.verdict, result.reason = verdict, why
+            return result
         error: str | None = None
         try:
             try:
@@ -402,7 +412,8 @@ def _verdict(scenario: Scenario, result: Result, error: str | None) -> tuple[Ver
     escapes = [f for f in result.then_failures if f.path == "escape"]
     if escapes:
         done = "wrote" if any(not str(f.observed).startswith("refused:") for f in escapes) else "tried to act"
-        return Verdict.FAIL, f"escape: {done} outside the workspace: " + "; ".join(str(f.observed) for f in escapes)
+        also = f" (the scenario also ended early: {error})" if error else ""  # the escape first, the error not hidden
+        return Verdict.FAIL, f"escape: {done} outside the workspace: " + "; ".join(str(f.observed) for f in escapes) + also
     if error:
         return Verdict.ERROR, error
     failures = result.failures
@@ -457,6 +468,20 @@ def _harness_error(exc: Exception) -> str:
     """Returns the reason of a scenario the harness itself failed: the exception and where it was raised."""
     where = traceback.format_exception(exc)[-2].strip()
     return f"harness error: {type(exc).__name__}: {exc} ({where})"
+
+
+def _late_escapes(result: Result, workspace: Workspace) -> None:
+    """Checks the enclosure of a scenario that ended before its own check (``given`` could not be
+    laid out, or the harness failed before the session opened): a candidate's process lives on
+    between scenarios, so what it wrote outside meanwhile is this scenario's verdict, not dropped
+    with the enclosure."""
+    try:
+        found = workspace.escapes(walk=workspace.contained)
+    except Exception:  # nothing more can be said: the enclosure is spoiled and retired (Runner._clear_now)
+        return
+    if found:
+        result.then_failures += _escaped(found)
+        result.verdict, result.reason = _verdict(result.scenario, result, result.reason or None)
 
 
 def _escaped(paths: list[str]) -> list[Mismatch]:

@@ -14,7 +14,7 @@ from fakes import ScriptedTarget
 from harness import confine, limits, workspace as workspace_module
 from harness.model import Verdict
 from harness.runner import Runner
-from harness.targets.base import CallResult, Session
+from harness.targets.base import CallResult, Session, TargetError, Unsupported
 from harness.targets.reference import ReferenceSession
 from harness.workspace import Workspace, steps_capped
 
@@ -88,6 +88,76 @@ def test_what_was_written_outside_is_reported_when_the_harness_fails_during_the_
         result = runner.run(scenario_from(SWAPPED))
     assert result.verdict is Verdict.FAIL and "stolen.txt" in result.reason
     assert any(m.why == "escape" and "stolen.txt" in str(m.observed) for m in result.then_failures)
+
+
+class _EscapingThenFailingToOpen(ScriptedTarget):
+    """A target whose session does not open: before it fails, the candidate wrote beside its
+    workspace (under the harness's watch) and into the home the candidate was given."""
+
+    def __init__(self, failure: Exception, home: Path) -> None:
+        super().__init__()
+        self.failure: Exception | None = failure
+        self.home = home
+
+    @property
+    def candidate_home(self) -> str:
+        return str(self.home)
+
+    def open(self, profile, workspace, options):
+        failure, self.failure = self.failure, None
+        if failure is None:  # the next scenario's session opens as usual
+            return super().open(profile, workspace, options)
+        (workspace.parent / "stolen.txt").write_text("x", "utf-8")
+        (self.home / "a.txt").write_text("x", "utf-8")  # a name the scenario gave: watched in the home
+        raise failure
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("a fault of the harness while the session opens"),
+                                     ValueError("a target's own bug: not a TargetError"),
+                                     OSError(24, "Too many open files"),
+                                     TargetError("the candidate crashed"), Unsupported("no such profile")])
+def test_what_was_written_outside_is_a_failed_verdict_whatever_the_opening_of_the_session_raised(
+        scenario_from, tmp_path, failure):
+    """An escape made before a session fails to open is the scenario's verdict (FAIL, naming every
+    path written outside), whatever the opening raised; the failure is still said."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "ws").mkdir()
+    target = _EscapingThenFailingToOpen(failure, home)
+    with Runner(target, tmp=str(tmp_path / "ws")) as runner:
+        result = runner.run(scenario_from(SWAPPED))
+        # Another name: a file written in a watched folder just before a session opens counts for it (watch.py).
+        after = runner.run(scenario_from(SWAPPED.split("then:")[0].replace("a.txt", "b.txt"), "after.yaml"))
+    assert result.verdict is Verdict.FAIL, result.reason
+    assert result.reason.startswith("escape: wrote outside the workspace: ")
+    assert "stolen.txt" in result.reason and str(home / "a.txt") in result.reason
+    assert str(failure) in result.reason  # what ended the scenario is not hidden behind the escape
+    escaped = [str(m.observed) for m in result.then_failures if m.why == "escape"]
+    assert any("stolen.txt" in e for e in escaped) and any(str(home / "a.txt") in e for e in escaped)
+    assert after.verdict is Verdict.PASS, after.reason  # the escape is never blamed on the next scenario
+
+
+@pytest.mark.parametrize("where", ["given", "watch"])
+def test_what_was_written_outside_before_the_session_opened_is_reported_when_the_scenario_ends_there(
+        scenario_from, tmp_path, monkeypatch, where):
+    """A candidate's process lives on between scenarios (cmd:, mcp:): what it writes beside the next
+    workspace while the harness lays out ``given`` or starts its watch is reported, also when that
+    step fails and the scenario ends before its session opens."""
+    def write_then_fail(root: str) -> None:
+        (Path(root).parent / "stolen.txt").write_text("x", "utf-8")
+        if where == "given":
+            raise OSError(28, "No space left on device")
+        raise RuntimeError("a fault of the harness while it starts watching")
+
+    if where == "given":
+        monkeypatch.setattr(Workspace, "populate", lambda self, *args, **kwargs: write_then_fail(str(self.root)))
+    else:
+        monkeypatch.setattr(Runner, "_watch", lambda self, scenario, names: write_then_fail(names["workspace"]))
+    with Runner(ScriptedTarget(), tmp=str(tmp_path)) as runner:
+        result = runner.run(scenario_from(SWAPPED))
+    assert result.verdict is Verdict.FAIL, result.reason
+    assert result.reason.startswith("escape: wrote outside the workspace: ") and "stolen.txt" in result.reason
+    assert ("No space left" if where == "given" else "a fault of the harness") in result.reason
 
 
 def _link_in(outside: Path, levels: int):
