@@ -157,7 +157,7 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     try:
         while True:
             processes.checkpoint()
-            if task is None:
+            if task is None or (halt is not None and halt[0]):  # nothing left, or the run stops (-x)
                 break
             batch, held = held, None
             conn.send(("ready", batch))  # the next chunk, asked for now: it comes while this one runs
@@ -277,8 +277,11 @@ class _Pool:
                             pass
                         elif any(not told for _, _, _, told in workers.values()):
                             queue.append(asked)
-                        elif running is not None and not self._stopping():
-                            fork(asked)  # the others are done: a new worker (it had begun work, so this ends)
+                        elif running is not None and process.exitcode != 0 and not self._stopping():
+                            # The others are done: a new worker takes it. Only for a worker that had
+                            # begun work (so this ends) and was killed (one that ended itself was
+                            # interrupted with the run).
+                            fork(asked)
                         else:
                             self._lost(asked, process.exitcode, begun=False)
                         continue
@@ -286,7 +289,8 @@ class _Pool:
                         # The worker begins the chunk it was sent and asks for the next: that is sent
                         # before the results go to the reports (only what -x needs is done first).
                         stored = self._arrived(message[1])
-                        task = queue.pop() if queue and not self._stopping() else None
+                        stopping = self._stopping()
+                        task = queue.pop() if queue and not stopping else None
                         conn.send(task)
                         state[1:] = [asked, task, task is None]
                         self._handed(task)

@@ -143,6 +143,36 @@ def test_a_stop_request_ends_the_chunks_the_workers_hold(monkeypatch) -> None:
     assert len(run.results) < 8, [r.id for r in run.results]
 
 
+def _fails_first_then_slower(workspace: Path, args: dict[str, Any]) -> CallResult:
+    if args.get("content") == "FAIL":
+        raise TargetError("the first scenario fails")
+    time.sleep(0.3)
+    return CallResult(output={"ok": True})
+
+
+def test_a_stop_reaches_the_workers_when_every_chunk_is_already_handed_out(monkeypatch) -> None:
+    # Four chunks of one: each worker holds one and has asked for the next, so none is left to hand
+    # out when scenario 0's failure arrives (with worker A's next request, not at once). Worker B,
+    # busy with scenario 1, must not begin 3.
+    monkeypatch.setattr(workers, "FLUSH_AFTER", 60.0)
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    plain = [s for s in cat.scenarios if not s.requires][0]
+    step = type(plain.calls[0])
+    scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
+        step(tool="write_text_file", args={"path": "out.txt", "content": "FAIL" if n == 0 else "x"}),)})
+        for n in range(4)]
+    assert [list(span) for span in workers.chunks(4, 2)] == [[0], [1], [2], [3]]
+    target = ScriptedTarget({"write_text_file": _fails_first_then_slower}, profiles=(PROFILE,))
+    failed: list[str] = []
+
+    def seen(index: int, result: Any) -> None:
+        if result.verdict is not Verdict.PASS:
+            failed.append(result.id)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen, stop=lambda: bool(failed))
+    assert run.results[0].verdict is Verdict.ERROR
+    assert scenarios[3].id not in [r.id for r in run.results], [(r.id, r.verdict, r.reason) for r in run.results]
+
+
 def _waits_for_marker_file(workspace: Path, args: dict[str, Any]) -> CallResult:
     """Answers at once, except for a call naming a file to wait for (at most 5 s): it says whether it appeared."""
     wait_for = args.get("content", "")
