@@ -238,6 +238,9 @@ class Workspace:
         self._given_bytes: dict[str, bytes] = {}
         # A file's recorded state by its stat signature: recording after every step re-reads only what changed.
         self._states: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # A state recorded since the last step passed over a folder or an entry it could not open or
+        # look at (a mode the candidate set): such a state says nothing of the links below it.
+        self._passed_over = False
 
     def remove(self) -> "Leftover | None":
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -476,7 +479,11 @@ class Workspace:
                 dirs.clear()
                 break
             budget.entries += 1
-            info = os.lstat(name, dir_fd=dir_fd)
+            try:
+                info = os.lstat(name, dir_fd=dir_fd)
+            except PermissionError:  # a folder the candidate left readable but not searchable: not looked into
+                self._passed_over = True
+                continue
             infos[name] = info
             out[prefix + name] = entry_state(name, with_text=with_text, cache=self._states, dir_fd=dir_fd,
                                              budget=budget, key_path=prefix + name, info=info)
@@ -491,7 +498,8 @@ class Workspace:
             try:
                 sub = os.open(name, _WALK_FLAGS, dir_fd=dir_fd)
             except OSError:
-                continue  # gone, or swapped for a link meanwhile
+                self._passed_over = True  # not readable (a mode the candidate set), gone, or swapped for a link
+                continue
             try:
                 if os.path.samestat(before, os.stat(sub)):
                     self._walk(sub, prefix + name + "/", out, budget, with_text)
@@ -501,9 +509,11 @@ class Workspace:
     def hard_links_out(self, state: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Returns files in the workspace with hard links outside it (a write there changes a file outside).
 
-        Without a ``state``, or with one cut short (``<capped>``), the link counts are read by a walk
-        of its own (:func:`_linked_files`: one ``lstat`` per file, no read, at any depth)."""
-        if state is None or "<capped>" in state:
+        Without a ``state``, with one cut short (``<capped>``), or with one that passed over a folder it
+        could not open, the link counts are read by a walk of its own (:func:`_linked_files`: one
+        ``lstat`` per file, no read, at any depth), which makes such a folder searchable to look
+        into it: only once the scenario's checks are done (the runner calls this last)."""
+        if state is None or "<capped>" in state or self._passed_over:
             state, why = ({}, None) if not self.contained else _linked_files(str(self.root))
             if why:
                 return [why]
@@ -523,7 +533,10 @@ class Workspace:
         self.checked = True
         found = self.enclosure.escapes()
         if walk or (state is not None and "<capped>" not in state):
-            found += self.hard_links_out(state)
+            try:
+                found += self.hard_links_out(state)
+            except OSError as exc:  # what was found around the workspace is still reported
+                found.append(f"hard links not checked in all of the workspace: {exc}")
         return found
 
     # -- then --------------------------------------------------------------------------------
@@ -983,11 +996,15 @@ def _linked_files(root: str) -> tuple[dict[str, dict[str, Any]], str | None]:
     One ``lstat`` per entry, no file opened; iterative, through descriptors (never through a link),
     at any depth: at most ``_OPEN_DIRS`` folders are held open, one above them is reached again
     through its child's ``..`` and checked to be the folder left. Bounded by ten times
-    ``limits.MAX_ENTRIES`` entries. A folder that cannot be opened is passed over (as ``state`` does).
+    ``limits.MAX_ENTRIES`` entries. A folder gone or swapped for a link meanwhile is passed over; one
+    whose mode keeps the harness out (a candidate running as the harness's own user can set mode 000
+    and hide a link below) is made searchable first, by its descriptor (harness/trees.py), so this
+    walk changes modes in the workspace and runs only after the scenario's checks. One that still
+    cannot be looked into is said (why the walk stopped short).
     """
     found: dict[str, dict[str, Any]] = {}
     try:
-        top = os.open(root, _WALK_FLAGS)
+        top = _open_searchable(root, None)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):  # no folder now: nothing linked in it
             return found, None
@@ -1023,6 +1040,12 @@ def _linked_files(root: str) -> tuple[dict[str, dict[str, Any]], str | None]:
                 return found, f"hard links not checked in all of the workspace: more than {cap} entries"
             try:
                 info = os.lstat(name, dir_fd=fd)
+            except PermissionError:  # readable but not searchable: made searchable through its descriptor
+                try:
+                    os.fchmod(fd, 0o700)
+                    info = os.lstat(name, dir_fd=fd)
+                except OSError as exc:
+                    return found, _not_looked_into(root, frame[2] + name, exc)
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode):
@@ -1030,9 +1053,11 @@ def _linked_files(root: str) -> tuple[dict[str, dict[str, Any]], str | None]:
                     found[frame[2] + name] = {"links": info.st_nlink, "inode": info.st_ino}
             elif stat.S_ISDIR(info.st_mode):
                 try:
-                    sub = os.open(name, _WALK_FLAGS, dir_fd=fd)
+                    sub = _open_searchable(name, fd)
+                except PermissionError as exc:
+                    return found, _not_looked_into(root, frame[2] + name, exc)
                 except OSError:
-                    continue  # unreadable, gone, or swapped for a link meanwhile
+                    continue  # gone, or swapped for a link meanwhile
                 try:
                     names = iter(os.listdir(sub))
                 except OSError:
@@ -1050,6 +1075,23 @@ def _linked_files(root: str) -> tuple[dict[str, dict[str, Any]], str | None]:
                 with contextlib.suppress(OSError):
                     os.close(frame[0])
     return found, None
+
+
+def _open_searchable(name: str, dir_fd: int | None) -> int:
+    """Opens the folder ``name`` (never through a link); one whose mode keeps the harness out is given
+    mode 0700 first, pinned by a descriptor (``trees.searchable``: a link put in its place meanwhile is
+    not followed)."""
+    where = {} if dir_fd is None else {"dir_fd": dir_fd}
+    try:
+        return os.open(name, _WALK_FLAGS, **where)
+    except PermissionError:
+        from harness import trees
+        trees.searchable(name, dir_fd)
+        return os.open(name, _WALK_FLAGS, **where)
+
+
+def _not_looked_into(root: str, rel: str, exc: OSError) -> str:
+    return f"hard links not checked in all of the workspace: {os.path.join(root, rel)} could not be looked into ({exc.strerror})"
 
 
 def steps_capped() -> dict[str, str]:
