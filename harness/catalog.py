@@ -114,7 +114,7 @@ def _profile_candidates(directories: list[Path]) -> list[Path]:
     """Returns every profile file a scenario under ``directories`` could be checked against (and
     where one could appear): those below, those above, the built-in ones."""
     found = set(profiles.profile_files(directories))
-    found.update(profiles.builtin_dir().glob(f"*/{profiles.FILE_NAME}"))
+    found.update(profiles.builtin_files())
     for directory in directories:
         directory = Path(directory).resolve()
         for ancestor in [directory, *directory.parents][:profiles._MAX_ANCESTORS]:

@@ -277,14 +277,23 @@ def prime(loaded: Iterable[Profile], stamps: dict[str, tuple[int, int]]) -> None
             continue
         stamp = stamps.get(str(profile.file))
         if stamp is not None:
-            _PRIMED[(Path(profile.file).resolve(), stamp)] = profile
+            _PRIMED[(_place(profile.file), stamp)] = profile
+
+
+def _place(path: Path | str) -> Path:
+    """Returns ``path`` with its folder resolved and its last component as it is: a ``profile.yaml``
+    that is a symbolic link (a checkout may bring one, aimed at a file elsewhere) is then refused
+    by the reading, which follows no link (harness/problems.py), instead of being read where it
+    leads. The folders above are the user's (``--scenarios``) or met by a walk that follows no link."""
+    path = Path(path)
+    return path.parent.resolve() / path.name
 
 
 def load_cached(path: Path) -> Profile:
     """Returns the profile in ``path``, parsed once per content (keyed on mtime and size)."""
-    path = path.resolve()
+    path = _place(path)
     try:
-        stat = path.stat()
+        stat = path.lstat()
     except OSError as exc:
         raise ProfileError([Problem(path, 1, "file", f"cannot read: {exc}")]) from None
     stamp = (stat.st_mtime_ns, stat.st_size)
@@ -302,8 +311,15 @@ def builtin() -> dict[str, Profile]:
 
     A broken built-in profile raises ProfileError: the package itself is broken.
     """
-    found = [load_cached(path) for path in sorted(builtin_dir().glob(f"*/{FILE_NAME}"))]
+    found = [load_cached(path) for path in builtin_files()]
     return {profile.name: profile for profile in sorted(found, key=_order)}
+
+
+def builtin_files() -> list[Path]:
+    """Returns the built-in catalog's ``<folder>/profile.yaml`` files, a folder that is a symbolic link
+    left out (a glob follows it: a checkout's ``scenarios/x`` linked to a folder elsewhere would make
+    that folder's ``profile.yaml`` a built-in profile), as the walk for scenario files leaves it."""
+    return [path for path in sorted(builtin_dir().glob(f"*/{FILE_NAME}")) if not path.parent.is_symlink()]
 
 
 def _order(profile: Profile) -> tuple[str, str]:
