@@ -27,7 +27,7 @@ import yaml
 
 from harness import limits
 from harness.content import code_points_size, code_points_text, size_of
-from harness.safepath import PATH_KEYS, argument_path_problem, lexical_problem, link_target_problem
+from harness.safepath import PATH_KEYS, argument_path_problem, file_uri_path, lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)
 
@@ -193,7 +193,13 @@ def built_argument_problem(args: Any, root: str, *, links: bool = False) -> str 
 
 def built_path_problem(value: str, root: str, *, links: bool = False) -> str | None:
     """Returns why one path value built at run time leads beyond the folder around the workspace at
-    ``root`` (the rule of :func:`built_argument_problem`), or None."""
+    ``root`` (the rule of :func:`built_argument_problem`), or None. A ``file:`` URI is read as the
+    path it names before the workspace's real path is read back as ``${workspace}``."""
+    path, why = file_uri_path(value)
+    if why:
+        return why
+    if path is not None:
+        value = path
     top = root.rstrip("/")
     for prefix, name in ((top, "${workspace}"), ("/" + top, "/${workspace}")):
         if value == prefix or value.startswith(prefix + "/"):

@@ -258,7 +258,18 @@ def argument_path_problem(value: str, *, links: bool = False) -> str | None:
     are resolved by the tool as it likes (that is often the test); only their climb is bounded.
     With ``links`` (the scenario lays out links) ``..`` may not follow a name: the kernel applies it
     where a link leads, so ``l/../../x`` through a link to the folder around the workspace leaves it.
+
+    Some tools read more into a path than the kernel does, and the rule reads it as they would: a
+    ``file:`` URI is the path it names (percent escapes decoded; no host but ``localhost``), and a
+    path starting with ``~`` names a home folder (Claude Code expands it), where the harness watches
+    only the names directly in its own ``$HOME`` (harness/watch.py): so only ``~/name`` is allowed,
+    one name there, not hidden (``~/.bashrc``, ``~/.ssh/authorized_keys`` and ``~root/x`` are not).
     """
+    value, why = _as_a_tool_reads_it(value)
+    if why:
+        return why
+    if value.startswith("~"):
+        return _home_problem(value)
     for prefix in ("/${workspace}", "${workspace}"):
         if value == prefix or value.startswith(prefix + "/"):
             value = value[len(prefix):].lstrip("/")
@@ -269,6 +280,44 @@ def argument_path_problem(value: str, *, links: bool = False) -> str | None:
                     "write into the machine; write a path outside the root as `${workspace}/../name`")
     return _climb_problem(value, 0, "in a scenario that lays out links, the kernel applies it where a link leads"
                           if links else None)
+
+
+def file_uri_path(value: str) -> tuple[str | None, str | None]:
+    """Returns the path a ``file:`` URI names (percent escapes decoded) and None, or None and why it
+    is refused (a host other than ``localhost``); (None, None) when ``value`` is no ``file:`` URI.
+    ``${workspace}`` may stand where the URI's path begins (``file://${workspace}/a.txt``)."""
+    if value[:5].lower() != "file:":
+        return None, None
+    rest = value[5:]
+    if rest.startswith("//"):
+        rest = rest[2:]
+        if rest[:9].lower() == "localhost":
+            rest = rest[9:]
+        if rest and not rest.startswith(("/", "${workspace}")):
+            return None, (f"{value!r} is a file URI naming a host: a tool that wrongly accepted it would reach "
+                          "beyond this machine's workspace; write `file://${workspace}/name`")
+    from urllib.parse import unquote
+    return unquote(rest, errors="surrogateescape"), None
+
+
+def _as_a_tool_reads_it(value: str) -> tuple[str, str | None]:
+    """Returns the path a tool that takes ``file:`` URIs reads in ``value`` (``value`` itself when it
+    is no URI), or why it is refused."""
+    path, why = file_uri_path(value)
+    if why:
+        return value, why
+    return (value if path is None else path), None
+
+
+def _home_problem(value: str) -> str | None:
+    """Returns why a path starting with ``~`` is refused (a tool that expands it writes in a home
+    folder), or None for ``~/name``: one name directly in the home folder, not hidden."""
+    name = value[2:] if value.startswith("~/") else None
+    if name and "/" not in name and not name.startswith("."):
+        return None
+    return (f"{value!r} leads into a home folder (a tool that expands ~ writes there as its user, often root): "
+            "only `~/name` is allowed, one name directly in the home folder and not hidden, which the harness "
+            "watches; write a path outside the root as `${workspace}/../name`")
 
 
 def check_link_target(root: str, enclosure: str, link: list[str], target: str) -> None:

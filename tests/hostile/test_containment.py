@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from harness.bounds import built_path_problem
 from harness.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
 from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
 
@@ -213,6 +214,62 @@ def test_the_path_argument_rule_allows_the_root_one_level_above_it_and_relative_
     for value in ("/etc/x", "//srv/share/x", "${workspace}/../../x", "../../x", "a/../../../x", "/${workspace}/../../x"):
         assert argument_path_problem(value), value
 
+
+
+EXPANDED = """
+id: hostile/expanded-{n}
+profile: claude-code
+title: a path a careless tool expands
+source: test
+steps:
+  - tool: Write
+    args: {{file_path: "{path}", content: "planted\\n"}}
+"""
+
+
+def test_home_and_file_uri_paths_that_lead_beyond_what_the_harness_watches_are_invalid(tmp_path):
+    """``~`` and ``file:`` are read by some tools (Claude Code expands ``~``; a tool taking URIs reads
+    ``file:``): ``~/.ssh/authorized_keys`` wrote into the home folder, below what the harness watches
+    there, and ``file:///...`` anywhere, while the scenario passed its lint and its run."""
+    home, victim = tmp_path / "home", tmp_path / "victim"
+    home.mkdir()
+    victim.mkdir()
+    folder = tmp_path / "scenarios"
+    paths = ["~/.ssh/authorized_keys", "~/.bashrc", f"file://{victim}/planted.txt",
+             f"FILE://localhost{victim}/planted-2.txt", f"file://${{workspace}}/../..{victim}/planted-3.txt",
+             f"file:%2F{str(victim).lstrip('/')}/planted-4.txt"]
+    for n, path in enumerate(paths):
+        write_scenarios(folder, EXPANDED.format(n=n, path=path), f"s{n}.yaml")
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode expand"
+    outcome = harness_run(tmp_path, folder, "--target", spec, env={"HOME": str(home)})
+    said = outcome.stdout + outcome.stderr + outcome.report_text
+    assert outcome.code == 2, said  # invalid scenario files, not run
+    for n in range(len(paths)):
+        assert f"s{n}.yaml:8: [steps[0].args.file_path] path argument outside" in said, said
+    assert not (home / ".ssh").exists() and not (home / ".bashrc").exists()
+    assert list(victim.iterdir()) == []
+
+
+def test_the_path_argument_rule_reads_home_and_file_uri_paths_as_a_tool_that_expands_them_would():
+    allowed = ("~/note.txt", "~/file-tool-conformance-tilde-probe-missing.txt", "file://${workspace}/a.txt",
+               "file:///${workspace}/a.txt", "file://localhost${workspace}/a/b.txt", "file://${workspace}/../x",
+               "file:a.txt", "a/~/b", "notes~/x")
+    for value in allowed:
+        assert argument_path_problem(value) is None, value
+    refused = ("~", "~/", "~/.bashrc", "~/.ssh/authorized_keys", "~/a/b.txt", "~/../x", "~root/.ssh/x", "~/./x/",
+               "file:///etc/cron.d/x", "file:/etc/x", "FILE:///etc/x", "file://localhost/etc/x",
+               "file://server/share/x", "file://${workspace}/../../x", "file://${workspace}/%2e%2e/%2E%2E/x",
+               "file:%2fetc/x", "file://${workspace}/a%2f..%2f..%2f../x")
+    for value in refused:
+        assert argument_path_problem(value), value
+
+
+def test_a_home_or_file_uri_path_built_from_an_earlier_answer_is_checked_as_it_is_built(tmp_path):
+    root = str(tmp_path / "ws")
+    assert built_path_problem(f"file://{root}/a.txt", root) is None
+    assert built_path_problem(f"file://{root}/../x", root) is None
+    for value in (f"file://{root}/../../x", "file:///etc/x", "~/.ssh/authorized_keys", f"file://{root}/%2e%2e/%2e%2e/x"):
+        assert built_path_problem(value, root), value
 
 
 def test_with_links_laid_out_a_path_argument_may_not_climb_after_a_name():

@@ -28,6 +28,9 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``deep-text``: answers with a string holding such a JSON text;
 - ``deep-tree``: nests 3,000 folders in its workspace (past any recursive walk), one of them mode
   000 half-way down, a file at the bottom;
+- ``expand``: writes ``content`` to ``file_path`` read as a careless tool reads it: ``~`` expanded
+  to ``$HOME``, a ``file:`` URI taken as the path it names (percent escapes decoded), a relative
+  path taken from the workspace; the folders on the way are made;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
   workspace cannot be removed and removing through it would delete that folder's content.
 """
@@ -153,6 +156,15 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
         finally:
             os.chdir(here)
         os.chmod(locked, 0)
+    elif mode == "expand":
+        import urllib.parse
+        path = str(args.get("file_path", ""))
+        if path.lower().startswith("file:"):
+            path = urllib.parse.unquote(urllib.parse.urlsplit(path).path)
+        path = os.path.join(workspace, os.path.expanduser(path))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(str(args.get("content", "")))
     elif mode == "mount":
         point = os.path.join(workspace, "mnt")
         os.makedirs(point, exist_ok=True)
