@@ -28,18 +28,27 @@ added (Python's rule), so it is added once, and outside a confined call it retur
 A name relative to a directory descriptor is taken from that folder where the event carries the
 descriptor; ``os.open`` does not pass it on, so a relative name opened for reading is let through
 (``shutil.rmtree`` walks that way) and one opened for writing is taken from the working folder.
-Operations on an open descriptor are not seen, nor ``os.mkfifo`` and ``os.stat`` (no audit event);
-starting a process or a thread, changing the working folder and opening a database by name are
-refused outright while a call is confined.
+Operations on an open descriptor are not seen. CPython 3.11 raises no audit event for
+``os.mkfifo``, ``os.mknod`` and the looks at a path (``os.stat``, ``os.lstat``, ``os.access``,
+``os.readlink``, ``os.statvfs``, ``os.pathconf``, and so ``os.path.exists``, ``Path.is_file``...):
+while a call is confined, wrappers stand in their place in ``os`` and raise one (the originals are
+put back when no call is confined, so the harness's own walks do not pay for them). A look is held
+to the rule of a read, and may also reach the folders above the enclosure and Python's (a
+``realpath`` looks at each). What calls ``posix`` directly, or names the function it took from
+``os`` before the call began (``from os import stat``), is not seen. Starting a process or a
+thread, changing the working folder and opening a database by name are refused outright while a
+call is confined.
 """
 
 from __future__ import annotations
 
 import errno
 import functools
+import operator
 import os
 import sys
 import threading
+from typing import Any
 
 #: Audit events that change what a path names (their first argument is the path; ``os.rename``,
 #: ``os.link`` and ``shutil.*`` name a second one; ``os.symlink`` is checked on its own).
@@ -48,7 +57,13 @@ CHANGES = frozenset({
     "os.link", "os.chflags", "os.lchflags", "os.lchmod", "os.lchown", "os.setxattr",
     "os.removexattr", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
     "shutil.rmtree", "shutil.move", "shutil.chown", "tempfile.mkstemp", "tempfile.mkdtemp",
+    "os.mkfifo", "os.mknod",
 })
+#: Functions of ``os`` that act on a path with no audit event of CPython's (3.11): while a call is
+#: confined each is wrapped to raise ``os.<name>`` with its path and ``dir_fd``.
+UNAUDITED = ("mkfifo", "mknod", "stat", "lstat", "access", "readlink", "statvfs", "pathconf")
+#: The events of the wrapped functions that look at what a path names (its kind, size, times, a link's text).
+LOOKS = frozenset({"os.stat", "os.lstat", "os.access", "os.readlink", "os.statvfs", "os.pathconf"})
 #: Events with two paths that both change (a rename's source leaves, its destination appears).
 TWO_PATHS = frozenset({"os.rename", "os.link", "shutil.copyfile", "shutil.copytree", "shutil.move"})
 #: Audit events that read what a path names.
@@ -63,7 +78,7 @@ REFUSED = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn
 #: Where an event carries directory descriptors: name index -> descriptor index.
 _DIR_FDS = {"os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "os.mkdir": ((0, 2),), "os.chmod": ((0, 2),),
             "os.chown": ((0, 3),), "os.utime": ((0, 3),), "os.rename": ((0, 2), (1, 3)),
-            "os.link": ((0, 2), (1, 3))}
+            "os.link": ((0, 2), (1, 3)), "os.mkfifo": ((0, 1),), "os.mknod": ((0, 1),)}
 
 _READ_ONLY = frozenset("rbt")  # an open mode with only these letters reads
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -105,6 +120,8 @@ class Confinement:
         self.refused: list[str] = []
         self.python = _python_roots()
         self.code = _code_roots()
+        # The folders above the enclosure and above Python's: a path resolved there looks at each.
+        self.above = _ancestors(self.bounds + self.python + self.code)
 
     def where(self, raw: str, dir_fd: object = None) -> str:
         """Returns where ``raw`` leads: absolute (from ``dir_fd`` when given one) and normalised,
@@ -121,7 +138,7 @@ class Confinement:
 
     def check(self, event: str, args: tuple) -> None:
         """Raises PermissionError (and keeps what it refused) when ``event`` reaches outside."""
-        if event == "open":
+        if event == "open" or event in LOOKS:
             path = args[0] if args else None
             if type(path) is str and path.startswith(self._inside) and "/.." not in path:
                 return  # an absolute path going only down from the enclosure stays in it, whatever the mode
@@ -151,6 +168,8 @@ class Confinement:
                 paths.append(self._moved_link(paths[0], paths[1]))
         elif event in READS:
             changes, paths = False, [(args[0], None)] if args else []
+        elif event in LOOKS:  # (path, dir_fd), raised by the wrappers of UNAUDITED
+            changes, paths = False, [(args[0], args[1] if len(args) > 1 else None)] if args else []
         else:
             return
         for raw, dir_fd in paths:
@@ -163,7 +182,7 @@ class Confinement:
             except OSError:  # where it leads cannot be told (a bad descriptor, no working folder): refused
                 self._refuse(f"refused: the in-process reference tried {event} on {os.fsdecode(raw)!r}, "
                              "whose place cannot be told", event, os.fsdecode(raw))
-            if _under(path, self.bounds):
+            if _under(path, self.bounds) or (event in LOOKS and path in self.above):
                 continue
             if not changes and (_under(path, self.python)
                                 or (_under(path, self.code) and (event != "open" or path.endswith(_CODE)))):
@@ -192,6 +211,16 @@ class Confinement:
 
 
 @functools.lru_cache(maxsize=64)
+def _ancestors(roots: tuple[str, ...]) -> frozenset[str]:
+    out: set[str] = set()
+    for root in roots:
+        while root not in ("/", ""):
+            root = os.path.dirname(root)
+            out.add(root)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=64)
 def _prefixes(roots: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(root + "/" for root in roots)
 
@@ -211,6 +240,65 @@ def _hook(event: str, args: tuple) -> None:
         current.check(event, args)
     finally:
         _local.current = current
+
+
+#: The names of UNAUDITED this ``os`` has, and a getter of what stands under them (one C call).
+_NAMES = tuple(name for name in UNAUDITED if hasattr(os, name))
+_standing = operator.itemgetter(*_NAMES)
+#: What stood in ``os`` when the wrappers were made, and the wrappers, in the order of _NAMES.
+_found: tuple[Any, ...] = ()
+_wrappers: tuple[Any, ...] = ()
+_found_by_name: dict[str, Any] = {}
+_wrappers_by_name: dict[str, Any] = {}
+_wrapped = False  # the wrappers stand in ``os`` now
+
+
+def _wrapper(name: str, original: Any) -> Any:
+    event = "os." + name
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _active and getattr(_local, "current", None) is not None:
+            sys.audit(event, args[0] if args else kwargs.get("path"), kwargs.get("dir_fd"))
+        return original(*args, **kwargs)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__doc__ = original.__doc__
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _wrap_unaudited() -> None:
+    """Puts the wrappers of UNAUDITED in ``os`` (the first confined call begins); under ``_lock``.
+    Entered around every call of the reference, so it is a comparison and one update when what
+    stands there is what was wrapped last time; other functions there are wrapped anew."""
+    global _found, _wrappers, _found_by_name, _wrappers_by_name, _wrapped
+    namespace = sys.modules["os"].__dict__  # the module itself: pyfakefs puts a fake one in modules' `os`
+    try:
+        current = _standing(namespace)
+    except KeyError:  # not the module wrapped before (nothing real to guard under a fake file system)
+        return
+    if current != _found:  # the first call (compared by identity)
+        _found = current
+        _wrappers = tuple(_wrapper(name, function) for name, function in zip(_NAMES, current))
+        _found_by_name, _wrappers_by_name = dict(zip(_NAMES, _found)), dict(zip(_NAMES, _wrappers))
+    namespace.update(_wrappers_by_name)
+    _wrapped = True
+
+
+def _unwrap_unaudited() -> None:
+    """Puts the functions found back (the last confined call ended); under ``_lock``. One replaced
+    meanwhile by someone else is left as it is."""
+    global _wrapped
+    if not _wrapped:
+        return
+    _wrapped = False
+    namespace = sys.modules["os"].__dict__
+    if _standing(namespace) == _wrappers:
+        namespace.update(_found_by_name)
+        return
+    for name, wrapper in _wrappers_by_name.items():
+        if namespace.get(name) is wrapper:
+            namespace[name] = _found_by_name[name]
 
 
 def install() -> None:
@@ -241,6 +329,8 @@ class confined:
         self._outer = getattr(_local, "current", None)
         _local.current = self._bounds
         with _lock:
+            if not _active:
+                _wrap_unaudited()
             _active += 1
         return self._bounds
 
@@ -249,3 +339,5 @@ class confined:
         _local.current = self._outer
         with _lock:
             _active -= 1
+            if not _active:
+                _unwrap_unaudited()

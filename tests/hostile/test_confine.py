@@ -74,8 +74,10 @@ def test_a_reference_that_writes_outside_on_its_own_is_refused_and_shown_as_an_e
     with Runner(target, tmp=str(work)) as runner:
         result = runner.run(scenario)
     assert result.verdict is Verdict.FAIL, (result.verdict, result.reason)
+    # It looks first (os.stat, refused and taken as "not there"), then writes: both are refused.
     assert result.reason.startswith("escape: tried to act outside the workspace: refused: the in-process reference "
-                                    f"tried to change {work}/wrong-folder.txt"), result.reason
+                                    f"tried to read {work}/wrong-folder.txt (os.stat)"), result.reason
+    assert f"tried to change {work}/wrong-folder.txt (open)" in result.reason
     assert not (work / "wrong-folder.txt").exists()
 
 
@@ -104,7 +106,9 @@ def test_inside_the_enclosure_everything_goes_and_python_may_still_import(tmp_pa
 
 @pytest.mark.parametrize("operation", ["write", "append", "read", "listdir", "rename-out", "mkdir", "chmod",
                                        "remove", "relative", "link-out", "dotdot-after-link", "link-to-dotdot-dotdot",
-                                       "link-moved-up", "subprocess", "chdir", "listdir-dotdot", "unknown-folder"])
+                                       "link-moved-up", "subprocess", "chdir", "listdir-dotdot", "unknown-folder",
+                                       "mkfifo", "mkfifo-beside-a-descriptor", "mknod", "stat", "lstat", "exists",
+                                       "access", "readlink", "statvfs", "pathconf"])
 def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, operation, monkeypatch):
     enclosure, bounds = _bounds(tmp_path)
     outside = tmp_path / "outside"
@@ -114,6 +118,8 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
     (enclosure / "ws" / "in.txt").write_text("in")
     os.symlink("..", enclosure / "ws" / "up")  # leads to the folder around the workspace: inside
     closed = _closed_descriptor(tmp_path)  # taken before the confinement, which would refuse reading tmp_path
+    outside_fd = os.open(outside, os.O_RDONLY | os.O_DIRECTORY)
+    os.symlink(SECRET[:20], tmp_path / "outside-link")  # a link's text is what readlink tells
     actions = {
         "write": lambda: (outside / "f.txt").write_text("pwned"),
         "append": lambda: open(outside / "f.txt", "a").close(),
@@ -136,12 +142,44 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
         "chdir": lambda: os.chdir(enclosure / "ws"),
         "listdir-dotdot": lambda: os.listdir(f"{enclosure}/ws/../.."),
         "unknown-folder": lambda: os.mkdir("made", dir_fd=closed),
+        # No audit event of CPython's: the confinement wraps them while a call runs.
+        "mkfifo": lambda: os.mkfifo(outside / "fifo"),
+        "mkfifo-beside-a-descriptor": lambda: os.mkfifo("fifo", dir_fd=outside_fd),
+        "mknod": lambda: os.mknod(outside / "node"),
+        "stat": lambda: os.stat(outside / "f.txt"),
+        "lstat": lambda: os.lstat(outside / "f.txt"),
+        "exists": lambda: (outside / "f.txt").exists(),
+        "access": lambda: os.access(outside / "f.txt", os.R_OK),
+        "readlink": lambda: os.readlink(tmp_path / "outside-link"),
+        "statvfs": lambda: os.statvfs(outside),
+        "pathconf": lambda: os.pathconf(outside / "f.txt", "PC_NAME_MAX"),
     }
-    with confine.confined(bounds), pytest.raises(PermissionError):
-        actions[operation]()
+    try:
+        with confine.confined(bounds), pytest.raises(PermissionError):
+            actions[operation]()
+    finally:
+        os.close(outside_fd)
     assert len(bounds.refused) == 1 and bounds.refused[0].startswith("refused: the in-process reference tried")
     assert (outside / "f.txt").read_text() == SECRET and sorted(os.listdir(outside)) == ["f.txt"]
     assert (enclosure / "ws" / "in.txt").exists()
+
+
+def test_what_no_audit_event_shows_is_wrapped_only_while_a_call_runs_and_works_inside(tmp_path):
+    """``os.mkfifo``, ``os.mknod`` and the looks at a path (``os.stat`` and its kin) raise no audit
+    event of CPython's: the confinement puts wrappers in their place while a call is confined, and
+    the originals back after. Inside the enclosure they work, and so does resolving a path there
+    (``realpath`` looks at every folder above it)."""
+    enclosure, bounds = _bounds(tmp_path)
+    originals = {name: getattr(os, name) for name in confine.UNAUDITED}
+    with confine.confined(bounds):
+        assert all(getattr(os, name) is not originals[name] for name in confine.UNAUDITED)
+        os.mkfifo(enclosure / "ws" / "fifo")
+        assert os.stat(enclosure / "ws" / "fifo").st_mode and os.lstat(enclosure / "ws").st_mode
+        assert os.path.realpath(enclosure / "ws" / "fifo") == str((enclosure / "ws" / "fifo").resolve())
+        assert os.access(enclosure / "ws" / "fifo", os.F_OK) and (enclosure / "beside").exists() is False
+        assert os.stat(os.__file__).st_size > 0  # Python's own files may be looked at, as read
+    assert bounds.refused == []
+    assert all(getattr(os, name) is originals[name] for name in confine.UNAUDITED)
 
 
 def _closed_descriptor(tmp_path) -> int:
