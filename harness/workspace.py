@@ -26,6 +26,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -81,8 +82,15 @@ class Enclosure:
         try:
             canaries = (self.base / "canary.txt", self.base / "sibling" / "canary.txt")
             (self.base / "sibling").mkdir()
+            #: Whether two changes of a file, its ctime looked at between them, may leave the same
+            #: ctime (time stamps from the coarse clock, as before Linux 6.13 or on ramfs): then a
+            #: file's record is kept for reuse only once its ctime is a tick old (Workspace.state).
+            self.coarse_times = False
             for canary in canaries:
                 canary.write_bytes(CANARY)
+                first = os.lstat(canary).st_ctime_ns
+                canary.write_bytes(CANARY)
+                self.coarse_times = self.coarse_times or os.lstat(canary).st_ctime_ns == first
                 self._held[str(canary)] = os.open(canary, _READ_FLAGS)
             _wait_past(max(os.lstat(canary).st_ctime_ns for canary in canaries))
             # Kept as text: the check after every scenario then builds no path objects.
@@ -289,7 +297,9 @@ class Workspace:
             self._chmod(rel, mode)
         if record_initial:
             if written and total <= limits.MAX_WORKSPACE_READ:
-                self._states.update(written)
+                settled = self._settled_now()
+                self._states.update(written if settled is None else
+                                    {key: entry for key, entry in written.items() if _settled(key[5], settled)})
             self.initial = self.state(with_text=False)
 
     def path(self, rel: str) -> Path:
@@ -433,6 +443,7 @@ class Workspace:
         """
         out: dict[str, dict[str, Any]] = {}
         budget = _Budget(entries)
+        budget.settled = self._settled_now()  # before any file is looked at
         if not self.contained:
             for dirpath, dirnames, filenames in os.walk(self.root):
                 if dirnames and os.path.relpath(dirpath, self.root).count(os.sep) >= limits.MAX_DEPTH - 1:
@@ -453,6 +464,10 @@ class Workspace:
         finally:
             os.close(fd)
         return dict(sorted(out.items()))
+
+    def _settled_now(self) -> int | None:
+        """Returns the coarse clock now when file time stamps come from it (see :func:`_settled`), else None."""
+        return time.clock_gettime_ns(COARSE_CLOCK) if self.enclosure.coarse_times else None
 
     def _walk(self, dir_fd: int, prefix: str, out: dict[str, dict[str, Any]], budget: "_Budget",
               with_text: bool) -> None:
@@ -1111,6 +1126,9 @@ class _Budget:
         self.cap = limits.MAX_ENTRIES if cap is None else cap
         self.why = (f"more than {limits.MAX_ENTRIES} entries; the rest is not recorded" if cap is None
                     else steps_capped()["why"])
+        # The coarse clock when the reading began, where file times come from it: a record is kept
+        # for reuse only when no later change can leave its file's signature as it is (_settled).
+        self.settled: int | None = None
 
 
 def entry_state(path: str, *, with_text: bool = True,
@@ -1148,7 +1166,7 @@ def entry_state(path: str, *, with_text: bool = True,
         budget.bytes += min(info.st_size, limit)
     if info.st_nlink > 1:
         entry.update(links=info.st_nlink, inode=info.st_ino)
-    if cache is not None:
+    if cache is not None and (budget is None or _settled(info.st_ctime_ns, budget.settled)):
         cache[key] = dict(entry)
     return entry
 
@@ -1271,13 +1289,26 @@ def _head(path: "str | Path", size: int) -> bytes | None:
         os.close(fd)
 
 
+#: The clock the kernel takes file time stamps from: CLOCK_REALTIME_COARSE (5 on Linux; Python's
+#: ``time`` does not name it), a tick of some milliseconds behind the fine one.
+COARSE_CLOCK = getattr(time, "CLOCK_REALTIME_COARSE", 5 if sys.platform.startswith("linux") else time.CLOCK_REALTIME)
+
+
 def _wait_past(ctime_ns: int) -> None:
     """Returns once the clock file times are taken from (the coarse one) is past ``ctime_ns``: then any
     later change of the file gets a later ctime, however coarse the file system's time stamps are."""
-    clock = getattr(time, "CLOCK_REALTIME_COARSE", time.CLOCK_REALTIME)
     deadline = time.monotonic() + 0.1  # a clock set back must not hold the run
-    while time.clock_gettime_ns(clock) <= ctime_ns and time.monotonic() < deadline:
+    while time.clock_gettime_ns(COARSE_CLOCK) <= ctime_ns and time.monotonic() < deadline:
         time.sleep(0.001)
+
+
+def _settled(ctime_ns: int, settled: int | None) -> bool:
+    """Returns whether any change of a file made after the coarse clock read ``settled`` gets a ctime
+    other than ``ctime_ns`` (None: the file system's ctimes are fine, each change its own). A ctime of
+    whole seconds is taken as one of a file system that keeps no less."""
+    if settled is None:
+        return True
+    return ctime_ns + (1_000_000_000 if ctime_ns % 1_000_000_000 == 0 else 0) < settled
 
 
 def remove_tree(base: "str | Path") -> "Leftover | None":
