@@ -70,6 +70,7 @@ class Enclosure:
         self._prefix, self._parent = prefix, parent
         self.trash: Path | None = None  # made when the first workspace is moved out
         self.spoiled = False
+        self.replaced = False  # the base itself was removed or replaced (by a link, a file): nothing below is ours
         self.made = 0  # workspaces placed so far
         self.current = "ws"  # the name of the workspace placed last
         # Each canary is held open: while its path still names the same inode (the signature says
@@ -136,8 +137,17 @@ class Enclosure:
                 found.append(f"changed {canary} (rewritten: inode or ctime differs)")
             elif now != signature or self._canary_bytes(canary) != CANARY:
                 found.append(f"changed {canary}")
-        present = os.listdir(self._base)
-        if len(present) != 3 or not {self.current, "canary.txt", "sibling"}.issuperset(present):
+        try:
+            present: list[str] | None = os.listdir(self._base)
+        except OSError as exc:  # removed (``rm -rf ..``), or replaced by a file: that is what is said
+            present = None
+            found.append(self._base_replaced() or f"changed {self._base} (cannot be listed: {exc.strerror})")
+        if present is not None and (len(present) != 3 or not {self.current, "canary.txt", "sibling"}.issuperset(present)):
+            replaced = self._base_replaced()  # a link is never listed through: what it leads to is not ours
+            if replaced:
+                found.append(replaced)
+                present = None
+        if present is not None and (len(present) != 3 or not {self.current, "canary.txt", "sibling"}.issuperset(present)):
             expected = {self.current, "canary.txt", "sibling"}
             found += [f"created {os.path.join(self._base, name)}" for name in sorted(set(present) - expected)]
             found += [f"removed {os.path.join(self._base, name)}" for name in sorted(expected - set(present))]
@@ -162,6 +172,22 @@ class Enclosure:
         if found:
             self.spoiled = True
         return found
+
+    def _base_replaced(self) -> str | None:
+        """Returns what a candidate put in the base's place (removed it, or a link or a file there), or
+        None while it is a folder."""
+        try:
+            info = os.lstat(self._base)
+        except FileNotFoundError:
+            self.replaced = True
+            return f"removed {self._base}"
+        if stat.S_ISDIR(info.st_mode):
+            return None
+        self.replaced = True
+        if stat.S_ISLNK(info.st_mode):
+            with contextlib.suppress(OSError):
+                return f"changed {self._base} (replaced by a symbolic link to {os.readlink(self._base)!r})"
+        return f"changed {self._base} (replaced by a {_type_name(info.st_mode)})"
 
     def place(self) -> Path:
         """Makes the next workspace, empty: ``<base>/ws``, then ``<base>/ws-2``..."""
@@ -547,6 +573,8 @@ class Workspace:
         refuses such a link, see ``Session.links_confined``)."""
         self.checked = True
         found = self.enclosure.escapes()
+        if self.enclosure.replaced:  # no workspace of ours is left to walk, and a link is not walked through
+            return found
         if walk or (state is not None and "<capped>" not in state):
             try:
                 found += self.hard_links_out(state)
