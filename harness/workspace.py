@@ -612,11 +612,16 @@ class Workspace:
             except Outside as exc:
                 out.append(Mismatch(f"then.files[{rel}]", "an entry inside the workspace", f"<{exc}>",
                                     "not followed"))
+            except PermissionError as exc:  # a folder on the way the candidate locked (the harness is not root)
+                out.append(_locked_out(f"then.files[{rel}]", "an entry the harness can look at", exc))
         for rel in then.get("absent", ()):
             try:
                 kind = self._kind(rel)
             except Outside as exc:
                 out.append(Mismatch(f"then.absent[{rel}]", "no such entry", f"<{exc}>", "not followed"))
+                continue
+            except PermissionError as exc:
+                out.append(_locked_out(f"then.absent[{rel}]", "no such entry", exc))
                 continue
             if kind != "<missing>":
                 out.append(Mismatch(f"then.absent[{rel}]", "no such entry", kind, "exists"))
@@ -1264,6 +1269,12 @@ def _finish_file_state(entry: dict[str, Any], data: bytes, limit: int, with_text
         except UnicodeDecodeError:
             pass
     return entry
+
+
+def _locked_out(where: str, expected: str, exc: PermissionError) -> Mismatch:
+    """Returns the mismatch of a ``then`` entry behind a folder whose mode keeps the harness out: what
+    the candidate left cannot be looked at, so the expectation is not met (not changed to look)."""
+    return Mismatch(where, expected, f"<{exc.strerror}: {exc.filename}>", "not readable: a mode keeps the harness out")
 
 
 def _type_name(mode: int) -> str:

@@ -101,3 +101,61 @@ def test_a_hard_link_hidden_in_a_folder_the_harness_cannot_open_is_still_an_esca
         # links: the folder as the candidate left it, its content not recorded when it could not be read.
         assert seen["locked"] == {"type": "dir", "mode": f"0{mode}"}
         assert seen["below"] == []
+
+
+THEN_CHILD = textwrap.dedent('''
+    import json, os, sys
+    from pathlib import Path
+    sys.path[:0] = [sys.argv[1], os.path.join(sys.argv[1], "tests")]
+    from fakes import ScriptedTarget
+    from harness.loader import load_text
+    from harness.runner import Runner
+    from harness.targets.base import CallResult
+
+    tmp, mode = Path(sys.argv[2]), int(sys.argv[3], 8)
+
+    def answer(workspace, args):
+        os.chmod(workspace / "d", mode)
+        return CallResult(output="     1\\u2192x")
+
+    scenario_file = tmp / "s.yaml"
+    scenario = load_text(scenario_file.read_text("utf-8"), scenario_file)[0]
+    with Runner(ScriptedTarget({"Read": answer}), tmp=str(tmp / "ws")) as runner:
+        result = runner.run(scenario)
+    print(json.dumps({"verdict": result.verdict.value, "reason": result.reason,
+                      "failures": [[m.path, str(m.observed), m.why] for m in result.then_failures]}))
+''')
+
+THEN_SCENARIO = """\
+id: hostile/locked-then
+profile: claude-code
+title: a then check into a folder the candidate locked
+source: test
+given:
+  files: {a.txt: "x\\n", d/b.txt: "y\\n"}
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+then:
+  files: {d/b.txt: "y\\n"}
+  absent: [d/c.txt]
+"""
+
+
+@pytest.mark.parametrize("mode", ["000", "400"])
+def test_a_then_check_into_a_folder_the_candidate_locked_is_a_failed_expectation_not_a_harness_error(tmp_path, mode):
+    prefix = _without_override()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: the file modes cannot be made to bite")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "s.yaml").write_text(THEN_SCENARIO, "utf-8")
+    done = subprocess.run([*prefix, sys.executable, "-c", THEN_CHILD, str(ROOT), str(tmp_path), mode],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["verdict"] == "fail", seen["reason"]
+    assert "harness error" not in seen["reason"]
+    assert [(path, why) for path, _, why in seen["failures"]] == [
+        ("then.files[d/b.txt]", "not readable: a mode keeps the harness out"),
+        ("then.absent[d/c.txt]", "not readable: a mode keeps the harness out")]
+    assert all("Permission denied" in observed for _, observed, _ in seen["failures"])
