@@ -52,7 +52,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
+                                  name_slug)
 from harness.targets.commandline import split_command_line
 from harness import bindings
 
@@ -260,8 +261,8 @@ class AcpTarget(Target):
                 self._failure = exc
                 raise
             agent = connection.agent_info
-            self.info = TargetInfo(name=agent.get("name") or Path(self.argv[0]).name,
-                                   version=agent.get("version", ""), profiles=self.profiles)
+            self.info = TargetInfo(name=bounded_name(agent.get("name") or Path(self.argv[0]).name),
+                                   version=bounded_name(agent.get("version", "")), profiles=self.profiles)
         return self.info
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
@@ -347,4 +348,4 @@ class AcpTarget(Target):
         name = self.info.name if self.info and self.info.name else Path(self.argv[0]).name
         parts = ["acp", name] + [f"{key}-{value.replace(',', '-')}" for key, value in sorted(self.acp_options.items())
                                  if key in ("fs", "permission", "writes", "parents", "mode", "events")]
-        return "-".join("".join(c if c.isalnum() or c in "-_." else "-" for c in part) for part in parts)
+        return name_slug(*parts)  # bounded: the name is the agent's, of any length

@@ -39,6 +39,42 @@ class TargetInfo:
     profiles: tuple[str, ...] = ()
 
 
+MAX_NAME = 200  # characters of a name or version a candidate gives itself that reports keep
+MAX_SLUG_BYTES = 100  # bytes of a target's file name (snapshot folder, report file): far under NAME_MAX (255)
+
+
+def bounded_name(text: str, limit: int = MAX_NAME) -> str:
+    """Returns a name a candidate gave (hello ``name``/``version``, serverInfo, agentInfo) cut to ``limit``
+    characters, saying how much was cut and the SHA-256 of the whole, so that it stays recognisable.
+
+    Reports repeat the name (JUnit in every testcase's ``classname``): a candidate's name of megabytes
+    must not make reports of gigabytes.
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    import hashlib
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{text[:limit]}... ({len(text) - limit} more characters, sha256 {digest})"
+
+
+def name_slug(*parts: str, limit: int = MAX_SLUG_BYTES) -> str:
+    """Returns ``parts`` joined by ``-`` as a file name: letters, digits, ``-_.`` kept, anything else ``-``.
+
+    A name longer than ``limit`` bytes (UTF-8; a letter of another script takes two or more) is cut and
+    ends with ``-`` and 8 hex digits of the SHA-256 of the whole, so it fits any file system's name
+    limit and two long names that differ only after the cut stay two names.
+    """
+    import hashlib
+    whole = "-".join("".join(c if c.isalnum() or c in "-_." else "-" for c in part) for part in parts)
+    encoded = whole.encode("utf-8", "surrogatepass")
+    if len(encoded) <= limit:
+        return whole
+    digest = hashlib.sha256(encoded).hexdigest()[:8]
+    head = encoded[:limit - 9].decode("utf-8", "ignore")  # a letter cut in two is dropped
+    return f"{head}-{digest}"
+
+
 @dataclass
 class CallResult:
     """One call's observation in normal form: exactly one of ``output`` / ``error`` is meaningful."""

@@ -23,7 +23,8 @@ from typing import Any
 
 from harness import bindings, schemas
 from harness.targets.commandline import split_command_line
-from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
+                                  name_slug)
 from harness.targets.cmd_channel import DEFAULT_LINE_CAP, Channel, ChannelError, _excerpt
 from harness.targets import cmd_sandbox
 
@@ -297,8 +298,7 @@ class CmdTarget(Target):
     def slug(self) -> str:
         """Returns ``cmd-<name>`` from the hello (the command line is no file name)."""
         name = self.info.name if self.info else Path(self.argv[-1]).name
-        safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-        return f"cmd-{safe}"
+        return name_slug("cmd", name)  # bounded: the name is the candidate's, of any length
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -331,7 +331,7 @@ class CmdTarget(Target):
                 f"this harness speaks version {PROTOCOL}: nothing can run"
             )
             raise self._failure
-        self.info = TargetInfo(name=hello["name"], version=hello["version"], profiles=tuple(hello["profiles"]))
+        self.info = TargetInfo(name=bounded_name(hello["name"]), version=bounded_name(hello["version"]), profiles=tuple(hello["profiles"]))
         return channel
 
     def _probe(self) -> None:

@@ -54,7 +54,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
+                                  name_slug)
 from harness.targets.commandline import split_command_line
 from harness import bindings, schemas
 
@@ -281,8 +282,8 @@ class McpTarget(Target):
         # A server offers tools, not profiles: skip_reason names a missing tool. A server that says
         # which profiles it implements (experimental capability "file-tool-conformance") is taken
         # at its word, so the others are skipped rather than failed.
-        self.info = TargetInfo(name=getattr(info, "name", "") or Path(self.argv[-1] if self.argv else "http").name,
-                               version=getattr(info, "version", "") or "",
+        self.info = TargetInfo(name=bounded_name(getattr(info, "name", "") or Path(self.argv[-1] if self.argv else "http").name),
+                               version=bounded_name(getattr(info, "version", "") or ""),
                                profiles=getattr(connection, "profiles", ()))
         return self.info
 
@@ -334,8 +335,7 @@ class McpTarget(Target):
     def slug(self) -> str:
         """Returns ``mcp-<server name>`` (the command line is no file name)."""
         name = self.info.name if self.info and self.info.name else Path(self.argv[-1] if self.argv else "http").name
-        safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-        return f"mcp-{safe}"
+        return name_slug("mcp", name)  # bounded: the name is the server's, of any length
 
     # -- the server process -------------------------------------------------------------------
 

@@ -1,0 +1,110 @@
+"""A target's name as a candidate gives it (hello ``name``) is bounded and made safe wherever it becomes a
+file name (snapshot folder, ``--json DIR`` / ``--junit DIR`` files) or is repeated (JUnit classnames),
+and two targets never share one report file."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from harness.cli import main
+from harness.targets.base import MAX_SLUG_BYTES, bounded_name, name_slug
+
+SCENARIO = """\
+id: claude-code/names/base
+profile: claude-code
+title: Read answers hello
+source: test (a candidate answering hello)
+given:
+  files: {a.txt: "hello\\n"}
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: {$contains: "hello"}
+"""
+
+CANDIDATE = """\
+import json, os, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    op = request.get("op")
+    if op == "hello":
+        answer = {"ok": True, "name": os.environ["NAME_TEXT"] * int(os.environ["NAME_TIMES"]),
+                  "version": "1", "profiles": ["claude-code"]}
+    elif op == "call":
+        answer = {"ok": True, "output": "hello"}
+    else:
+        answer = {"ok": True}
+    sys.stdout.write(json.dumps(answer) + "\\n")
+    sys.stdout.flush()
+    if op == "bye":
+        break
+"""
+
+
+def _setup(tmp_path: Path, monkeypatch, text: str, times: int) -> tuple[Path, str]:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "base.yaml").write_text(textwrap.dedent(SCENARIO), "utf-8")
+    candidate = tmp_path / "named.py"
+    candidate.write_text(CANDIDATE, "utf-8")
+    monkeypatch.setenv("NAME_TEXT", text)
+    monkeypatch.setenv("NAME_TIMES", str(times))
+    return folder, f"cmd:{sys.executable} {candidate}"
+
+
+def test_a_long_hello_name_is_a_bounded_snapshot_folder(tmp_path, monkeypatch):
+    folder, spec = _setup(tmp_path, monkeypatch, "N", 300)
+    snaps = tmp_path / "snaps"
+    snaps.mkdir()
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--snapshots", str(snaps), "--jobs", "1",
+                 "--snapshot-update", "--target", spec]) == 0
+    (made,) = snaps.iterdir()
+    assert len(made.name.encode()) <= MAX_SLUG_BYTES
+    assert made.name.startswith("cmd-NNNN")
+    # and compared against the next run (the folder found again under its bounded name)
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--snapshots", str(snaps), "--jobs", "1",
+                 "--target", spec]) == 0
+
+
+def test_a_long_hello_name_in_a_json_and_junit_folder_is_a_bounded_file_name(tmp_path, monkeypatch):
+    folder, spec = _setup(tmp_path, monkeypatch, "é", 300)  # two bytes a letter: 600 bytes
+    json_dir, junit_dir = tmp_path / "json", tmp_path / "junit"
+    json_dir.mkdir()
+    junit_dir.mkdir()
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--jobs", "1",
+                 "--json", str(json_dir), "--junit", str(junit_dir), "--target", spec, "--target", "reference"]) == 0
+    names = sorted(path.name for path in json_dir.iterdir())
+    assert len(names) == 2 and "reference.json" in names
+    assert all(len(name.encode()) <= MAX_SLUG_BYTES + len(".json") for name in names)
+    long_name = next(name for name in names if name != "reference.json")
+    report = json.loads((json_dir / long_name).read_text("utf-8"))
+    assert report["target"]["name"].startswith("é" * 200)  # visible, and bounded
+    assert "100 more characters" in report["target"]["name"]
+    assert len(list(junit_dir.iterdir())) == 2
+
+
+def test_junit_does_not_repeat_a_huge_hello_name_whole(tmp_path, monkeypatch):
+    folder, spec = _setup(tmp_path, monkeypatch, "N", 200_000)
+    for number in range(5):
+        (folder / f"copy{number}.yaml").write_text(
+            textwrap.dedent(SCENARIO).replace("names/base", f"names/copy{number}"), "utf-8")
+    junit = tmp_path / "r.xml"
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--jobs", "1", "-q",
+                 "--junit", str(junit), "--target", spec]) == 0
+    cases = ET.parse(junit).getroot().findall(".//testcase")
+    assert len(cases) == 6
+    assert all(case.get("classname").startswith("N" * 200) for case in cases)
+    assert junit.stat().st_size < 20_000
+
+
+def test_name_slug_keeps_short_names_and_cuts_long_ones_with_a_hash():
+    assert name_slug("cmd", "my impl/1") == "cmd-my-impl-1"
+    long_a, long_b = name_slug("cmd", "x" * 500 + "a"), name_slug("cmd", "x" * 500 + "b")
+    assert long_a != long_b
+    assert len(long_a.encode()) <= MAX_SLUG_BYTES and len(name_slug("cmd", "日" * 200).encode()) <= MAX_SLUG_BYTES
+    assert bounded_name("short") == "short"
