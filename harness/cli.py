@@ -112,9 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "targets, of each target spec): N CI jobs cover the run once; harness report merges them")
     run.add_argument("--json", type=Path, metavar="FILE",
                      help="write the JSON report to FILE; with several targets FILE holds them all, "
-                          "or an existing folder gets one <target>.json each")
+                          "or an existing folder gets one <target>.json each (<target>-2.json for a second target of that name)")
     run.add_argument("--junit", type=Path, metavar="FILE",
-                     help="write a JUnit XML report to FILE (an existing folder: one <target>.xml per target)")
+                     help="write a JUnit XML report to FILE (an existing folder: one <target>.xml per target, "
+                          "<target>-2.xml for a second target of that name)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress, no failure details")
     run.add_argument("--aspects", type=_aspect_selection, metavar="A,B",
                      help="judge only these aspects (effects, outcome, output); the others are recorded "

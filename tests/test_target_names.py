@@ -108,3 +108,19 @@ def test_name_slug_keeps_short_names_and_cuts_long_ones_with_a_hash():
     assert long_a != long_b
     assert len(long_a.encode()) <= MAX_SLUG_BYTES and len(name_slug("cmd", "日" * 200).encode()) <= MAX_SLUG_BYTES
     assert bounded_name("short") == "short"
+
+
+def test_two_targets_with_one_hello_name_keep_a_report_each_in_a_folder(tmp_path, monkeypatch):
+    folder, spec = _setup(tmp_path, monkeypatch, "same", 1)
+    json_dir, junit_dir = tmp_path / "json", tmp_path / "junit"
+    json_dir.mkdir()
+    junit_dir.mkdir()
+    other = spec + " --other"  # one adapter, two option sets: one hello name
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "--no-snapshots", "--jobs", "1", "-q",
+                 "--json", str(json_dir), "--junit", str(junit_dir), "--target", spec, "--target", other]) == 0
+    assert sorted(path.name for path in json_dir.iterdir()) == ["cmd-same-2.json", "cmd-same.json"]
+    assert sorted(path.name for path in junit_dir.iterdir()) == ["cmd-same-2.xml", "cmd-same.xml"]
+    specs = {json.loads((json_dir / name).read_text("utf-8"))["target"]["spec"]
+             for name in ("cmd-same.json", "cmd-same-2.json")}
+    assert specs == {spec, other}
+    assert json.loads((json_dir / "cmd-same.json").read_text("utf-8"))["target"]["spec"] == spec

@@ -42,7 +42,7 @@ class _File:
         self.path = Path(path)
         partial = self.path.with_name(self.path.name + PARTIAL)
         number = 2
-        while partial in taken:  # two targets with one report name: each its own, the last one wins
+        while partial in taken:  # the same file named twice (report folders give each target its own name): a partial each
             partial = self.path.with_name(f"{self.path.name}.{number}{PARTIAL}")
             number += 1
         taken.add(partial)
@@ -99,6 +99,7 @@ class Reports:
         self.targets: list[_Target] = []
         self._by_run: dict[int, _Target] = {}
         self._taken: set[Path] = set()
+        self._named: dict[int, str] = {}  # id(run) -> its report files' name in `--json DIR`, `--junit DIR`
         self.baseline: Any = None
         self.baseline_error: str | None = None
         if options.baseline:
@@ -156,7 +157,7 @@ class Reports:
             if self.json_combined is not None:
                 part.json = self.json_combined.stream()
             else:
-                path = options.json / f"{run.slug}.json" if options.json.is_dir() else options.json
+                path = options.json / f"{self._name(run)}.json" if options.json.is_dir() else options.json
                 part.json_file = _File(path, self._taken)
                 part.json = json_report.Stream(part.json_file.handle)
             part.json.begin(run.info, run.spec, start_error=run.start_error)
@@ -164,7 +165,7 @@ class Reports:
             from harness.report import junit
             if options.junit.is_dir():
                 part.junit = junit.Suites(run.info, "", run.start_error)
-                part.junit_file = _File(options.junit / f"{run.slug}.xml", self._taken)
+                part.junit_file = _File(options.junit / f"{self._name(run)}.xml", self._taken)
             else:
                 part.junit = junit.Suites(run.info, f"{run.spec} ", run.start_error)
         if self.state is not None:
@@ -188,6 +189,18 @@ class Reports:
         for result in self.broken:  # each target's report holds the invalid files first
             self._take(part, result)
         return part
+
+    def _name(self, run: Any) -> str:
+        """Returns the name of ``run``'s files in a report folder: its slug, or, when an earlier target of
+        this run has that slug (two option sets of one adapter give one hello name), ``<slug>-2``,
+        ``-3``...: each target keeps its own report."""
+        if id(run) in self._named:
+            return self._named[id(run)]
+        name, number = run.slug, 2
+        while name in self._named.values():
+            name, number = f"{run.slug}-{number}", number + 1
+        self._named[id(run)] = name
+        return name
 
     def _take(self, part: _Target, result: Result) -> None:
         from harness import aspects
