@@ -147,7 +147,10 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
         scenario_id, verdict, reason = _fields(result)
         if verdict in FAILING:
             failures.append((scenario_id, previous.entries.get(scenario_id) or entry_reason(verdict, reason)))
-    Path(path).write_text(render(failures, header), "utf-8")
+    # A new file renamed over ``path``: a link a checkout left there (``baseline.yaml`` is the likeliest
+    # name to carry) is replaced, never written through, and a FIFO there never blocks the run.
+    from harness.safepath import write_replacing
+    write_replacing(path, render(failures, header))
     return len(failures)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.options import RunOptions
+from harness.printable import shown
 
 ORPHANS_SHOWN = 20
 
@@ -87,7 +88,12 @@ def finish(options: RunOptions, console: Any, catalog: Any, tally: Any, snapshot
     if options.write_baseline:
         from harness import baseline
         real = [result for result in tally.failures if not result.id.startswith("<invalid>")]
-        count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
+        try:
+            count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
+        except OSError as exc:  # a folder that is not there, or not writable: said, and the run fails
+            console.print(f"baseline: cannot write {shown(str(options.write_baseline))}: "
+                          f"{shown(exc.strerror or str(exc))}", highlight=False, markup=False)
+            return True
         console.print(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {options.write_baseline}",
                       highlight=False)
     return failed

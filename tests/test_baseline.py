@@ -134,3 +134,37 @@ def test_a_written_baseline_holds_no_temporary_path_and_regenerates_identically(
     assert "${workspace}/a.txt is not here" in reason
     assert "/tmp" not in text and "harness-" not in text
     assert text == second.read_text("utf-8")
+
+
+def test_write_baseline_replaces_a_link_and_never_writes_through_it(folder, tmp_path):
+    put(folder, "wrong.yaml", WRONG)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("victim original\n", "utf-8")
+    path = tmp_path / "baseline.yaml"
+    path.symlink_to(victim)
+    run(folder, "--write-baseline", str(path))
+    assert victim.read_text("utf-8") == "victim original\n"
+    assert not path.is_symlink()
+    assert list(yaml.safe_load(path.read_text("utf-8"))) == ["claude-code/read/cli-wrong"]
+
+
+def test_write_baseline_on_a_fifo_does_not_block(folder, tmp_path):
+    import os
+    import subprocess
+    import sys
+    put(folder, "wrong.yaml", WRONG)
+    path = tmp_path / "baseline.yaml"
+    os.mkfifo(path)
+    done = subprocess.run([sys.executable, "-m", "harness", "run", "--no-builtin", "--scenarios", str(folder),
+                           "--no-snapshots", "-q", "--write-baseline", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr  # the failure listed; the baseline file written
+    assert "Traceback" not in done.stderr
+    assert path.is_file() and list(yaml.safe_load(path.read_text("utf-8"))) == ["claude-code/read/cli-wrong"]
+
+
+def test_write_baseline_into_a_missing_folder_is_said_and_fails_the_run(folder, tmp_path, capsys):
+    put(folder, "good.yaml", GOOD)
+    path = tmp_path / "missing" / "baseline.yaml"
+    assert run(folder, "--write-baseline", str(path)) == 1
+    assert "baseline: cannot write" in capsys.readouterr().out
