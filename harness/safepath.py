@@ -383,6 +383,9 @@ def open_new(path: str | os.PathLike[str]) -> int:
     return os.open(place, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
 
 
+_READ_CHUNK = 1024 * 1024  # what read_regular asks for at a time beyond the size the file had
+
+
 def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = False) -> bytes:
     """Returns the bytes of a regular file of at most ``cap`` bytes; OSError otherwise (a link unless
     ``follow_link``, a FIFO or a device, a larger file), without blocking on what it refuses."""
@@ -394,9 +397,22 @@ def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = 
             raise OSError(errno.ELOOP, f"a symbolic link, not followed: {place}") from None
         raise
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, f"not a regular file: {place}")
-        data = handle.read(cap + 1)
+        # read(n) allocates n bytes first: ask for the size the file has (one more byte tells that it
+        # grew), never the whole cap (1 GiB for a 28-byte state file); the rest, if any, in chunks.
+        want = min(cap, info.st_size) + 1
+        data = handle.read(want)
+        if len(data) == want and want <= cap:
+            parts, total = [data], len(data)
+            while total <= cap:
+                chunk = handle.read(min(_READ_CHUNK, cap + 1 - total))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                total += len(chunk)
+            data = b"".join(parts)
     if len(data) > cap:
         raise OSError(errno.EFBIG, f"more than {cap} bytes: {place}")
     return data

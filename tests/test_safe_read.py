@@ -1,0 +1,47 @@
+"""safepath.read_regular: reads what a file holds, within its cap, without reserving the cap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from harness.safepath import read_regular
+
+
+def test_a_small_file_read_with_a_huge_cap_does_not_reserve_the_cap(tmp_path):
+    # Under an address-space limit far below the cap, a 28-byte file still reads (read(cap + 1)
+    # reserved the whole cap first: MemoryError).
+    path = tmp_path / "state.json"
+    path.write_bytes(b'{"format": 1, "results": []}')
+    code = textwrap.dedent(f"""
+        import resource, sys
+        from harness.safepath import read_regular
+        resource.setrlimit(resource.RLIMIT_AS, (900 * 1024 * 1024, resource.RLIM_INFINITY))
+        sys.stdout.write(read_regular({str(path)!r}, 4 * 1024 ** 3).decode())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"format": 1, "results": []}'
+
+
+def test_a_file_larger_than_its_size_said_is_read_whole_and_still_capped():
+    # /proc files say size 0 and hold more: what the file holds is read, in chunks, up to the cap.
+    text = read_regular("/proc/self/status", 1024 * 1024, follow_link=True)
+    assert b"Name:" in text and len(text) > 0
+    with pytest.raises(OSError, match="more than 10 bytes"):
+        read_regular("/proc/self/status", 10, follow_link=True)
+
+
+def test_a_file_over_the_cap_is_refused(tmp_path):
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 101)
+    with pytest.raises(OSError, match="more than 100 bytes"):
+        read_regular(path, 100)
+    assert read_regular(path, 101) == b"x" * 101
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OSError, match="not a regular file"):
+        read_regular(tmp_path / "fifo", 100)
