@@ -26,9 +26,10 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import shutil
 import stat
 from contextlib import contextmanager
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 #: Symbolic links followed in one resolution at most (as the kernel's own limit).
 MAX_LINKS = 40
@@ -350,11 +351,12 @@ def check_link_target(root: str, enclosure: str, link: list[str], target: str) -
         raise refused
 
 
-def write_replacing(path: str | os.PathLike[str], data: str | bytes) -> None:
+def write_replacing(path: str | os.PathLike[str], data: str | bytes | BinaryIO) -> None:
     """Writes a file the harness makes (a report, its state) as a new file beside it, renamed over it.
 
     A link at ``path`` (one a checkout brought, say) is replaced, never written through; so is a
-    stale file. The folder holding ``path`` is taken as given: the user named it.
+    stale file. The folder holding ``path`` is taken as given: the user named it. ``data`` may be
+    an open binary file, copied in pieces (a whole run's report is not held in memory).
     """
     place = os.fspath(path)
     folder, name = os.path.split(place)
@@ -362,7 +364,10 @@ def write_replacing(path: str | os.PathLike[str], data: str | bytes) -> None:
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if isinstance(data, (str, bytes)):
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            else:
+                shutil.copyfileobj(data, handle)
         os.replace(temporary, place)
     except BaseException:
         try:

@@ -300,7 +300,8 @@ class Reports:
                                   default=str)
                 part.state.handle.write("], " + tail[1:])
                 part.state.done()
-                write_replacing(part.state.path.with_name("last.json"), part.state.path.read_bytes())
+                with open(part.state.path, "rb") as written:  # copied in pieces: it holds the whole run
+                    write_replacing(part.state.path.with_name("last.json"), written)
             except OSError:
                 pass  # remembering is a convenience; a read-only checkout must still run
         if part.lastfailed is not None:

@@ -106,3 +106,21 @@ def test_report_files_that_are_links_are_replaced_not_written_through(tmp_path):
                    "--html", str(out / "r.html"), command="report")
     assert reported.returncode in (0, 1) and victim.read_text("utf-8") == VICTIM
     assert not (out / "r.md").is_symlink() and not (out / "r.html").is_symlink()
+
+
+def test_a_file_copied_over_a_name_is_copied_in_pieces_not_held_whole(tmp_path):
+    # The end of a run copies its state file (the whole run's JSON report, tens of megabytes for a
+    # large catalog) to last.json: held whole, it made memory grow with the catalog.
+    import tracemalloc
+    from harness.safepath import write_replacing
+    source, copy = tmp_path / "last-reference.json", tmp_path / "last.json"
+    source.write_bytes(os.urandom(1024) * 8192)  # 8 MiB
+    os.symlink(tmp_path / "elsewhere", copy)
+    tracemalloc.start()
+    with open(source, "rb") as written:
+        write_replacing(copy, written)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert copy.read_bytes() == source.read_bytes() and not copy.is_symlink()
+    assert not (tmp_path / "elsewhere").exists()
+    assert peak < 2**20, peak
