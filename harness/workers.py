@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -33,6 +34,7 @@ from harness import processes
 from harness.model import Result, Scenario, Verdict
 from harness.runner import Runner
 from harness.targets.base import Target, TargetInfo
+from harness.workspace import remove_tree
 
 #: Chunks per worker and target: enough for the fast workers to take over from a slow one.
 CHUNKS_PER_WORKER = 4
@@ -229,6 +231,7 @@ class _Pool:
         self.first: list[float | None] = [None] * len(targets)
         self.last: list[float] = [0.0] * len(targets)
         self.leftovers: list[list[Any]] = [[] for _ in targets]
+        self.folders: list[str] = []  # the workers' folders not removed yet
 
     def run(self) -> list[TargetRun]:
         import multiprocessing
@@ -244,13 +247,21 @@ class _Pool:
             target.before_workers(self.scenarios)
 
         def fork(first: tuple[int, range] | None) -> None:
+            # Everything the worker makes (its workspaces' enclosure and trash, the candidate's
+            # TMPDIR) goes into a folder of its own, made here: a worker killed before it could
+            # remove them leaves them where this process finds them (searchable by a candidate of
+            # another user, --run-as; not listable).
+            with processes.deferred():
+                folder = tempfile.mkdtemp(prefix="harness-worker-", dir=self.tmp)
+                self.folders.append(folder)
+            os.chmod(folder, 0o711)
             parent, child = context.Pipe()
             process = context.Process(target=_worker, name="harness-worker", daemon=True,
-                                      args=(child, self.targets, self.scenarios, self.record_states, self.tmp,
+                                      args=(child, self.targets, self.scenarios, self.record_states, folder,
                                             (*workers, parent), self.halt, first))
             with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
                 process.start()
-                workers[parent] = [process, None, first, first is None]
+                workers[parent] = [process, None, first, first is None, folder]
             child.close()
             self._handed(first)
 
@@ -260,7 +271,7 @@ class _Pool:
             while workers:
                 for conn in wait(list(workers)):
                     state = workers[conn]
-                    process, running, asked, _ = state
+                    process, running, asked, _, folder = state
                     try:
                         message = conn.recv()
                     except (EOFError, OSError):
@@ -273,9 +284,10 @@ class _Pool:
                         # takes work still.
                         process.join(EXIT_GRACE)
                         self._lost(running, process.exitcode)
+                        self._clear(folder, (running or asked or (0, range(0)))[0])
                         if asked is None:
                             pass
-                        elif any(not told for _, _, _, told in workers.values()):
+                        elif any(not told for _, _, _, told, _ in workers.values()):
                             queue.append(asked)
                         elif running is not None and process.exitcode != 0 and not self._stopping():
                             # The others are done: a new worker takes it. Only for a worker that had
@@ -291,9 +303,17 @@ class _Pool:
                         stored = self._arrived(message[1])
                         stopping = self._stopping()
                         task = queue.pop() if queue and not stopping else None
-                        conn.send(task)
-                        state[1:] = [asked, task, task is None]
-                        self._handed(task)
+                        try:
+                            conn.send(task)
+                        except OSError:
+                            # It died after asking (its request was still in the pipe): it had begun
+                            # the chunk it asked with; the end of input that follows says the rest.
+                            if task is not None:
+                                queue.append(task)
+                            state[1:4] = [asked, None, False]
+                        else:
+                            state[1:4] = [asked, task, task is None]
+                            self._handed(task)
                         if stored:
                             self._emit_ready()
                     elif message[0] == "results":
@@ -314,8 +334,19 @@ class _Pool:
                 if process.is_alive():
                     process.kill()
                     process.join()
+            for folder in self.folders:  # what a worker could not remove it named: kept, and said, as left
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
+
+    def _clear(self, folder: str, index: int) -> None:
+        """Removes the folder of a worker that died, with what it left; what cannot be removed is
+        target ``index``'s leftover (every report names it)."""
+        self.folders.remove(folder)
+        left = remove_tree(folder)
+        if left is not None:
+            self.leftovers[index].append(left)
 
     def _handed(self, task: tuple[int, range] | None) -> None:
         """Notes when a target's first chunk was handed out (its run's duration begins there)."""

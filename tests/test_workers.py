@@ -173,6 +173,62 @@ def test_a_stop_reaches_the_workers_when_every_chunk_is_already_handed_out(monke
     assert scenarios[3].id not in [r.id for r in run.results], [(r.id, r.verdict, r.reason) for r in run.results]
 
 
+def _dies_a_moment_after_it_begins(workspace: Path, args: dict[str, Any]) -> CallResult:
+    if args.get("content") == "DIE":
+        time.sleep(0.2)
+        os._exit(9)
+    return CallResult(output={"ok": True})
+
+
+def test_a_worker_that_dies_before_the_parent_answers_its_request_is_a_verdict_not_a_crash() -> None:
+    # Each worker asks for its next chunk as it begins one. Here the parent is held up (taking the
+    # first result takes a second) while both workers begin scenario 2 or 3 and die: the answers the
+    # parent then writes to them find no reader. That must be the dead workers' verdicts.
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    plain = [s for s in cat.scenarios if not s.requires][0]
+    step = type(plain.calls[0])
+    scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
+        step(tool="write_text_file", args={"path": "out.txt", "content": "DIE" if n in (2, 3) else "x"}),)})
+        for n in range(6)]
+    assert all(len(span) == 1 for span in workers.chunks(6, 2))
+    target = ScriptedTarget({"write_text_file": _dies_a_moment_after_it_begins}, profiles=(PROFILE,))
+    seen: list[str] = []
+
+    def slow_first(index: int, result: Any) -> None:
+        if not seen:
+            time.sleep(1.0)
+        seen.append(result.id)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=slow_first)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    for n in (2, 3):
+        assert run.results[n].verdict is Verdict.ERROR and "exit code 9" in run.results[n].reason
+    assert [r.verdict for r in run.results[:2]] == [Verdict.PASS, Verdict.PASS], [r.reason for r in run.results]
+
+
+def _killed_on_marker(workspace: Path, args: dict[str, Any]) -> CallResult:
+    (workspace / "kept.txt").write_text("what a killed worker leaves")
+    if args.get("content") == "KILL":
+        os.kill(os.getpid(), 9)  # the worker itself, as the kernel's out-of-memory killer would
+    return CallResult(output={"ok": True})
+
+
+def test_a_killed_worker_leaves_no_folder_behind(tmp_path: Path) -> None:
+    # A worker killed outright cannot remove its workspaces' enclosure, its trash of finished
+    # workspaces or its candidate's TMPDIR: the parent removes them, as the worker would have.
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    plain = [s for s in cat.scenarios if not s.requires][0]
+    step = type(plain.calls[0])
+    scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
+        step(tool="write_text_file", args={"path": "out.txt", "content": "KILL" if n == 5 else "x"}),)})
+        for n in range(8)]
+    target = ScriptedTarget({"write_text_file": _killed_on_marker}, profiles=(PROFILE,))
+    place = tmp_path / "workspaces"
+    place.mkdir()
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, tmp=str(place))
+    assert run.results[5].verdict is Verdict.ERROR and "exit code -9" in run.results[5].reason
+    assert list(place.iterdir()) == [] and run.leftovers == []
+
+
 def _waits_for_marker_file(workspace: Path, args: dict[str, Any]) -> CallResult:
     """Answers at once, except for a call naming a file to wait for (at most 5 s): it says whether it appeared."""
     wait_for = args.get("content", "")
