@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness import limits, snapshot as snap
+from harness.printable import json_safe
 from harness.safepath import read_regular
 
 
@@ -125,13 +126,17 @@ def from_reports(path: Path) -> list[Source]:
     except RecursionError:
         raise ValueError(f"{path}: not a readable JSON report: it nests too deep to parse") from None
     if isinstance(data, dict) and isinstance(data.get("runs"), list):
-        return [_from_document(run, path) for run in data["runs"]]
+        return [_from_document(run, path, f"runs[{number}].") for number, run in enumerate(data["runs"])]
     return [_from_document(data, path)]
 
 
-def _from_document(data: Any, path: Path) -> Source:
+def _from_document(data: Any, path: Path, where: str = "") -> Source:
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise ValueError(f"{path}: not a harness JSON report (no results list)")
+        raise ValueError(f"{path}: {where or ''}not a harness JSON report (no results list)")
+    problem = _shape_problem(data)
+    if problem is not None:  # a report from anywhere (a CI artifact, a fork's job): named, never a traceback
+        raise ValueError(f"{path}: not a harness JSON report: {where}{problem}")
+    data = json_safe(data)  # lone surrogates (a ``\ud800`` escape) escaped: every output can encode them
     target = dict(data.get("target") or {})
     if data.get("leftovers"):  # shown once per target, like start_error
         target["leftovers"] = data["leftovers"]
@@ -140,6 +145,140 @@ def _from_document(data: Any, path: Path) -> Source:
         if isinstance(result, dict) and "id" in result:
             source.observations[result["id"]] = observation(result)
     return source
+
+
+_VERDICTS = ("pass", "fail", "recorded", "skip", "error")
+_RESULT_TEXTS = ("profile", "title", "source", "reason", "open_question", "known", "stale")
+_FAILURE_TEXTS = ("path", "expected", "why")
+
+
+def _kind(value: Any) -> str:
+    """Names the JSON kind of ``value`` (never the value: a report may hold anything)."""
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _texts(owner: dict[str, Any], keys: Iterable[str], where: str) -> str | None:
+    for key in keys:
+        if owner.get(key) is not None and not isinstance(owner[key], str):
+            return f"{where}{key}: {_kind(owner[key])}, not a string"
+    return None
+
+
+def _list_of_objects(value: Any, where: str) -> str | None:
+    if not isinstance(value, list):
+        return f"{where}: {_kind(value)}, not an array"
+    for number, item in enumerate(value):
+        if not isinstance(item, dict):
+            return f"{where}[{number}]: {_kind(item)}, not an object"
+    return None
+
+
+def _workspace_problem(state: Any, where: str) -> str | None:
+    if not isinstance(state, dict):
+        return f"{where}: {_kind(state)}, not an object"
+    for rel, entry in state.items():
+        if not isinstance(entry, dict):
+            return f"{where}: an entry is {_kind(entry)}, not an object"
+        problem = _texts(entry, ("text", "target"), f"{where}.<entry>.")
+        if problem:
+            return problem
+    return None
+
+
+def _shape_problem(data: dict[str, Any]) -> str | None:
+    """Returns what in one target's JSON report (``harness run --json``) has a shape the reports
+    cannot take, as ``member: what is wrong`` (``results[3].steps: a string, not an array``); None
+    when it is sound. Only the members ``harness report`` and ``diff`` read are checked; unknown ones
+    are left alone (new keys may be added)."""
+    target = data.get("target")
+    if target is not None:
+        if not isinstance(target, dict):
+            return f"target: {_kind(target)}, not an object"
+        problem = _texts(target, ("name", "version", "spec", "start_error"), "target.")
+        if problem:
+            return problem
+    if data.get("leftovers") is not None:
+        problem = _list_of_objects(data["leftovers"], "leftovers")
+        if problem:
+            return problem
+        for number, left in enumerate(data["leftovers"]):
+            problem = _texts(left, ("path", "reason"), f"leftovers[{number}].")
+            if problem:
+                return problem
+    for number, result in enumerate(data["results"]):
+        problem = _result_problem(result, f"results[{number}]")
+        if problem:
+            return problem
+    return None
+
+
+def _result_problem(result: Any, where: str) -> str | None:
+    if not isinstance(result, dict):
+        return f"{where}: {_kind(result)}, not an object"
+    if "id" in result and not isinstance(result["id"], str):
+        return f"{where}.id: {_kind(result['id'])}, not a string"
+    problem = _texts(result, _RESULT_TEXTS, f"{where}.")
+    if problem:
+        return problem
+    verdict = result.get("verdict")
+    if verdict is not None and verdict not in _VERDICTS:
+        shown_kind = "a string" if isinstance(verdict, str) else _kind(verdict)
+        return f"{where}.verdict: {shown_kind}, not one of {', '.join(_VERDICTS)}"
+    for key in ("aspects", "aspects_observed"):
+        value = result.get(key)
+        if value is not None and (not isinstance(value, dict)
+                                  or not all(isinstance(item, str) for item in value.values())):
+            return f"{where}.{key}: {_kind(value) if not isinstance(value, dict) else 'an object'}, " \
+                   "not an object of verdicts (strings)"
+    if result.get("workspace") is not None:
+        problem = _workspace_problem(result["workspace"], f"{where}.workspace")
+        if problem:
+            return problem
+    steps = result.get("steps", [])
+    problem = _list_of_objects(steps, f"{where}.steps")
+    if problem:
+        return problem
+    for number, step in enumerate(steps):
+        problem = _step_problem(step, f"{where}.steps[{number}]")
+        if problem:
+            return problem
+    then = result.get("then")
+    if then is not None:
+        if not isinstance(then, dict):
+            return f"{where}.then: {_kind(then)}, not an object"
+        problem = _failures_problem(then.get("failures", []), f"{where}.then.failures")
+        if problem:
+            return problem
+    return None
+
+
+def _step_problem(step: dict[str, Any], where: str) -> str | None:
+    if "action" not in step and not isinstance(step.get("tool"), str):
+        return f"{where}: neither an action nor a tool (a string)"
+    problem = _texts(step, ("name", "tool", "action"), f"{where}.")
+    if problem:
+        return problem
+    extra = step.get("extra")
+    if extra is not None:
+        if not isinstance(extra, dict):
+            return f"{where}.extra: {_kind(extra)}, not an object"
+        if extra.get("workspace") is not None:
+            problem = _workspace_problem(extra["workspace"], f"{where}.extra.workspace")
+            if problem:
+                return problem
+    return _failures_problem(step.get("failures", []), f"{where}.failures")
+
+
+def _failures_problem(failures: Any, where: str) -> str | None:
+    problem = _list_of_objects(failures, where)
+    if problem:
+        return problem
+    for number, failure in enumerate(failures):
+        problem = _texts(failure, _FAILURE_TEXTS, f"{where}[{number}].")
+        if problem:
+            return problem
+    return None
 
 
 def from_folder(folder: Path) -> Source:
@@ -258,15 +397,24 @@ def merge_shards(sources: list[Source]) -> list[Source]:
     are one run split across jobs; reports that overlap stay apart (two runs to compare).
     """
     out: list[Source] = []
+    by_spec: dict[str, list[Source]] = {}  # spec -> the merged JSON sources of that spec: one look each
+    origins: dict[int, list[str]] = {}  # id(merged source) -> the files merged into it, joined once at the end
     for source in sources:
-        same = next((s for s in out if s.kind == source.kind == "json" and s.target.get("spec")
-                     and s.target.get("spec") == source.target.get("spec")
-                     and not set(s.observations) & set(source.observations)), None)
+        spec = source.target.get("spec") if source.kind == "json" else None
+        same = None
+        if spec and isinstance(spec, str):
+            same = next((s for s in by_spec.get(spec, ())
+                         if source.observations.keys().isdisjoint(s.observations)), None)
         if same is None:
             out.append(source)
+            if spec and isinstance(spec, str):
+                by_spec.setdefault(spec, []).append(source)
         else:
             same.observations.update(source.observations)
-            same.origin = f"{same.origin} + {source.origin}"
+            origins.setdefault(id(same), [same.origin]).append(source.origin)
+    for source in out:
+        if id(source) in origins:
+            source.origin = " + ".join(origins[id(source)])
     return out
 
 
