@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 
 from harness.cli import make_console
+from harness.printable import shown
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
 
@@ -110,6 +111,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except ValueError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE
+    # Ids, reasons and labels come from reports (a candidate's reason through `run --json`): shown
+    # escaped, as every other command shows them, never a terminal's control sequence.
+    label_a, label_b = shown(a.label), shown(b.label)
     recorded_a, recorded_b = a.recorded(), b.recorded()
     differing, only_a, only_b = [], [], []
     for scenario_id in sorted(set(recorded_a) | set(recorded_b)):
@@ -124,7 +128,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if among is not None and not which:
                 continue
             differing.append(scenario_id)
-            console.print(f"\n[bold yellow]DIFFERS[/bold yellow] [bold]{escape(scenario_id)}[/bold]"
+            console.print(f"\n[bold yellow]DIFFERS[/bold yellow] [bold]{escape(shown(scenario_id))}[/bold]"
                           + (f" [dim]({escape(', '.join(which))})[/dim]" if which else ""))
             if not args.quiet and among is None:
                 print_diff(console, snap.unified_diff(old.text or "", new.text or "", f"{a.label}/{scenario_id}",
@@ -135,15 +139,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
                                         allow_unicode=True, sort_keys=False) for doc in (old, new)]
                 print_diff(console, snap.unified_diff(texts[0], texts[1], f"{a.label}/{scenario_id}",
                                                       f"{b.label}/{scenario_id}"))
-    for label, other, ids in ((a.label, b, only_a), (b.label, a, only_b)):
+    for label, other, ids in ((label_a, b, only_a), (label_b, a, only_b)):
         for scenario_id in ids:
             obs = other.observations.get(scenario_id)
             why = f"{obs.verdict}: {obs.reason}" if obs is not None and obs.verdict else "absent"
-            console.print(f"[bold cyan]ONLY IN[/bold cyan] {escape(label)}: {escape(scenario_id)} "
-                          f"[dim](other side: {escape(why.splitlines()[0][:160])})[/dim]")
+            console.print(f"[bold cyan]ONLY IN[/bold cyan] {escape(label)}: {escape(shown(scenario_id))} "
+                          f"[dim](other side: {escape(shown((why.splitlines() or [''])[0][:160]))})[/dim]")
     same = len(set(recorded_a) & set(recorded_b)) - len(differing)
-    console.print(f"\n{escape(a.label)} vs {escape(b.label)}: {len(differing)} differ, {same} same, "
-                  f"{len(only_a)} only in {escape(a.label)}, {len(only_b)} only in {escape(b.label)}")
+    console.print(f"\n{escape(label_a)} vs {escape(label_b)}: {len(differing)} differ, {same} same, "
+                  f"{len(only_a)} only in {escape(label_a)}, {len(only_b)} only in {escape(label_b)}")
     return EXIT_DIFFERENT if differing or only_a or only_b else EXIT_OK
 
 
