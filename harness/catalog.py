@@ -7,9 +7,10 @@ copy as ``harness/builtin_scenarios``. Users add their own folders with ``--scen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from harness import catalog_cache, profiles
 from harness.loader import Problem, ScenarioError, load_file
@@ -171,14 +172,26 @@ def load_with(extra: Iterable[Path], *, builtin: bool = True) -> Catalog:
     return load(([builtin_dir()] if builtin else []) + list(extra))
 
 
+@functools.lru_cache(maxsize=16)
+def compile_keyword(expression: str) -> Any:
+    """Returns a ``-k`` expression compiled by pytest's own grammar (not a copy of it), once for a
+    whole catalog; ValueError saying why when it is no expression (a syntax error, or nesting deeper
+    than the parser's recursion reaches)."""
+    from _pytest.mark.expression import Expression
+    try:
+        return Expression.compile(expression)
+    except SyntaxError as exc:
+        raise ValueError(f"not a -k expression: {exc.msg} (column {exc.offset})") from None
+    except (RecursionError, MemoryError):
+        raise ValueError("not a -k expression: nested too deep") from None
+
+
 def keyword_matches(expression: str, scenario: Scenario) -> bool:
     """Returns whether a ``-k`` expression selects ``scenario``."""
-    from _pytest.mark.expression import Expression  # pytest's own -k grammar, not a copy of it
-
     haystack = [scenario.id.lower(), scenario.title.lower(), *(t.lower() for t in scenario.tags)]
 
     def matcher(word: str, **_: object) -> bool:
         word = word.lower()
         return any(word in item for item in haystack)
 
-    return Expression.compile(expression).evaluate(matcher)
+    return compile_keyword(expression).evaluate(matcher)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.options import RunOptions, default_jobs
+from harness.options import RunOptions, default_jobs, timeout_argument
 from harness import processes
 from harness.printable import shown
 from harness.targets.base import spec_slug
@@ -43,8 +43,18 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
                         help="also load scenario files from DIR (repeatable)")
     parser.add_argument("--no-builtin", action="store_true", help="do not load the built-in catalog")
     parser.add_argument("--profile", action="append", default=[], help="only this profile (repeatable)")
-    parser.add_argument("-k", dest="keyword", metavar="EXPR",
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", type=keyword_expression,
                         help="only scenarios whose id, title or tags match (pytest -k syntax)")
+
+
+def keyword_expression(text: str) -> str:
+    """The ``-k`` option's type: an expression pytest's grammar takes, else bad usage (exit 2) saying why."""
+    from harness.catalog import compile_keyword
+    try:
+        compile_keyword(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(shown(str(exc))) from None
+    return text
 
 
 def add_color(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +83,8 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     from harness.targets import TARGET_HELP
     parser.add_argument("--target", action="append", default=None,
                         help=f"the target: {TARGET_HELP} (default: reference); repeatable: each target runs the same scenarios")
-    parser.add_argument("--timeout", type=float, default=10.0, help="per-call timeout in seconds (default 10)")
+    parser.add_argument("--timeout", type=timeout_argument, default=10.0,
+                        help="per-call timeout in seconds, above 0 and at most 86400 (default 10)")
     parser.add_argument("--run-as", metavar="USER", help="run the candidate as USER (realises permission scenarios)")
     parser.add_argument("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
     # cmd: and mcp: targets name and shape their tools their own way (harness/bindings.py, docs/bindings.md).

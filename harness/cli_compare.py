@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 
 from harness.cli import make_console
+from harness.options import timeout_argument
 from harness.printable import shown
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
@@ -41,7 +42,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     diff.add_argument("a", metavar="A", help=SOURCE_HELP)
     diff.add_argument("b", metavar="B", help=SOURCE_HELP)
     add_selection(diff)
-    diff.add_argument("--timeout", type=float, default=10.0, help="per-call timeout for targets run now")
+    diff.add_argument("--timeout", type=timeout_argument, default=10.0, help="per-call timeout for targets run now")
     diff.add_argument("-q", "--quiet", action="store_true", help="list the scenarios only, no diffs")
     diff.add_argument("--aspects", metavar="A,B", default=None,
                       help="compare only these aspects of the behaviour (effects, outcome, output)")
@@ -51,7 +52,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report = sub.add_parser("report", help="the conformance matrix over several sources, in several formats")
     report.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP + " (the first is the base)")
     add_selection(report)
-    report.add_argument("--timeout", type=float, default=10.0, help="per-call timeout for targets run now")
+    report.add_argument("--timeout", type=timeout_argument, default=10.0, help="per-call timeout for targets run now")
     report.add_argument("--markdown", type=Path, metavar="FILE", help="write the Markdown report to FILE")
     report.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
     report.add_argument("--json", type=Path, metavar="FILE", help="write the combined JSON report to FILE")

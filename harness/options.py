@@ -34,6 +34,31 @@ def shard_of(key: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % count + 1
 
 
+MAX_TIMEOUT = 86400.0  # a day: beyond it a timeout is no bound (and 1e308 s overflows a poll's milliseconds)
+
+
+def parse_timeout(text: str) -> float:
+    """Returns ``--timeout``'s seconds: a finite number above 0 and at most a day; ValueError otherwise
+    (NaN, infinity and 1e308 ended in a traceback when a call was timed, 0 meant the default unsaid)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_TIMEOUT:  # NaN fails every comparison
+        from harness.printable import shown
+        raise ValueError(f"a number of seconds above 0 and at most {MAX_TIMEOUT:g} is needed, not {shown(text)!r}")
+    return value
+
+
+def timeout_argument(text: str) -> float:
+    """The type of every ``--timeout`` option (argparse): :func:`parse_timeout`, a usage error (exit 2) otherwise."""
+    import argparse
+    try:
+        return parse_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """Parses ``K/N`` (1 <= K <= N) for ``--shard``; raises ValueError naming the problem."""
     k, sep, n = text.partition("/")

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from harness.options import timeout_argument
+
 _RUNNER = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
 _ROOTS = pytest.StashKey["tuple[str, ...]"]()
@@ -38,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
     group.addoption("--aspects", default=None, metavar="A,B",
                     help="judge only these aspects (effects, outcome, output); the others are recorded, never fail")
-    group.addoption("--harness-timeout", type=float, default=10.0, help="per-call timeout in seconds")
+    group.addoption("--harness-timeout", type=timeout_argument, default=10.0,
+                    help="per-call timeout in seconds, above 0 and at most 86400")
     group.addoption("--run-as", default=None, help="run the candidate as this user")
     group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
     group.addoption("--binding", default=None, metavar="FILE",

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import jsonschema_rs
+import pytest
 
 from harness.cli import main
 
@@ -176,3 +177,35 @@ def test_an_unknown_profile_is_bad_usage_naming_the_valid_profiles(folder, capsy
     assert main(["list", "--profile", "claude-cod"]) == 2
     assert "did you mean 'claude-code'?" in capsys.readouterr().err
     assert main(["report", "reference", "--profile", "nosuch", "-q"]) == 2
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e308", "0", "-1", "ten"])
+@pytest.mark.parametrize("command", ["run", "diff", "report"])
+def test_a_timeout_that_is_no_bound_is_bad_usage(folder, capsys, command, value):
+    # nan, inf and 1e308 ended in a traceback when the first call's poll was armed; 0 meant 10 s unsaid.
+    put(folder, "good.yaml", GOOD)
+    sources = [] if command == "run" else ["reference", "reference"]
+    assert main([command, *sources, "--no-builtin", "--scenarios", str(folder), "--timeout", value]) == 2
+    err = capsys.readouterr().err
+    assert "argument --timeout: a number of seconds above 0 and at most 86400 is needed" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("expression, said", [
+    ("good and (", "not a -k expression: expected not OR left parenthesis OR identifier"),
+    ("(" * 5000 + "good" + ")" * 5000, "not a -k expression: nested too deep"),
+])
+def test_a_keyword_expression_that_does_not_parse_is_bad_usage(folder, capsys, expression, said):
+    put(folder, "good.yaml", GOOD)
+    for command in (["run"], ["list"], ["diff", "reference", "reference"]):
+        assert main([*command, "--no-builtin", "--scenarios", str(folder), "-k", expression]) == 2
+        err = capsys.readouterr().err
+        assert f"argument -k: {said}" in err and "Traceback" not in err
+    assert main(["run", "--no-builtin", "--scenarios", str(folder), "-k", "(((good)))"]) == 0
+
+
+def test_the_pytest_plugins_timeout_is_checked_as_the_clis(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--harness-timeout", "nan"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 4  # pytest's usage error
+    assert "argument --harness-timeout: a number of seconds above 0 and at most 86400 is needed" in done.stderr

@@ -15,6 +15,7 @@ guess; starting the server is the mcp: target's business.
 
 from __future__ import annotations
 
+from harness.options import timeout_argument
 from harness.safepath import write_replacing
 
 import argparse
@@ -309,7 +310,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("target", metavar="TARGET", help="mcp:<command line> or mcp+http://<url>")
     parser.add_argument("--profile", help="write a binding skeleton for this profile")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the skeleton to FILE (default: standard output)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds the server may take to start (default 30)")
+    parser.add_argument("--timeout", type=timeout_argument, default=30.0, help="seconds the server may take to start (default 30)")
     parser.set_defaults(handler=run)
 
 

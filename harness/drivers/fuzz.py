@@ -46,6 +46,7 @@ from typing import Any, Callable
 
 import yaml
 
+from harness.options import timeout_argument
 from harness.safepath import write_replacing
 from harness.targets.base import CallResult, Session, Target, TargetError, Unsupported
 from harness.workspace import Workspace
@@ -785,7 +786,7 @@ def add_parser(sub: Any) -> None:
                              help="where divergences are written as scenarios (default ./fuzz-findings)")
     fuzz_parser.add_argument("--max-seconds", type=float, default=None,
                              help="start no new batch of 20 sequences after this long per profile")
-    fuzz_parser.add_argument("--timeout", type=float, default=10.0, help="per-call timeout in seconds (default 10)")
+    fuzz_parser.add_argument("--timeout", type=timeout_argument, default=10.0, help="per-call timeout in seconds (default 10)")
     fuzz_parser.set_defaults(handler=cmd_fuzz)
 
 
