@@ -23,13 +23,14 @@ manager (systemd, at, cron) -- ``--sandbox`` (a PID namespace) covers the first.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 import time
 import uuid
-from typing import Iterable
+from typing import Any, Iterable
 
 #: The keeper, run as ``python -I -S -c KEEPER <tag> <harness pid> -- <argv...>``.
 KEEPER = r"""
@@ -248,12 +249,14 @@ _pending: int | None = None
 _shielded = False
 
 
-def _terminated(signum: int, frame: object) -> None:
+def _terminated(signum: int, frame: Any) -> None:
     # Once: a second signal must not interrupt the clean-up. The keepers are told first, so that no
     # polite goodbye to a candidate waits for its timeout on the way out.
     global _pending
     for other in _HELD:
-        signal.signal(other, signal.SIG_IGN)
+        # A handler of ours, not SIG_IGN: a signal that already arrived and waits for the
+        # interpreter would otherwise be reported as "ignored due to race condition", a traceback.
+        signal.signal(other, _after_first)
     for pid in _children() or ():
         try:
             os.kill(int(pid), signal.SIGTERM)
@@ -262,7 +265,46 @@ def _terminated(signum: int, frame: object) -> None:
     if _deferred or _held:
         _pending = signum  # raised where the code is ready for it (checkpoint, the end of the block)
         return
+    if _drops_exceptions(frame):
+        _pending = signum  # raised at the next checkpoint, or when it is sent again just after
+        _send_again_soon(signum)
+        return
     raise Terminated(signum)
+
+
+def _after_first(signum: int, frame: Any) -> None:
+    """A signal after the first: ignored (the run is ending), unless the first is still to be raised
+    (it landed where an exception would have been dropped) and can be now."""
+    global _pending
+    if _pending is None or _deferred or _held or _shielded:
+        return
+    if _drops_exceptions(frame):
+        _send_again_soon(signum)
+        return
+    first, _pending = _pending, None
+    raise Terminated(first)
+
+
+def _ignored(signum: int, frame: Any) -> None:
+    """Ignores a signal: a handler of ours rather than SIG_IGN (see :func:`_terminated`)."""
+
+
+def _drops_exceptions(frame: Any) -> bool:
+    """Returns whether an exception raised in ``frame`` would be printed and dropped instead of
+    unwinding the harness: the import machinery (its module locks' weak-reference callbacks) and
+    finalisers. A signal landing there is raised a moment later instead."""
+    return frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
+                                  or frame.f_code.co_name == "__del__")
+
+
+def _send_again_soon(signum: int) -> None:
+    """Sends ``signum`` to the main thread again in 10 ms: its handler then raises what was held."""
+    def send() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_kill(threading.main_thread().ident or 0, signum)
+    timer = threading.Timer(0.01, send)
+    timer.daemon = True
+    timer.start()
 
 
 class deferred:
@@ -354,14 +396,14 @@ def shield() -> None:
     """
     global _pending, _shielded
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, signal.SIG_IGN)
+        signal.signal(signum, _ignored)
     _shielded, _pending = True, None  # nor is a signal that came before raised at a checkpoint now
 
 
 def sweep() -> None:
     """Kills every process still running below this one (the harness is ending), and reaps them."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)  # a second signal must not interrupt the clean-up
+        signal.signal(signum, _ignored)  # a second signal must not interrupt the clean-up
     for _ in range(50):
         pids = _descendants(os.getpid())
         if not pids:
