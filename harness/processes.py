@@ -16,7 +16,11 @@ candidate's user could not read under ``--run-as``):
   SIGKILL leaves nothing running.
 
 The harness ends a keeper with SIGTERM (:func:`end`), and finds one whose pid it does not hold
-(the MCP SDK spawns the server itself) by the tag in its argv (:func:`end_tagged`). What a keeper
+(the MCP SDK spawns the server itself) by the tag in its argv (:func:`end_tagged`). A keeper that
+was killed before it could clean up (SIGKILL cannot be caught, and a candidate may send it: under
+``--run-as`` the keeper is the candidate's user's) leaves its family re-parented elsewhere; the
+keeper gives its command the tag in the environment variable :data:`FAMILY_VARIABLE`, which every
+process of the family inherits, and :func:`end_family` kills what carries it. What a keeper
 cannot catch: a process that escapes to another PID namespace or is started through a service
 manager (systemd, at, cron) -- ``--sandbox`` (a PID namespace) covers the first.
 """
@@ -87,6 +91,7 @@ try:
     if child == 0:
         for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(s, signal.SIG_DFL)
+        os.environ["HARNESS_KEEPER"] = tag   # the family's mark, should the keeper be killed
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:
@@ -108,6 +113,10 @@ sys.exit(os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) e
 
 #: Seconds a keeper gets to clean up after SIGTERM before it is killed outright.
 GRACE = 3.0
+#: The environment variable holding the keeper's tag in every process of its family.
+FAMILY_VARIABLE = "HARNESS_KEEPER"
+#: Bytes of a process's environment looked at for the tag (the kernel's own bound on it is far lower).
+_ENVIRON_CAP = 16 * 1024 * 1024
 
 
 def python(for_others: bool = False) -> str | None:
@@ -154,10 +163,11 @@ def kept(argv: Iterable[str], *, for_others: bool = False) -> tuple[list[str], s
     return [interpreter, "-I", "-S", "-c", KEEPER, tag, str(os.getpid()), "--", *argv], tag
 
 
-def end(pid: int, wait, grace: float = GRACE) -> None:
+def end(pid: int, wait, grace: float = GRACE, tag: str | None = None) -> None:
     """Ends the keeper ``pid``: SIGTERM (it kills its family), then SIGKILL of its group after ``grace``.
 
-    ``wait(timeout)`` waits for the keeper's exit (e.g. ``Popen.wait``), raising on timeout.
+    ``wait(timeout)`` waits for the keeper's exit (e.g. ``Popen.wait``), raising on timeout. With
+    its ``tag``, a keeper killed outright has its family ended too (:func:`end_family`).
     """
     try:
         os.kill(pid, signal.SIGTERM)
@@ -173,6 +183,50 @@ def end(pid: int, wait, grace: float = GRACE) -> None:
             kill()
         except (ProcessLookupError, PermissionError):
             pass
+    if tag is not None:
+        end_family(tag)
+
+
+def _carries(pid: str, entry: bytes) -> bool:
+    """Returns True when the environment of process ``pid`` holds ``entry`` (``NAME=value``)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            data = b""
+            while len(data) < _ENVIRON_CAP and (chunk := handle.read(65536)):
+                data += chunk
+    except OSError:  # gone, or another user's
+        return False
+    return entry in data.split(b"\0")
+
+
+def end_family(tag: str, rounds: int = 50) -> None:
+    """Kills every process whose environment carries the keeper's ``tag`` (:data:`FAMILY_VARIABLE`).
+
+    For a keeper that died without ending its family (killed by a signal it cannot catch): its
+    members were re-parented to the nearest subreaper (this process under ``harness run``, init
+    under the pytest plugin), out of any process group the harness knows. Repeated until none is
+    left, as the family may still be forking; those re-parented to this process are reaped.
+    A process that cleared its environment before starting another is not found by this (under
+    ``harness run`` the final sweep still ends it).
+    """
+    entry = f"{FAMILY_VARIABLE}={tag}".encode()
+    me = os.getpid()
+    for _ in range(rounds):
+        found = [int(name) for name in os.listdir("/proc")
+                 if name.isdigit() and int(name) != me and _carries(name, entry)]
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in found:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass  # not ours: its own parent (or init) reaps it
+        time.sleep(0.01)
 
 
 def _children() -> list[str] | None:
@@ -205,8 +259,10 @@ def tagged(tag: str) -> list[int]:
 
 
 def end_tagged(tag: str, grace: float = GRACE) -> None:
-    """Ends the keeper carrying ``tag`` (and so its whole family), if it still runs."""
+    """Ends the keeper carrying ``tag`` (and so its whole family); when it is gone already or has
+    to be killed outright, what is left of its family is ended by :func:`end_family`."""
     pids = tagged(tag)
+    cleaned = bool(pids)  # a keeper that ends on our SIGTERM ends its family itself
     for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -217,10 +273,13 @@ def end_tagged(tag: str, grace: float = GRACE) -> None:
         time.sleep(0.02)
         pids = [pid for pid in pids if _alive(pid)]
     for pid in pids:
+        cleaned = False
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    if not cleaned:
+        end_family(tag)
 
 
 def _alive(pid: int) -> bool:

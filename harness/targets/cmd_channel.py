@@ -147,6 +147,7 @@ class Channel:
         self._buf = bytearray()
         self._chunk = bytearray(_CHUNK)
         self._chunk_view = memoryview(self._chunk)
+        self._family_ended = False
         self.alive = True
 
     def exchange(self, request: bytes, timeout: float) -> bytes:
@@ -273,9 +274,15 @@ class Channel:
                 pass
             return
         if self.proc.poll() is not None:
-            return  # the keeper already ended, and its whole family with it
+            # A keeper that exited ended its whole family; one killed by a signal may not have
+            # (SIGKILL cannot be caught, and the candidate can send it): its family, re-parented
+            # out of reach, is found by the keeper's tag in its environment.
+            if self.proc.returncode < 0 and not self._family_ended:
+                self._family_ended = True
+                processes.end_family(self.tag)
+            return
         # The keeper kills the candidate's whole family on SIGTERM; SIGKILL of its group if it cannot.
-        processes.end(self.pid, self.proc.wait)
+        processes.end(self.pid, self.proc.wait, tag=self.tag)
 
     def _close_fds(self) -> None:
         for name in ("_in", "_out"):

@@ -191,3 +191,37 @@ def test_a_signal_landing_where_exceptions_are_dropped_is_raised_a_moment_later(
     out = subprocess.run([sys.executable, "-c", SIGNAL_IN_IMPORT_MACHINERY], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.split("\n")[:3] == ["held 15", f"raised {int(signal.SIGTERM)}", "handlers [True]"], out.stdout + out.stderr
+
+
+def _kill_marked(mark: str) -> None:
+    for line in processes_with(mark):
+        try:
+            os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+
+
+def test_a_cmd_candidate_that_sigkills_its_keeper_still_leaves_no_process(tmp_path):
+    # SIGKILL cannot be caught: the keeper dies without ending the family it guarded, whose members
+    # are re-parented to whatever subreaper is above (init, under the pytest plugin). Closing the
+    # channel must still end the candidate and every process it started.
+    from harness.targets.cmd_channel import Channel
+
+    mark = marker()
+    channel = Channel([sys.executable, str(CANDIDATES / "hostile_cmd.py"), "--mode", "kill-keeper", "--marker", mark])
+    try:
+        assert json.loads(channel.exchange(b'{"op": "hello", "protocol": 1}\n', 20))["ok"]
+        open_ = {"op": "open", "session": "s", "workspace": str(tmp_path), "profile": "claude-code"}
+        assert json.loads(channel.exchange(json.dumps(open_).encode() + b"\n", 20))["ok"]
+        call = {"op": "call", "session": "s", "tool": "Read", "args": {"file_path": "a.txt"}}
+        assert json.loads(channel.exchange(json.dumps(call).encode() + b"\n", 20))["output"] == "done"
+        deadline = time.monotonic() + 10
+        while channel.proc.poll() is None and time.monotonic() < deadline:  # the keeper is gone...
+            time.sleep(0.02)
+        assert channel.proc.returncode == -signal.SIGKILL
+        assert len(processes_with(mark)) == 3  # ...and its family is not: the candidate, two sleepers
+        channel.close(b'{"op": "bye"}\n', 1.0)
+        assert not gone(mark), "processes left behind"
+    finally:
+        channel.kill()
+        _kill_marked(mark)

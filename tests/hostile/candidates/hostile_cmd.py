@@ -21,6 +21,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
+- ``kill-keeper``: like ``fork``, then SIGKILLs its parent (the keeper that would end its family)
+  while that is still the keeper, then answers (and ignores ``bye``: it must be killed);
 - ``links``: lays out links leading out of its workspace to the folder ``--arg``: ``out`` (to the
   folder), ``secret.txt`` (to its ``secret.txt``) and ``rel`` (to the folder, by a relative path
   climbing to ``/``), as a candidate may; the scenario's next steps then act through them;
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -78,11 +81,15 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
             handle.write(str(args.get("content", "")))
         os.unlink(target)
         os.symlink(opts.arg, target)
-    elif mode in ("fork", "hang-forked"):
+    elif mode in ("fork", "hang-forked", "kill-keeper"):
         sleeper(opts.marker, detach="setsid")
         sleeper(opts.marker, detach="double-fork")
         if mode == "hang-forked":
             time.sleep(3600)
+        if mode == "kill-keeper":
+            with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+                if b"harness-keeper" in handle.read():
+                    os.kill(os.getppid(), signal.SIGKILL)
     elif mode == "special":
         os.mkfifo(os.path.join(workspace, "fifo"))
         sock = socket.socket(socket.AF_UNIX)
@@ -212,6 +219,8 @@ def main() -> None:
                      '"[b]key[/b]\\u001b[7m": ' + deep + '}, "events": [{"x": -Infinity}]}')
             else:
                 send(json.dumps({"ok": True, "output": output}))
+        elif op == "bye" and opts.mode == "kill-keeper":
+            continue
         elif op in ("close", "bye"):
             sessions.pop(request.get("session"), None)
             send(json.dumps({"ok": True}))
