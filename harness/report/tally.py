@@ -8,10 +8,50 @@ run holds does not grow with the number of scenarios that pass.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any, Iterable
 
-from harness.model import Result, Verdict
+from harness.matchers import MISSING, Mismatch
+from harness.model import Result, StepRecord, Verdict
+
+#: Characters kept of a failing result's reason and of each of its mismatches as shown: what the
+#: end-of-run details and the annotations show of it (a mismatch's rendering is a few lines anyway).
+KEPT_TEXT = 64 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class ShownMismatch(Mismatch):
+    """A mismatch kept as it is shown: its rendering, without the observed value it was made from."""
+
+    text: str = ""
+
+    def render(self) -> str:
+        """Returns the rendering made when the mismatch was kept."""
+        return self.text
+
+
+def _cut(text: str) -> str:
+    """Returns ``text`` cut at :data:`KEPT_TEXT` characters, saying how many were not kept."""
+    if len(text) <= KEPT_TEXT:
+        return text
+    return text[:KEPT_TEXT] + f"[{len(text) - KEPT_TEXT:,} more characters not kept]"
+
+
+def _shown(failure: Mismatch) -> Mismatch:
+    return ShownMismatch(failure.path, _cut(str(failure.expected)), MISSING, _cut(failure.why),
+                         text=_cut(failure.render()))
+
+
+def held(result: Result) -> Result:
+    """Returns what the end of a run needs of a failing result: its scenario, verdict, reason and
+    mismatches as shown (harness/report/terminal.py ``explain``, harness/report/github.py), without
+    the arguments, outputs, events and workspace states, which the streaming reports have written
+    already. A reason or a mismatch longer than :data:`KEPT_TEXT` is cut, saying how much was not kept."""
+    steps = [StepRecord(record.index, record.kind, record.name, label=record.label, seconds=record.seconds,
+                        failures=[_shown(failure) for failure in record.failures]) for record in result.steps]
+    return dataclasses.replace(result, reason=_cut(result.reason), steps=steps, workspace=None,
+                               then_failures=[_shown(failure) for failure in result.then_failures])
 
 class Tally:
     """Counts and failures of one target's results, fed one result at a time (``add``).
@@ -30,7 +70,8 @@ class Tally:
         self.aspects: dict[str, dict[str, dict[str, int]]] = {}  # harness/aspects.py ``summary``, kept as it goes
         self.unjudged: Counter[str] = Counter()  # aspects that failed without being judged -> results
         self.unjudged_results = 0
-        self.failures: list[Result] = []  # every fail and error, in order: their details are shown at the end
+        # Every fail and error, in order, as ``held`` keeps them: their details are shown at the end.
+        self.failures: list[Result] = []
         self.bad = False  # a real (not an invalid file's) fail or error
         self.baseline = baseline
         self.baseline_error = baseline_error  # why the baseline could not be read (nothing is judged then)
@@ -65,7 +106,7 @@ class Tally:
             self.unjudged_results += 1
             self.unjudged.update(a for a, v in result.observed_aspects.items() if v == aspects.FAIL)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
-            self.failures.append(result)
+            self.failures.append(held(result))
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:

@@ -1,0 +1,66 @@
+"""What a run holds of its results until it ends is bounded: per failing result, and per scenario.
+
+A failing result is kept for the end-of-run details and the GitHub annotations; it is kept without
+the observed values those do not show (a 15 MB answer once cost about 45 MB per failing scenario,
+the whole catalog tens of GB). A scenario's recorded outputs are bounded while it runs.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+from fakes import ScriptedTarget
+from harness import limits
+from harness.model import Verdict
+from harness.report import github
+from harness.report.tally import Tally
+from harness.report.terminal import explain
+from harness.runner import Runner
+from harness.targets.base import CallResult
+
+READ = """\
+id: claude-code/held/t
+profile: claude-code
+title: t
+source: test
+given:
+  files:
+    a.txt: "x\\n"
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: {$contains: "     1→x"}
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: "     1→x"
+"""
+
+
+def run(scenario, output):
+    with Runner(ScriptedTarget({"Read": CallResult(output=output)})) as runner:
+        return runner.run(scenario)
+
+
+def test_a_failing_result_is_kept_without_its_observed_values_and_shows_the_same(scenario_from):
+    result = run(scenario_from(READ), "B" * 5_000_000)
+    assert result.verdict is Verdict.FAIL and len(pickle.dumps(result)) > 5_000_000  # the output, in records and mismatches
+    before = explain(result), github.annotations([result], "cmd:x")
+    tally = Tally()
+    tally.add(result)
+    kept, = tally.failures
+    assert len(pickle.dumps(kept)) < 100_000
+    assert (explain(kept), github.annotations([kept], "cmd:x")) == before
+    assert kept.verdict is Verdict.FAIL and kept.id == result.id and kept.reason == result.reason
+
+
+def test_a_kept_reason_past_its_bound_says_how_much_was_left_out(scenario_from):
+    result = run(scenario_from(READ), "x")
+    result.verdict, result.reason = Verdict.ERROR, "step 1 (Read): the adapter failed: " + "R" * 1_000_000
+    tally = Tally()
+    tally.add(result)
+    kept, = tally.failures
+    assert len(kept.reason) < 70_000 and kept.reason.startswith("step 1 (Read): the adapter failed: RRR")
+    assert kept.reason.endswith(f"[{len(result.reason) - 64 * 1024:,} more characters not kept]")
+    assert result.reason.endswith("R")  # the result itself (streamed to the reports) is untouched
