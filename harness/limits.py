@@ -21,6 +21,10 @@ MIB = 1024 * 1024
 #: Bytes of content one scenario may make (given files, action content, ``$content`` arguments,
 #: expected contents), summed over the scenario; checked when the scenario is loaded.
 MAX_SCENARIO_CONTENT = _env_int("HARNESS_MAX_SCENARIO_CONTENT", 256 * MIB)
+#: Characters of the outputs, errors and events one scenario's steps record (the strings in them,
+#: and a few per other value), summed over the scenario while it runs: each is kept until the
+#: scenario ends, and 200 reads of a 2 MB file once held 1.6 GB. Past it the scenario is an error.
+MAX_SCENARIO_OUTPUT = _env_int("HARNESS_MAX_SCENARIO_OUTPUT", 64 * MIB)
 #: Nesting depth of a scenario file's YAML (mappings and sequences), checked before it is parsed.
 MAX_YAML_DEPTH = _env_int("HARNESS_MAX_YAML_DEPTH", 64)
 #: Bytes of one scenario file.

@@ -287,6 +287,7 @@ class Runner:
                names: dict[str, str], result: Result) -> str | None:
         """Runs the steps; returns the reason when the target broke or an action failed."""
         recorded = 0  # entries recorded after the steps so far: limits.MAX_ENTRIES over them all
+        held = 0  # characters of the outputs recorded so far: limits.MAX_SCENARIO_OUTPUT over them all
         for index, step in enumerate(scenario.steps):
             started = time.perf_counter()
             if isinstance(step, Action):
@@ -326,6 +327,12 @@ class Runner:
                     return f"step {index + 1} ({step.tool}) unsupported: {exc}"
                 record.output, record.error = observed.output, observed.error
                 record.events, record.extra = observed.events, observed.extra
+                held += _size((observed.output, observed.error, observed.events), limits.MAX_SCENARIO_OUTPUT - held)
+                if held > limits.MAX_SCENARIO_OUTPUT:
+                    record.seconds = time.perf_counter() - started
+                    return (f"step {index + 1} ({step.tool}): the outputs of the steps so far hold more than "
+                            f"{limits.MAX_SCENARIO_OUTPUT:,} characters (HARNESS_MAX_SCENARIO_OUTPUT); "
+                            "the scenario ends here")
                 if expect:
                     if expect is not step.expect or has_references(expect):
                         expect = resolve_references(expect, _reference_lookup(result, record))
@@ -339,6 +346,26 @@ class Runner:
                 record.extra = {**record.extra, "workspace": state}
             record.seconds = time.perf_counter() - started
         return None
+
+
+def _size(value: Any, limit: int) -> int:
+    """Returns the characters of the strings in ``value`` (8 per other item), counting only until
+    past ``limit``: what keeping it costs, roughly, without walking more of it than the cap needs."""
+    total, todo = 0, [value]
+    while todo and total <= limit:
+        item = todo.pop()
+        if isinstance(item, (str, bytes, bytearray)):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += 8 * len(item)
+            todo += item.keys()
+            todo += item.values()
+        elif isinstance(item, (list, tuple)):
+            total += 8 * len(item)
+            todo += item
+        else:
+            total += 8
+    return total
 
 
 def _lays_out_links(scenario: Scenario) -> bool:

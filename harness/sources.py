@@ -327,8 +327,9 @@ class Collector:
 
     Each result becomes an :class:`Observation` at once. Its snapshot document is kept only where a
     report uses it: with several targets (a cell that behaves unlike the first column shows the
-    diff) and for an open question (its answer); otherwise only the verdict, reason, failures and
-    aspects are, so what a one-target run holds for these reports stays small.
+    diff) and for an open question (its answer); otherwise only the verdict, reason, failures (as
+    explained, without the observed values) and aspects are, so what a one-target run holds for
+    these reports stays small.
     """
 
     def __init__(self, several: bool) -> None:
@@ -342,6 +343,10 @@ class Collector:
             column = self.columns[id(run)] = Source(label=run.spec, origin=run.spec, kind="run")
             column.target = {"name": run.info.name, "version": run.info.version, "spec": run.spec}
         found = observation(result)
+        # A mismatch is shown by its explanation (harness/report/matrix.py ``explain_cell``): the
+        # observed value it was made from (a whole answer, for ``$contains``) is not kept until the end.
+        found.failures = [{k: v for k, v in failure.items() if k != "observed"} if failure.get("explanation")
+                          else failure for failure in found.failures]
         if found.doc is not None and not self.several and not found.open_question:
             tools = [step["tool"] for step in found.doc.get("steps", ()) if "tool" in step]
             found.doc, found.summary_only, found.tool = None, True, tools[-1] if tools else ""

@@ -64,3 +64,45 @@ def test_a_kept_reason_past_its_bound_says_how_much_was_left_out(scenario_from):
     assert len(kept.reason) < 70_000 and kept.reason.startswith("step 1 (Read): the adapter failed: RRR")
     assert kept.reason.endswith(f"[{len(result.reason) - 64 * 1024:,} more characters not kept]")
     assert result.reason.endswith("R")  # the result itself (streamed to the reports) is untouched
+
+
+MANY = """\
+id: claude-code/held/many
+profile: claude-code
+title: many reads
+source: test
+given:
+  files:
+    a.txt: "x\\n"
+steps:
+""" + """  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+""" * 6
+
+
+def test_a_scenario_whose_outputs_pass_their_cap_ends_as_an_error_naming_the_step(scenario_from, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_SCENARIO_OUTPUT", 1_000_000)
+    result = run(scenario_from(MANY), {"text": "C" * 300_000, "lines": [1, 2]})
+    assert result.verdict is Verdict.ERROR
+    assert result.reason.startswith("step 4 (Read): the outputs of the steps so far hold more than")
+    assert "1,000,000 characters (HARNESS_MAX_SCENARIO_OUTPUT)" in result.reason
+    assert len(result.steps) == 4  # the steps after it are not taken
+
+
+def test_outputs_within_the_cap_are_recorded_whole(scenario_from, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_SCENARIO_OUTPUT", 2_000_000)
+    result = run(scenario_from(MANY), "C" * 300_000)
+    assert result.verdict is Verdict.PASS and all(len(step.output) == 300_000 for step in result.steps)
+
+
+def test_the_markdown_and_html_columns_keep_a_failure_as_explained_without_its_observed_value(scenario_from):
+    from types import SimpleNamespace
+
+    from harness.sources import Collector
+    result = run(scenario_from(READ), "B" * 5_000_000)
+    collector = Collector(several=False)
+    target_run = SimpleNamespace(spec="cmd:x", info=SimpleNamespace(name="x", version="1"))
+    collector.add(target_run, result.as_dict())
+    kept = collector.columns[id(target_run)].observations[result.id]
+    assert len(pickle.dumps(kept)) < 100_000
+    assert [f["explanation"] for f in kept.failures] == [f.render() for _, f in result.failures]
