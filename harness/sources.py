@@ -132,7 +132,7 @@ def from_reports(path: Path) -> list[Source]:
 
 def _from_document(data: Any, path: Path, where: str = "") -> Source:
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise ValueError(f"{path}: {where or ''}not a harness JSON report (no results list)")
+        raise ValueError(f"{path}: not a harness JSON report (no results list{' in ' + where[:-1] if where else ''})")
     problem = _shape_problem(data)
     if problem is not None:  # a report from anywhere (a CI artifact, a fork's job): named, never a traceback
         raise ValueError(f"{path}: not a harness JSON report: {where}{problem}")
@@ -395,11 +395,23 @@ def resolve_all(name: str, scenarios: list[Any] | None = None, **options: Any) -
     return [resolve(name, scenarios, **options)]
 
 
+MERGE_CANDIDATES = 64  # runs of one spec a report may still merge into: past them, an overlapping one stays apart
+
+
+def _disjoint(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Returns True when the two have no scenario id in common, looking through the smaller only
+    (a shard of a few results against the thousands merged so far)."""
+    small, large = (one, other) if len(one) <= len(other) else (other, one)
+    return not any(key in large for key in small)
+
+
 def merge_shards(sources: list[Source]) -> list[Source]:
     """Returns the sources with the JSON reports of one target's shards merged into one source.
 
     Reports of the same target spec whose scenarios do not overlap (``harness run --shard K/N``)
-    are one run split across jobs; reports that overlap stay apart (two runs to compare).
+    are one run split across jobs; reports that overlap stay apart (two runs to compare). Each
+    report is looked up by its spec and compared with at most ``MERGE_CANDIDATES`` runs kept apart
+    so far, so what merging costs grows with the reports, not with their square.
     """
     out: list[Source] = []
     by_spec: dict[str, list[Source]] = {}  # spec -> the merged JSON sources of that spec: one look each
@@ -408,12 +420,11 @@ def merge_shards(sources: list[Source]) -> list[Source]:
         spec = source.target.get("spec") if source.kind == "json" else None
         same = None
         if spec and isinstance(spec, str):
-            same = next((s for s in by_spec.get(spec, ())
-                         if source.observations.keys().isdisjoint(s.observations)), None)
+            same = next((s for s in by_spec.get(spec, ()) if _disjoint(source.observations, s.observations)), None)
         if same is None:
             out.append(source)
-            if spec and isinstance(spec, str):
-                by_spec.setdefault(spec, []).append(source)
+            if spec and isinstance(spec, str) and len(by_spec.setdefault(spec, [])) < MERGE_CANDIDATES:
+                by_spec[spec].append(source)
         else:
             same.observations.update(source.observations)
             origins.setdefault(id(same), [same.origin]).append(source.origin)

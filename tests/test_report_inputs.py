@@ -123,3 +123,28 @@ def test_merging_shards_looks_at_each_report_a_bounded_number_of_times():
     assert set(merged[-1].observations) == {f"id{i}" for i in range(count)}
     assert merged[-1].origin.startswith("shard0.json + shard1.json")
     assert _CountingTarget.looks <= 10 * 2 * count
+
+
+def test_reports_of_one_spec_that_all_overlap_stay_apart_and_are_not_each_compared_with_all(monkeypatch):
+    count = 3000
+    runs = [sources.Source(label="t", origin=f"r{i}.json", kind="json", target={"spec": "t"},
+                           observations={"same": sources.Observation(id="same", profile="p")})
+            for i in range(count)]
+    compared = []
+    real = sources._disjoint
+
+    def counting(one, other):
+        compared.append(1)
+        return real(one, other)
+
+    monkeypatch.setattr(sources, "_disjoint", counting)
+    merged = sources.merge_shards(runs)
+    assert len(merged) == count  # every one overlaps every other: two runs to compare, never merged
+    assert len(compared) <= 100 * count  # not count * count / 2
+
+
+def test_a_combined_report_with_a_run_that_is_no_report_names_the_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")
+    path = report(tmp_path, "runs.json", {"runs": [{"target": TARGET, "results": []}, {"target": TARGET}]})
+    assert main(["report", "--no-builtin", str(path)]) == 2
+    assert "runs.json: not a harness JSON report (no results list in runs[1])" in capsys.readouterr().out
