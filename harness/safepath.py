@@ -391,6 +391,27 @@ def open_new(path: str | os.PathLike[str]) -> int:
 _READ_CHUNK = 1024 * 1024  # what read_regular asks for at a time beyond the size the file had
 
 
+def read_capped(handle: BinaryIO, size: int, cap: int) -> bytes:
+    """Returns what the open binary ``handle`` holds up to ``cap + 1`` bytes (more than ``cap``: the
+    caller refuses it), ``size`` being what fstat said it holds.
+
+    ``read(n)`` allocates n bytes first: this asks for the size the file has (one more byte tells
+    that it grew), never the whole cap (1 GiB for a 28-byte state file); the rest, if any, in chunks.
+    """
+    want = min(cap, size) + 1
+    data = handle.read(want)
+    if len(data) < want or want > cap:
+        return data
+    parts, total = [data], len(data)
+    while total <= cap:
+        chunk = handle.read(min(_READ_CHUNK, cap + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
+
+
 def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = False) -> bytes:
     """Returns the bytes of a regular file of at most ``cap`` bytes; OSError otherwise (a link unless
     ``follow_link``, a FIFO or a device, a larger file), without blocking on what it refuses."""
@@ -405,19 +426,7 @@ def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = 
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, f"not a regular file: {place}")
-        # read(n) allocates n bytes first: ask for the size the file has (one more byte tells that it
-        # grew), never the whole cap (1 GiB for a 28-byte state file); the rest, if any, in chunks.
-        want = min(cap, info.st_size) + 1
-        data = handle.read(want)
-        if len(data) == want and want <= cap:
-            parts, total = [data], len(data)
-            while total <= cap:
-                chunk = handle.read(min(_READ_CHUNK, cap + 1 - total))
-                if not chunk:
-                    break
-                parts.append(chunk)
-                total += len(chunk)
-            data = b"".join(parts)
+        data = read_capped(handle, info.st_size, cap)
     if len(data) > cap:
         raise OSError(errno.EFBIG, f"more than {cap} bytes: {place}")
     return data

@@ -420,7 +420,7 @@ def read_below(root: Path | str, rel: str) -> str | None:
     """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
     link), None when it does not exist; raises SnapshotUnreadable for anything else."""
     from harness import limits
-    from harness.safepath import resolve
+    from harness.safepath import read_capped, resolve
     where = Path(root) / rel
     _not_a_link(root)
     try:
@@ -436,9 +436,10 @@ def read_below(root: Path | str, rel: str) -> str | None:
     except OSError as exc:
         raise SnapshotUnreadable(f"{where}: not read: {_why(exc)}") from None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise SnapshotUnreadable(f"{where}: not a regular file: not read")
-        data = handle.read(limits.MAX_SCENARIO_FILE + 1)
+        data = read_capped(handle, info.st_size, limits.MAX_SCENARIO_FILE)  # never the whole cap reserved
     if len(data) > limits.MAX_SCENARIO_FILE:
         raise SnapshotUnreadable(f"{where}: more than {limits.MAX_SCENARIO_FILE} bytes "
                                  "(HARNESS_MAX_SCENARIO_FILE): not read")

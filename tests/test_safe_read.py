@@ -45,3 +45,21 @@ def test_a_file_over_the_cap_is_refused(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(OSError, match="not a regular file"):
         read_regular(tmp_path / "fifo", 100)
+
+
+def test_a_snapshot_is_read_without_reserving_the_snapshot_cap(tmp_path):
+    # Each snapshot read reserved HARNESS_MAX_SCENARIO_FILE (16 MiB) first; under a cap of 1 GiB set
+    # for the run and an address-space limit below it, a small snapshot still reads.
+    store = tmp_path / "snaps" / "reference" / "claude-code"
+    store.mkdir(parents=True)
+    (store / "a.yaml").write_text("scenario: claude-code/a\\nsteps: []\\n", "utf-8")
+    code = textwrap.dedent(f"""
+        import resource, sys
+        from harness.snapshot import SnapshotStore
+        resource.setrlimit(resource.RLIMIT_AS, (900 * 1024 * 1024, resource.RLIM_INFINITY))
+        sys.stdout.write(SnapshotStore({str(tmp_path / "snaps")!r}, "reference").read("claude-code/a"))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HARNESS_MAX_SCENARIO_FILE": str(4 * 1024 ** 3)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("scenario: claude-code/a")
