@@ -281,6 +281,23 @@ def _failures_problem(failures: Any, where: str) -> str | None:
     return None
 
 
+def _snapshot_problem(doc: dict[str, Any]) -> str | None:
+    """Returns what in a snapshot document has a shape the reports cannot take (``steps[2].tool: an
+    array, not a string``), None when it is sound; only what ``report`` and ``diff`` read is checked."""
+    problem = _texts(doc, ("open_question",), "")
+    if problem:
+        return problem
+    steps = doc.get("steps", [])
+    problem = _list_of_objects(steps, "steps")
+    if problem:
+        return problem
+    for number, step in enumerate(steps):
+        problem = _texts(step, ("name", "tool", "action"), f"steps[{number}].")
+        if problem:
+            return problem
+    return None
+
+
 def from_folder(folder: Path) -> Source:
     """Reads a snapshot folder (one target's: ``snapshots/<slug>``)."""
     folder = Path(folder)
@@ -296,6 +313,9 @@ def from_folder(folder: Path) -> Source:
         doc = snap.stored_behaviour(text) is not None and snap.parse(text)
         if not isinstance(doc, dict):
             raise ValueError(f"{store.path(scenario_id)}: not a snapshot (a YAML mapping within the nesting cap)")
+        problem = _snapshot_problem(doc)
+        if problem is not None:  # a snapshot folder comes with a checkout (a pull request): named, never a traceback
+            raise ValueError(f"{store.path(scenario_id)}: not a snapshot: {problem}")
         key = str(doc.get("scenario") or scenario_id)
         source.observations[key] = Observation(
             id=key, profile=str(doc.get("profile", "")), title=str(doc.get("title", "")),

@@ -148,3 +148,23 @@ def test_a_combined_report_with_a_run_that_is_no_report_names_the_run(tmp_path, 
     path = report(tmp_path, "runs.json", {"runs": [{"target": TARGET, "results": []}, {"target": TARGET}]})
     assert main(["report", "--no-builtin", str(path)]) == 2
     assert "runs.json: not a harness JSON report (no results list in runs[1])" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("body, said", [
+    ("steps: 5", "steps: a number, not an array"),
+    ("steps: [5]", "steps[0]: a number, not an object"),
+    ("steps: [{tool: [1], output: 1}]", "steps[0].tool: an array, not a string"),
+    ("open_question: [2]\nsteps: []", "open_question: an array, not a string"),
+])
+def test_a_malformed_snapshot_in_a_folder_is_an_error_naming_the_file_and_member(tmp_path, capsys, monkeypatch,
+                                                                                 body, said):
+    monkeypatch.setenv("COLUMNS", "1000")
+    folder = tmp_path / "snaps" / "t"
+    (folder / "claude-code").mkdir(parents=True)
+    (folder / "claude-code" / "x.yaml").write_text(f"scenario: claude-code/x\nprofile: claude-code\n{body}\n", "utf-8")
+    empty = report(tmp_path, "empty.json", {"format": 1, "target": {"spec": "y"}, "results": []})
+    for command in (["report", "--no-builtin", str(folder), "--markdown", str(tmp_path / "o.md")],
+                    ["diff", "--no-builtin", str(folder), str(empty)]):
+        assert main(command) == 2
+        out = capsys.readouterr().out
+        assert f"x.yaml: not a snapshot: {said}" in out, out
