@@ -7,6 +7,7 @@ with each target's recorded answer side by side. GitHub renders ``<details>`` in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import harness
@@ -17,11 +18,37 @@ ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "s
          "known": "🔕 known", "observed": "👁️ observed", "absent": "—"}
 
 
+#: The characters that make Markdown (CommonMark, GitHub's tables, strikethrough and math) of inline
+#: text, each shown literally by a backslash before it: emphasis, links and images, code spans,
+#: strikethrough, math, a cell's end; ``<`` and ``&`` become entities (no tag, no entity of the text's).
+_MARKUP = str.maketrans({c: "\\" + c for c in "\\`*_[]!~|$@"} | {"&": "&amp;", "<": "&lt;"})
+#: What GitHub links when written bare (``https://...``, ``www....``), and what starts a block (a
+#: heading, a quote, a list) at the start of a heading's or a list item's text.
+_BARE_LINK = re.compile(r":(?=//)|(?<=www)\.", re.IGNORECASE)
+_BLOCK_START = re.compile(r"^(\d*)([-+#>.)=])")
+
+
 def _cell(text: str) -> str:
-    """Returns text safe inside a Markdown table cell: one line (control characters escaped,
-    harness/printable.py), no pipe that ends the cell, no tag."""
-    return (shown(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\t", " ")
-            .replace("&", "&amp;").replace("<", "&lt;"))
+    """Returns text shown literally in Markdown (a table cell, a heading, a list item): one line
+    (control characters escaped, harness/printable.py), no markup, no bare link, no tag."""
+    text = shown(text).replace("\n", " ").replace("\t", " ").translate(_MARKUP)
+    return _BLOCK_START.sub(r"\1\\\2", _BARE_LINK.sub(lambda m: "\\" + m.group(), text))
+
+
+def _span(text: str) -> str:
+    """Returns ``text`` as a code span inside a table row: shown literally (nothing is interpreted in
+    a code span), its backtick run longer than any in the text, its pipes escaped for the table."""
+    text = shown(text).replace("\n", " ").replace("\t", " ").replace("|", "\\|")
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _html(text: str) -> str:
+    """Returns text shown literally inside raw HTML (a ``<summary>``, where Markdown is not read): one line, no tag."""
+    return shown(text).replace("\n", " ").replace("\t", " ").replace("&", "&amp;").replace("<", "&lt;")
 
 
 def _code(text: str) -> str:
@@ -50,7 +77,7 @@ def _run_notes(matrix: Matrix) -> list[str]:
         if stale:
             out += [f"**{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}** on {_cell(source.label)} "
                     "(listed as known failures, pass now: they fail the run until removed): "
-                    + ", ".join(f"`{_cell(key)}`" for key in stale), ""]
+                    + ", ".join(_span(key) for key in stale), ""]
     return out
 
 
@@ -82,8 +109,8 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
             + (", differs" if cell.differs else "")
         reason = (f"baseline: {cell.known}" if cell.known is not None else
                   cell.observation.reason if cell.observation and cell.verdict in ("fail", "error") else "")
-        out += [f"<details><summary><code>{_cell(row.id)}</code> on <b>{_cell(label)}</b>: {what}"
-                + (f" — {_cell(reason[:200])}" if reason else "") + "</summary>", "",
+        out += [f"<details><summary><code>{_html(row.id)}</code> on <b>{_html(label)}</b>: {what}"
+                + (f" — {_html(reason[:200])}" if reason else "") + "</summary>", "",
                 _code(explain_cell(cell)), "", "</details>"]
     out.append("")
 
@@ -99,7 +126,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
             cells = [ICONS.get(row.cells[l].verdict, row.cells[l].verdict)
                      + (f" {row.cells[l].marks}" if row.cells[l].marks else "") + (" ≠" if row.cells[l].differs else "")
                      for l in labels]
-            out.append(f"| `{_cell(row.id)}` | " + " | ".join(cells) + " |")
+            out.append(f"| {_span(row.id)} | " + " | ".join(cells) + " |")
     out += ["", "</details>", ""]
 
     questions = matrix.open_questions
@@ -110,7 +137,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
         out.append("|---|---|" + "---|" * len(labels))
         for row in questions:
             answers = [_cell(row.cells[label].shown_answer) for label in labels]
-            out.append(f"| {_cell(row.open_question or '')}<br>`{_cell(row.id)}` | {_cell(row.source)} | "
+            out.append(f"| {_cell(row.open_question or '')}<br>{_span(row.id)} | {_cell(row.source)} | "
                        + " | ".join(answers) + " |")
     else:
         out.append("None.")
