@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.model import Result, Verdict
+from harness.printable import shown
 
 #: Annotations printed per run at most (GitHub shows only the first few per step anyway).
 MAX_ANNOTATIONS = 50
@@ -56,8 +57,9 @@ def resume_commands() -> None:
 
 
 def _data(text: str) -> str:
-    """Escapes a workflow command's message (GitHub's rules: %, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escapes a workflow command's message: control characters shown escaped (harness/printable.py:
+    a candidate's ESC and NUL reached the log and the annotation raw), then GitHub's rules (%, CR, LF)."""
+    return shown(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _property(text: str) -> str:

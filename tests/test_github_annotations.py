@@ -1,0 +1,38 @@
+"""GitHub annotations carry a candidate's text shown literally: no raw control character reaches them."""
+
+from __future__ import annotations
+
+import re
+
+from fakes import ScriptedTarget
+from harness.model import Verdict
+from harness.report import github
+from harness.runner import Runner
+from harness.targets.base import CallResult
+
+READ = """\
+id: claude-code/annotations/t
+profile: claude-code
+title: t
+source: test
+given:
+  files:
+    a.txt: "x\\n"
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: "x"
+"""
+
+HOSTILE = "REASON \x1b[31mred\x1b[0m \x00 \x07 \x08 \u009b \r\nnext line %"
+
+
+def test_an_annotation_shows_the_candidates_control_characters_escaped(scenario_from):
+    with Runner(ScriptedTarget({"Read": CallResult(error={"code": None, "message": HOSTILE})})) as runner:
+        result = runner.run(scenario_from(READ))
+    result.verdict, result.reason = Verdict.ERROR, "step 1 (Read): the adapter failed: " + HOSTILE
+    line, = github.annotations([result], "cmd:x \x1b]0;title\x07")
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", line), repr(line)
+    assert "REASON \\x1b[31mred\\x1b[0m \\x00 \\x07 \\x08 \\x9b" in line
+    assert "%0Anext line %25" in line and "title=error on cmd%3Ax \\x1b]0;title\\x07%3A " in line
