@@ -35,10 +35,12 @@ def _cell(text: str) -> str:
     return _BLOCK_START.sub(r"\1\\\2", _BARE_LINK.sub(lambda m: "\\" + m.group(), text))
 
 
-def _span(text: str) -> str:
-    """Returns ``text`` as a code span inside a table row: shown literally (nothing is interpreted in
-    a code span), its backtick run longer than any in the text, its pipes escaped for the table."""
-    text = shown(text).replace("\n", " ").replace("\t", " ").replace("|", "\\|")
+def _span(text: str, *, table: bool = True) -> str:
+    """Returns ``text`` as a code span: shown literally (nothing is interpreted in a code span), its
+    backtick run longer than any in the text; in a table row its pipes escaped for the table."""
+    text = shown(text).replace("\n", " ").replace("\t", " ")
+    if table:
+        text = text.replace("|", "\\|")
     ticks = "`"
     while ticks in text:
         ticks += "`"
@@ -72,7 +74,8 @@ def _run_notes(matrix: Matrix) -> list[str]:
         if leftovers:
             out += [f"**{_cell(source.label)} left {len(leftovers)} workspace(s) that could not be removed** "
                     "(the run fails; remove them by hand):", ""]
-            out += [f"- {_cell(str(left.get('path')))}: {_cell(str(left.get('reason')))}" for left in leftovers] + [""]
+            out += [f"- {_span(str(left.get('path')), table=False)}: {_cell(str(left.get('reason')))}"
+                    for left in leftovers] + [""]
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             out += [f"**{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}** on {_cell(source.label)} "
