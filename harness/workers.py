@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import struct
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ FLUSH_AFTER = 0.05
 _EMITTED = object()
 #: How long a finished worker gets to stop its candidate and exit before it is killed.
 EXIT_GRACE = 15.0
+#: A worker's slot: the target and position of the scenario it is running (-1, -1 between them).
+_SLOT = struct.Struct("ii")
 
 
 @dataclass
@@ -132,7 +135,7 @@ def _payload(result: Result) -> tuple[Any, ...]:
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
             tmp: str | None, parent_ends: Sequence[Any] = (), halt: Any = None,
-            first: tuple[int, range] | None = None) -> None:
+            first: tuple[int, range] | None = None, slot: Any = None) -> None:
     """A worker's life: ask for a chunk, run it, send its results; stop the target when moving on.
 
     The next chunk is asked for as soon as one arrives, before it runs, so that it is there when
@@ -140,6 +143,8 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     ``halt`` (a byte shared with the parent) set means the run was asked to stop (``-x``): no
     further scenario starts, not even in a chunk already here. ``first`` is the first chunk, given
     at the fork (a worker does not wait for the parent, busy forking the next one, to answer).
+    ``slot`` (8 bytes shared with the parent) holds the target and position of the scenario running,
+    -1 between scenarios: if the worker is killed, the parent knows which one it was.
 
     ``parent_ends`` are the parent's ends of the pipes made so far (this worker's and the earlier
     ones'), which the fork copied: closed at once, so that the parent's closing its end is an end of
@@ -177,7 +182,12 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                     break
                 if held is None:
                     held, since = (index, []), time.perf_counter()
-                held[1].append((position, _payload(current[1].run(scenarios[position]))))
+                if slot is not None:
+                    _SLOT.pack_into(slot, 0, index, position)
+                result = current[1].run(scenarios[position])
+                if slot is not None:
+                    _SLOT.pack_into(slot, 0, -1, -1)
+                held[1].append((position, _payload(result)))
                 if time.perf_counter() - since >= FLUSH_AFTER:
                     batch, held = held, None
                     conn.send(("results", batch))
@@ -209,6 +219,30 @@ def _stop(conn: Any, index: int, runner: Runner) -> None:
 # -- the parent side ----------------------------------------------------------------------------
 
 
+@dataclass
+class _Worker:
+    """The parent's view of one worker process."""
+
+    process: Any
+    folder: str  # where everything it makes is (harness-worker-*)
+    slot: Any  # shared: the (target, position) it is running, -1 between scenarios
+    running: tuple[int, range] | None  # the chunk it began last
+    asked: tuple[int, range] | None  # the chunk sent for its next request, not begun
+    told: bool  # answered "nothing more": it is ending
+    index: int  # the target it runs (whose reports name what its folder keeps)
+
+    def begun(self) -> None:
+        """Its request says it began the chunk it asked for before."""
+        if self.asked is not None:
+            self.running, self.index = self.asked, self.asked[0]
+        self.asked = None
+
+    def running_now(self) -> tuple[int, int] | None:
+        """Returns the (target, position) of the scenario it is running, or None between scenarios."""
+        index, position = _SLOT.unpack_from(self.slot, 0)
+        return (index, position) if position >= 0 else None
+
+
 class _Pool:
     """The parent's side: hands out chunks, collects results, notices dead workers."""
 
@@ -237,12 +271,13 @@ class _Pool:
         import multiprocessing
         from multiprocessing.connection import wait
         context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
-        # connection -> [process, the task it runs, the task it asked for meanwhile, whether it was told to stop]
-        workers: dict[Any, list[Any]] = {}
+        workers: dict[Any, _Worker] = {}  # by the parent's end of its pipe
         queue = list(reversed(self.tasks))
         # Set once the run is to stop (-x): the workers start no further scenario, even of a chunk they hold.
         self.halt = mmap.mmap(-1, 1)
-        ended: list[Any] = []  # workers told to stop whose pipe closed: joined at the end, all exiting at once
+        ended: list[_Worker] = []  # workers whose pipe closed: joined at the end, all exiting at once
+        # New workers for work whose worker was killed: bounded, as a candidate may kill every one.
+        spare = len(self.tasks) + self.jobs
         for target in self.targets:  # what each worker would otherwise do on its own: done once, shared
             target.before_workers(self.scenarios)
 
@@ -255,13 +290,16 @@ class _Pool:
                 folder = tempfile.mkdtemp(prefix="harness-worker-", dir=self.tmp)
                 self.folders.append(folder)
             os.chmod(folder, 0o711)
+            slot = mmap.mmap(-1, _SLOT.size)
+            _SLOT.pack_into(slot, 0, -1, -1)
             parent, child = context.Pipe()
             process = context.Process(target=_worker, name="harness-worker", daemon=True,
                                       args=(child, self.targets, self.scenarios, self.record_states, folder,
-                                            (*workers, parent), self.halt, first))
+                                            (*workers, parent), self.halt, first, slot))
             with processes.blocked():  # the worker takes signals once it is ready for them (processes.hold)
                 process.start()
-                workers[parent] = [process, None, first, first is None, folder]
+                workers[parent] = _Worker(process, folder, slot, None, first, first is None,
+                                          first[0] if first is not None else 0)
             child.close()
             self._handed(first)
 
@@ -270,49 +308,35 @@ class _Pool:
                 fork(queue.pop() if queue and not self._stopping() else None)
             while workers:
                 for conn in wait(list(workers)):
-                    state = workers[conn]
-                    process, running, asked, _, folder = state
+                    worker = workers[conn]
                     try:
                         message = conn.recv()
                     except (EOFError, OSError):
                         del workers[conn]
-                        if self.halt[0] or (asked is None and not self._unfinished(running)):
-                            ended.append(process)  # it ended its work (or the run stops): it is exiting
-                            continue
-                        # It died: the scenarios it had begun become errors naming its exit code; the
-                        # chunk it had asked for (sent, never begun) goes to another worker, if one
-                        # takes work still.
-                        process.join(EXIT_GRACE)
-                        self._lost(running, process.exitcode)
-                        self._clear(folder, (running or asked or (0, range(0)))[0])
-                        if asked is None:
-                            pass
-                        elif any(not told for _, _, _, told, _ in workers.values()):
-                            queue.append(asked)
-                        elif running is not None and process.exitcode != 0 and not self._stopping():
-                            # The others are done: a new worker takes it. Only for a worker that had
-                            # begun work (so this ends) and was killed (one that ended itself was
-                            # interrupted with the run).
-                            fork(asked)
-                        else:
-                            self._lost(asked, process.exitcode, begun=False)
+                        if self._gone(worker, queue):
+                            ended.append(worker)
+                        stopping = self._stopping()  # the error it left may stop the run (-x): at once
+                        # Work given back and no worker left to ask for it: a new one takes it.
+                        if queue and spare and not stopping and all(w.told for w in workers.values()):
+                            spare -= 1
+                            fork(queue.pop())
                         continue
                     if message[0] == "ready":
                         # The worker begins the chunk it was sent and asks for the next: that is sent
                         # before the results go to the reports (only what -x needs is done first).
                         stored = self._arrived(message[1])
-                        stopping = self._stopping()
+                        worker.begun()
+                        stopping = self._stopping()  # asked also when nothing is left: it ends held chunks
                         task = queue.pop() if queue and not stopping else None
                         try:
                             conn.send(task)
                         except OSError:
-                            # It died after asking (its request was still in the pipe): it had begun
-                            # the chunk it asked with; the end of input that follows says the rest.
+                            # It died after asking (its request was still in the pipe): the end of
+                            # input that follows says what became of its work.
                             if task is not None:
                                 queue.append(task)
-                            state[1:4] = [asked, None, False]
                         else:
-                            state[1:4] = [asked, task, task is None]
+                            worker.asked, worker.told = task, task is None
                             self._handed(task)
                         if stored:
                             self._emit_ready()
@@ -329,16 +353,60 @@ class _Pool:
         finally:
             for conn in workers:
                 conn.close()
-            for process in [*ended, *(state[0] for state in workers.values())]:
-                process.join(EXIT_GRACE)
-                if process.is_alive():
-                    process.kill()
-                    process.join()
-            for folder in self.folders:  # what a worker could not remove it named: kept, and said, as left
-                with contextlib.suppress(OSError):
-                    os.rmdir(folder)
+            for worker in [*ended, *workers.values()]:
+                worker.process.join(EXIT_GRACE)
+                if worker.process.is_alive():
+                    worker.process.kill()
+                    worker.process.join()
+                if worker.folder not in self.folders:
+                    continue
+                if worker.process.exitcode == 0:  # what it could not remove it named: kept, said as left
+                    self.folders.remove(worker.folder)
+                    with contextlib.suppress(OSError):
+                        os.rmdir(worker.folder)
+                else:  # killed (by something else, or here after EXIT_GRACE) before it could clean up
+                    self._clear(worker.folder, worker.index)
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
+
+    def _gone(self, worker: "_Worker", queue: list[tuple[int, range]]) -> bool:
+        """A worker's pipe closed: returns True if it ended by itself (it is exiting, or has); else it
+        was killed holding work: the scenario it was running becomes an error naming its exit code,
+        the rest of what it held (not begun, or run with their results lost) goes back to ``queue``
+        unless the run stops, and its folder is removed."""
+        running = worker.running_now()
+        if running is None and not self._unfinished(worker.running) and not self._unfinished(worker.asked):
+            return True
+        worker.process.join(EXIT_GRACE)
+        if worker.process.is_alive():  # its pipe closed, yet it lives on: it is ended here
+            worker.process.kill()
+            worker.process.join()
+        code = worker.process.exitcode
+        if code == 0:  # it ended itself (a stop, or interrupted with the run): what it skipped stays unrun
+            return True
+        if running is not None:
+            index, position = running
+            if self.results[index][position] is None:
+                self._store(index, position, Result(self.scenarios[position], Verdict.ERROR,
+                                                    f"the worker process running it died (exit code {code})"))
+        if not self._stopping():
+            for task in (worker.running, worker.asked):
+                if task is not None:
+                    queue += [(task[0], span) for span in self._left(task)]
+        self._clear(worker.folder, worker.index)
+        return False
+
+    def _left(self, task: tuple[int, range]) -> list[range]:
+        """Returns the runs of a task's positions whose results have not arrived."""
+        index, span = task
+        out: list[range] = []
+        for position in span:
+            if self.results[index][position] is None:
+                if out and out[-1].stop == position:
+                    out[-1] = range(out[-1].start, position + 1)
+                else:
+                    out.append(range(position, position + 1))
+        return out
 
     def _clear(self, folder: str, index: int) -> None:
         """Removes the folder of a worker that died, with what it left; what cannot be removed is
@@ -418,17 +486,6 @@ class _Pool:
             info, slug, start_error, start_reason = self.infos[index] or (TargetInfo(target.spec), target.slug, None, None)
             done = self.runs[index] = TargetRun(target, info, slug, [], 0.0, start_error, start_reason)
         return done
-
-    def _lost(self, task: tuple[int, range] | None, exitcode: int | None, *, begun: bool = True) -> None:
-        """A worker died: what it had taken and not finished becomes an error verdict."""
-        if task is None:
-            return
-        index, span = task
-        for position in span:
-            if self.results[index][position] is None:
-                reason = (f"the worker process running it died (exit code {exitcode})" if begun else
-                          f"the worker process that had taken it died before it began (exit code {exitcode})")
-                self._store(index, position, Result(self.scenarios[position], Verdict.ERROR, reason))
 
     def _target_run(self, index: int) -> TargetRun:
         done = self._run_of(index)

@@ -9,7 +9,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -146,20 +146,19 @@ def test_a_stop_request_ends_the_chunks_the_workers_hold(monkeypatch) -> None:
 def _fails_first_then_slower(workspace: Path, args: dict[str, Any]) -> CallResult:
     if args.get("content") == "FAIL":
         raise TargetError("the first scenario fails")
-    time.sleep(0.3)
+    time.sleep(1.0 if args.get("content") == "SLOWER" else 0.3)
     return CallResult(output={"ok": True})
 
 
 def test_a_stop_reaches_the_workers_when_every_chunk_is_already_handed_out(monkeypatch) -> None:
     # Four chunks of one: each worker holds one and has asked for the next, so none is left to hand
-    # out when scenario 0's failure arrives (with worker A's next request, not at once). Worker B,
-    # busy with scenario 1, must not begin 3.
+    # out when scenario 0's failure arrives (with worker A's next request, not at once).
     monkeypatch.setattr(workers, "FLUSH_AFTER", 60.0)
     cat = catalog.load([catalog.builtin_dir() / PROFILE])
     plain = [s for s in cat.scenarios if not s.requires][0]
     step = type(plain.calls[0])
     scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
-        step(tool="write_text_file", args={"path": "out.txt", "content": "FAIL" if n == 0 else "x"}),)})
+        step(tool="write_text_file", args={"path": "out.txt", "content": ("FAIL", "x", "SLOWER", "SLOWER")[n]}),)})
         for n in range(4)]
     assert [list(span) for span in workers.chunks(4, 2)] == [[0], [1], [2], [3]]
     target = ScriptedTarget({"write_text_file": _fails_first_then_slower}, profiles=(PROFILE,))
@@ -170,7 +169,11 @@ def test_a_stop_reaches_the_workers_when_every_chunk_is_already_handed_out(monke
             failed.append(result.id)
     (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen, stop=lambda: bool(failed))
     assert run.results[0].verdict is Verdict.ERROR
-    assert scenarios[3].id not in [r.id for r in run.results], [(r.id, r.verdict, r.reason) for r in run.results]
+    # Worker A begins its next scenario (2 or 3) before the failure reaches the parent; worker B,
+    # still in scenario 1 when the stop is decided (and before A says anything more), must not
+    # begin the other one.
+    ran = [r.id for r in run.results]
+    assert not (scenarios[2].id in ran and scenarios[3].id in ran), [(r.id, r.verdict, r.reason) for r in run.results]
 
 
 def _dies_a_moment_after_it_begins(workspace: Path, args: dict[str, Any]) -> CallResult:
@@ -227,6 +230,63 @@ def test_a_killed_worker_leaves_no_folder_behind(tmp_path: Path) -> None:
     (run,) = workers.run([target], scenarios, jobs=2, record_states=False, tmp=str(place))
     assert run.results[5].verdict is Verdict.ERROR and "exit code -9" in run.results[5].reason
     assert list(place.iterdir()) == [] and run.leftovers == []
+
+
+def _numbered(count: int, content: Callable[[int], str]) -> list[Any]:
+    """``count`` copies of a plain scenario, each writing ``content(n)``."""
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    plain = [s for s in cat.scenarios if not s.requires][0]
+    step = type(plain.calls[0])
+    return [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
+        step(tool="write_text_file", args={"path": "out.txt", "content": content(n)}),)}) for n in range(count)]
+
+
+def _by_content(workspace: Path, args: dict[str, Any]) -> CallResult:
+    """FAIL fails, KILL kills the worker at once, LATE-KILL after 0.5 s, a number sleeps that long."""
+    content = args.get("content", "")
+    if content == "FAIL":
+        raise TargetError("fails")
+    if content in ("KILL", "LATE-KILL"):
+        time.sleep(0.5 if content == "LATE-KILL" else 0)
+        os.kill(os.getpid(), 9)
+    time.sleep(float(content or 0))
+    return CallResult(output={"ok": True})
+
+
+class _KilledWhileStopping(ScriptedTarget):
+    def stop(self) -> None:
+        os.kill(os.getpid(), 9)  # after its last result, before it removed its workspaces
+
+
+def test_a_worker_killed_after_its_last_result_leaves_no_folder_behind(tmp_path: Path) -> None:
+    place = tmp_path / "workspaces"
+    place.mkdir()
+    target = _KilledWhileStopping({"write_text_file": _by_content}, profiles=(PROFILE,))
+    (run,) = workers.run([target], _numbered(6, lambda n: "0"), jobs=2, record_states=False, tmp=str(place))
+    assert [r.verdict for r in run.results] == [Verdict.PASS] * 6
+    assert list(place.iterdir()) == [] and run.leftovers == []
+
+
+def test_with_x_a_scenario_whose_worker_is_killed_after_the_stop_is_an_error_not_left_out() -> None:
+    # Scenario 0 fails: the run stops. Scenario 1 was running then; its worker is killed after.
+    failed: list[str] = []
+    target = ScriptedTarget({"write_text_file": _by_content}, profiles=(PROFILE,))
+    (run,) = workers.run([target], _numbered(4, lambda n: ("FAIL", "LATE-KILL", "0", "0")[n]), jobs=2,
+                         record_states=False, on_result=lambda i, r: r.verdict is Verdict.PASS or failed.append(r.id),
+                         stop=lambda: bool(failed))
+    verdicts = {r.id[-1]: (r.verdict, r.reason) for r in run.results}
+    assert verdicts["1"][0] is Verdict.ERROR and "exit code -9" in verdicts["1"][1], verdicts
+
+
+def test_with_x_a_worker_killed_by_its_scenario_stops_the_run_at_once() -> None:
+    # Scenario 0 kills its worker: an error, so the run stops; the other worker, busy with scenario 1,
+    # must not begin the chunk it holds (nothing else tells it: the dead worker sends no message).
+    failed: list[str] = []
+    target = ScriptedTarget({"write_text_file": _by_content}, profiles=(PROFILE,))
+    (run,) = workers.run([target], _numbered(6, lambda n: "KILL" if n == 0 else "0.4"), jobs=2,
+                         record_states=False, on_result=lambda i, r: r.verdict is Verdict.PASS or failed.append(r.id),
+                         stop=lambda: bool(failed))
+    assert [r.id[-1] for r in run.results] == ["0", "1"], [(r.id, r.verdict, r.reason) for r in run.results]
 
 
 def _waits_for_marker_file(workspace: Path, args: dict[str, Any]) -> CallResult:
