@@ -344,6 +344,31 @@ def _after_first(signum: int, frame: Any) -> None:
     raise Terminated(first)
 
 
+def _dropped(unraisable: Any) -> None:
+    """``sys.unraisablehook``: a :class:`Terminated` that Python dropped (raised in a weak-reference
+    callback, a finaliser or what one calls: "Exception ignored") is not lost, nor printed as a
+    traceback: it is raised again a moment later. Everything else goes to the hook that was there."""
+    global _pending
+    exc = unraisable.exc_value
+    if isinstance(exc, Terminated):
+        if not _shielded:
+            _pending = exc.signum
+            _send_again_soon(exc.signum)
+        return
+    _next_unraisablehook(unraisable)
+
+
+_next_unraisablehook = sys.unraisablehook
+
+
+def _catch_dropped() -> None:
+    """Installs :func:`_dropped` (once)."""
+    global _next_unraisablehook
+    if sys.unraisablehook is not _dropped:
+        _next_unraisablehook = sys.unraisablehook
+        sys.unraisablehook = _dropped
+
+
 def _ignored(signum: int, frame: Any) -> None:
     """Ignores a signal: a handler of ours rather than SIG_IGN (see :func:`_terminated`)."""
 
@@ -402,6 +427,7 @@ def hold() -> None:
     """
     global _held
     _held = True
+    _catch_dropped()
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _terminated)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
@@ -442,6 +468,7 @@ def own_tree() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass  # not Linux: keepers still end their families
+    _catch_dropped()
     for signum in _HELD:
         signal.signal(signum, _terminated)
 

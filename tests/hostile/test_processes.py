@@ -225,3 +225,34 @@ def test_a_cmd_candidate_that_sigkills_its_keeper_still_leaves_no_process(tmp_pa
     finally:
         channel.kill()
         _kill_marked(mark)
+
+
+SIGNAL_IN_A_CALLBACK = """
+import os, signal, time, weakref
+from harness import processes
+processes.own_tree()
+class Thing:
+    pass
+def on_collect():  # a weak-reference callback: what it raises Python prints and drops
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(1000):
+        pass
+thing = Thing()
+weakref.finalize(thing, on_collect)
+try:
+    del thing
+    time.sleep(2)
+    print("not raised", flush=True)
+except processes.Terminated as exc:
+    print("raised", exc.signum, flush=True)
+"""
+
+
+def test_a_signal_raised_where_python_drops_the_exception_is_raised_again():
+    # SIGTERM landing in any weak-reference callback or finaliser (not only importlib's): the
+    # exception was printed ("Exception ignored ... Traceback") and lost, and every later signal was
+    # ignored as one after the first: only SIGKILL ended the run.
+    out = subprocess.run([sys.executable, "-c", SIGNAL_IN_A_CALLBACK], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.split("\n")[0] == f"raised {int(signal.SIGTERM)}", out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
