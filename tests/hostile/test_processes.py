@@ -256,3 +256,23 @@ def test_a_signal_raised_where_python_drops_the_exception_is_raised_again():
                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.split("\n")[0] == f"raised {int(signal.SIGTERM)}", out.stdout + out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_an_mcp_server_that_sigkills_its_keeper_still_leaves_no_process(tmp_path):
+    # The SDK spawns the keeper and kills its process group at the end; the server's setsid and
+    # double-forked children are outside it, and with the keeper killed nothing else ends them.
+    from harness.loader import load_text
+    from harness.runner import Runner
+    from harness.targets import make_target
+
+    mark = marker()
+    spec = f"mcp:{sys.executable} {CANDIDATES / 'hostile_mcp.py'} --kill-keeper --marker {mark}"
+    folder = scenarios(tmp_path, 1)
+    scenario = load_text((folder / "s0.yaml").read_text("utf-8"), folder / "s0.yaml")[0]
+    try:
+        with Runner(make_target(spec, timeout=20.0)) as runner:
+            runner.run(scenario)
+            assert len(processes_with(mark)) >= 2  # the keeper is gone, its family is not
+        assert not gone(mark), "processes left behind"
+    finally:
+        _kill_marked(mark)
