@@ -327,7 +327,7 @@ class Runner:
                     return f"step {index + 1} ({step.tool}) unsupported: {exc}"
                 record.output, record.error = observed.output, observed.error
                 record.events, record.extra = observed.events, observed.extra
-                held += _size((observed.output, observed.error, observed.events), limits.MAX_SCENARIO_OUTPUT - held)
+                held += _size((observed.output, observed.error, observed.events, observed.extra), limits.MAX_SCENARIO_OUTPUT - held)
                 if held > limits.MAX_SCENARIO_OUTPUT:
                     record.seconds = time.perf_counter() - started
                     return (f"step {index + 1} ({step.tool}): the outputs of the steps so far hold more than "

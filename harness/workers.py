@@ -13,9 +13,10 @@ put back in catalog order, so verdicts, reports and snapshots are those of a ser
 timings differ. Once a run is to stop (``-x``), a byte shared with the workers tells them: none
 begins another scenario, not even of a chunk it holds.
 
-A worker that dies (killed, out of memory) turns the scenarios it had begun whose results had not
-reached the parent into ``error`` verdicts naming that; the chunk it had asked for and not begun
-goes to another worker (a new one if the others were done), and the others carry on. Before the
+A worker that is killed (out of memory, by its candidate) turns the scenario it was running (a
+slot shared with the parent says which) into an ``error`` verdict naming that; the rest of what it
+held (not begun, or run with their results lost with it) goes to another worker (a new one if the
+others were done), and its folder is removed by the parent. Before the
 fork, each target does once what every worker would otherwise do (:meth:`Target.before_workers`).
 Forking needs ``os.fork`` (Linux, macOS): elsewhere a run stays serial.
 """

@@ -89,6 +89,16 @@ def test_a_scenario_whose_outputs_pass_their_cap_ends_as_an_error_naming_the_ste
     assert len(result.steps) == 4  # the steps after it are not taken
 
 
+def test_what_a_target_keeps_beside_an_answer_counts_toward_the_cap(scenario_from, monkeypatch):
+    # An MCP error's `data` is kept whole in the step's extra: it is held as an output is.
+    monkeypatch.setattr(limits, "MAX_SCENARIO_OUTPUT", 1_000_000)
+    answer = CallResult(error={"kind": "refused", "message": "no"}, extra={"data": "D" * 300_000})
+    with Runner(ScriptedTarget({"Read": answer})) as runner:
+        result = runner.run(scenario_from(MANY))
+    assert result.verdict is Verdict.ERROR and len(result.steps) == 4
+    assert result.reason.startswith("step 4 (Read): the outputs of the steps so far hold more than")
+
+
 def test_outputs_within_the_cap_are_recorded_whole(scenario_from, monkeypatch):
     monkeypatch.setattr(limits, "MAX_SCENARIO_OUTPUT", 2_000_000)
     result = run(scenario_from(MANY), "C" * 300_000)
