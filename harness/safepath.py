@@ -265,7 +265,13 @@ def argument_path_problem(value: str, *, links: bool = False) -> str | None:
     path starting with ``~`` names a home folder (Claude Code expands it), where the harness watches
     only the names directly in its own ``$HOME`` (harness/watch.py): so only ``~/name`` is allowed,
     one name there, not hidden (``~/.bashrc``, ``~/.ssh/authorized_keys`` and ``~root/x`` are not).
+    A path with white space around it is also read as a tool that trims it would.
     """
+    trimmed = value.strip()
+    if trimmed != value and trimmed:  # a tool that trims white space off its arguments reads this
+        why = argument_path_problem(trimmed, links=links)
+        if why:
+            return f"{why} (as a tool that trims white space reads {value!r})"
     value, why = _as_a_tool_reads_it(value)
     if why:
         return why

@@ -264,6 +264,13 @@ def test_the_path_argument_rule_reads_home_and_file_uri_paths_as_a_tool_that_exp
         assert argument_path_problem(value), value
 
 
+def test_the_path_argument_rule_reads_a_path_with_white_space_around_it_as_a_tool_that_trims_it_would():
+    for value in (" /etc/passwd", "/etc/passwd\n", " ~/.ssh/authorized_keys", "\t~/.bashrc ", " ${workspace}/../../x"):
+        assert argument_path_problem(value), repr(value)
+    for value in ("   ", " a.txt", "${workspace}/a b.txt ", " ~/note.txt"):
+        assert argument_path_problem(value) is None, repr(value)
+
+
 def test_a_home_or_file_uri_path_built_from_an_earlier_answer_is_checked_as_it_is_built(tmp_path):
     root = str(tmp_path / "ws")
     assert built_path_problem(f"file://{root}/a.txt", root) is None
