@@ -367,6 +367,10 @@ class _Pool:
                         os.rmdir(worker.folder)
                 else:  # killed (by something else, or here after EXIT_GRACE) before it could clean up
                     self._clear(worker.folder, worker.index)
+            for folder in self.folders[:]:  # made for a worker a signal kept from starting: empty
+                self.folders.remove(folder)
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
 

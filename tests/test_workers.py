@@ -242,12 +242,18 @@ def _numbered(count: int, content: Callable[[int], str]) -> list[Any]:
 
 
 def _by_content(workspace: Path, args: dict[str, Any]) -> CallResult:
-    """FAIL fails, KILL kills the worker at once, LATE-KILL after 0.5 s, a number sleeps that long."""
+    """FAIL fails (FAIL-AFTER:<file> once the file exists), KILL kills the worker at once,
+    LATE-KILL:<file> makes the file and kills it 0.5 s later, a number sleeps that long."""
     content = args.get("content", "")
-    if content == "FAIL":
+    if content.startswith("FAIL"):
+        marker, deadline = Path(content.partition(":")[2] or "."), time.monotonic() + 10
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
         raise TargetError("fails")
-    if content in ("KILL", "LATE-KILL"):
-        time.sleep(0.5 if content == "LATE-KILL" else 0)
+    if content == "KILL" or content.startswith("LATE-KILL"):
+        if content.startswith("LATE-KILL"):
+            Path(content.partition(":")[2]).touch()
+            time.sleep(0.5)
         os.kill(os.getpid(), 9)
     time.sleep(float(content or 0))
     return CallResult(output={"ok": True})
@@ -267,11 +273,13 @@ def test_a_worker_killed_after_its_last_result_leaves_no_folder_behind(tmp_path:
     assert list(place.iterdir()) == [] and run.leftovers == []
 
 
-def test_with_x_a_scenario_whose_worker_is_killed_after_the_stop_is_an_error_not_left_out() -> None:
-    # Scenario 0 fails: the run stops. Scenario 1 was running then; its worker is killed after.
+def test_with_x_a_scenario_whose_worker_is_killed_after_the_stop_is_an_error_not_left_out(tmp_path: Path) -> None:
+    # Scenario 0 fails once scenario 1 has begun: the run stops. Scenario 1's worker is killed after.
     failed: list[str] = []
+    begun = tmp_path / "1-begun"
     target = ScriptedTarget({"write_text_file": _by_content}, profiles=(PROFILE,))
-    (run,) = workers.run([target], _numbered(4, lambda n: ("FAIL", "LATE-KILL", "0", "0")[n]), jobs=2,
+    contents = (f"FAIL-AFTER:{begun}", f"LATE-KILL:{begun}", "0", "0")
+    (run,) = workers.run([target], _numbered(4, lambda n: contents[n]), jobs=2,
                          record_states=False, on_result=lambda i, r: r.verdict is Verdict.PASS or failed.append(r.id),
                          stop=lambda: bool(failed))
     verdicts = {r.id[-1]: (r.verdict, r.reason) for r in run.results}
