@@ -774,18 +774,36 @@ def check_scenario(path: Path, reference: Target, target: Target) -> dict[str, s
 # --- the command ----------------------------------------------------------------------------------
 
 
+MAX_EXAMPLES = 1_000_000  # sequences per profile one run may ask for
+
+
+def _examples(text: str) -> int:
+    """``--max-examples``'s type: a whole number from 1 to MAX_EXAMPLES, a usage error (exit 2) otherwise
+    (0 ended in a ZeroDivisionError, -1 in Hypothesis's InvalidArgument, both tracebacks)."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_EXAMPLES:
+        from harness.printable import shown
+        raise argparse.ArgumentTypeError(f"a whole number from 1 to {MAX_EXAMPLES} is needed, not {shown(text)!r}")
+    return value
+
+
 def add_parser(sub: Any) -> None:
     """Adds ``harness fuzz`` to the CLI."""
     fuzz_parser = sub.add_parser("fuzz", help="differential fuzzing of a target against the reference")
     fuzz_parser.add_argument("--target", required=True, help="the target (as for harness run)")
     fuzz_parser.add_argument("--profile", action="append", default=[], choices=PROFILES,
                              help="fuzz this profile (repeatable; default: all)")
-    fuzz_parser.add_argument("--max-examples", type=int, default=200, help="generated sequences per profile (default 200)")
+    fuzz_parser.add_argument("--max-examples", type=_examples, default=200,
+                             help="generated sequences per profile, at least 1 (default 200)")
     fuzz_parser.add_argument("--seed", type=int, default=0, help="the random seed: same seed, same sequences (default 0)")
     fuzz_parser.add_argument("--out", type=Path, default=Path("fuzz-findings"),
                              help="where divergences are written as scenarios (default ./fuzz-findings)")
-    fuzz_parser.add_argument("--max-seconds", type=float, default=None,
-                             help="start no new batch of 20 sequences after this long per profile")
+    fuzz_parser.add_argument("--max-seconds", type=timeout_argument, default=None,
+                             help="start no new batch of 20 sequences after this long per profile (above 0, at most 86400)")
     fuzz_parser.add_argument("--timeout", type=timeout_argument, default=10.0, help="per-call timeout in seconds (default 10)")
     fuzz_parser.set_defaults(handler=cmd_fuzz)
 

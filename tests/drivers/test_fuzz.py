@@ -106,3 +106,19 @@ def test_the_command_reports_no_divergence_for_the_reference(capsys, tmp_path):
                  "--out", str(tmp_path)])
     assert code == 0
     assert "fuzz mcp-write-text-file: no divergence" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option, value, said", [
+    ("--max-examples", "0", "a whole number from 1 to 1000000 is needed"),
+    ("--max-examples", "-1", "a whole number from 1 to 1000000 is needed"),
+    ("--max-seconds", "nan", "a number of seconds above 0 and at most 86400 is needed"),
+    ("--max-seconds", "-1", "a number of seconds above 0 and at most 86400 is needed"),
+])
+def test_a_count_or_time_that_is_no_bound_is_bad_usage(capsys, tmp_path, option, value, said):
+    # --max-examples 0 ended in a ZeroDivisionError, -1 in Hypothesis's InvalidArgument; --max-seconds -1
+    # ran nothing and said "no divergence".
+    from harness.cli import main
+    assert main(["fuzz", "--target", "reference", "--profile", "mcp-write-text-file", option, value,
+                 "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: {said}" in err and "Traceback" not in err
