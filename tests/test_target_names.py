@@ -124,3 +124,21 @@ def test_two_targets_with_one_hello_name_keep_a_report_each_in_a_folder(tmp_path
              for name in ("cmd-same.json", "cmd-same-2.json")}
     assert specs == {spec, other}
     assert json.loads((json_dir / "cmd-same.json").read_text("utf-8"))["target"]["spec"] == spec
+
+
+def test_a_second_targets_report_of_an_earlier_run_is_removed_when_the_run_starts(tmp_path):
+    # A run interrupted before its second target began must not leave that target's old report
+    # (`reference-2.json`) passing for this run's, as the first target's never does.
+    from harness.options import RunOptions
+    from harness.report import stream
+    json_dir, junit_dir = tmp_path / "json", tmp_path / "junit"
+    json_dir.mkdir()
+    junit_dir.mkdir()
+    for old in (json_dir / "reference.json", json_dir / "reference-2.json", junit_dir / "reference-2.xml",
+                json_dir / "other.json"):
+        old.write_text("an earlier run's\n", "utf-8")
+    reports = stream.Reports(RunOptions(json=json_dir, junit=junit_dir, no_snapshots=True), [], several=True,
+                             slugs=["reference", "reference"])
+    reports.close(interrupted=True)
+    assert sorted(path.name for path in json_dir.iterdir()) == ["other.json"]
+    assert list(junit_dir.iterdir()) == []

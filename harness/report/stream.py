@@ -63,6 +63,18 @@ class _File:
         self.partial.unlink(missing_ok=True)
 
 
+def _report_names(slugs: Any) -> list[str]:
+    """Returns the names the targets' files in a report folder take, in order: a slug an earlier
+    target has gets ``-2``, ``-3``... (as ``Reports._name`` gives them once the targets have begun)."""
+    names: list[str] = []
+    for slug in slugs:
+        name, number = slug, 2
+        while name in names:
+            name, number = f"{slug}-{number}", number + 1
+        names.append(name)
+    return names
+
+
 def _remove(path: Path) -> None:
     """Removes the file (or link) ``path`` if there is one; never a folder."""
     try:
@@ -115,8 +127,8 @@ class Reports:
         # before a target began must not leave that target's old report passing for this run's.
         for folder, suffix in ((options.json, ".json"), (options.junit, ".xml")):
             if folder and folder.is_dir():
-                for slug in slugs:
-                    _remove(folder / f"{slug}{suffix}")
+                for name in _report_names(slugs):
+                    _remove(folder / f"{name}{suffix}")
         try:
             if options.json and several and not options.json.is_dir():
                 from harness.report import json as json_report
