@@ -89,17 +89,23 @@ class Runner:
             with contextlib.suppress(Exception):
                 self.target.stop()
         finally:  # also when a signal cut the stop short: the workspaces still go, whole
-            with processes.deferred():
-                if self._scratch is not None:  # after the target: its processes may still have used it
-                    self._remover.remove(Tree(self._scratch))
-                    self._scratch = None
-                self._retire_enclosure()
-                self._remover.drain()
-                self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
-                if self._say_leftovers:
-                    for left in self._remover.leftovers:
-                        print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
-                self._remover.leftovers.clear()
+            self.release()
+
+    def release(self) -> None:
+        """Removes what the runner made (the workspaces, their enclosure and trash, the candidate's
+        temporary folder) and waits until it is gone, leaving the target running: for a target the
+        caller goes on using. :meth:`stop` does this after stopping the target."""
+        with processes.deferred():
+            if self._scratch is not None:  # after the target: its processes may still have used it
+                self._remover.remove(Tree(self._scratch))
+                self._scratch = None
+            self._retire_enclosure()
+            self._remover.drain()
+            self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
+            if self._say_leftovers:
+                for left in self._remover.leftovers:
+                    print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
+            self._remover.leftovers.clear()
 
     def __enter__(self) -> "Runner":
         try:

@@ -763,11 +763,11 @@ def check_scenario(path: Path, reference: Target, target: Target) -> dict[str, s
         return {"load": f"invalid: {exc}"}
     out = {}
     for name, which in (("reference", reference), ("target", target)):
-        runner = Runner(which)
+        runner = Runner(which, tmp=_workspace_parent())
         try:
             out[name] = runner.run(scenario).verdict.value
-        finally:
-            runner._remover.drain()
+        finally:  # the targets go on (the caller stops them): the workspaces and their enclosure go now
+            runner.release()
     return out
 
 

@@ -67,6 +67,35 @@ class CannotOpen(ReferenceTarget):
         raise TargetError("cannot open a session")
 
 
+def test_checking_a_written_scenario_leaves_no_folder(tmp_path, monkeypatch):
+    # Each check ran the scenario on a runner that was never stopped: its enclosure and trash stayed
+    # in the temporary folder (six a test session).
+    import tempfile
+    (tmp_path / "spaces").mkdir()
+    monkeypatch.setattr(fuzz_driver, "_workspace_parent", lambda: None)  # the system's temporary folder:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "spaces"))  # this one
+    written = tmp_path / "s.yaml"
+    written.write_text(READ_SCENARIO, "utf-8")
+    target = planted.PlantedTarget({"claude-code": planted.LastOccurrenceEdit})
+    checks = fuzz_driver.check_scenario(written, ReferenceTarget("reference"), target)
+    assert checks == {"reference": "pass", "target": "pass"}
+    assert list((tmp_path / "spaces").iterdir()) == []
+
+
+READ_SCENARIO = """\
+id: claude-code/fuzz/check
+profile: claude-code
+title: t
+source: test
+given:
+  files:
+    a.txt: "x\\n"
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+"""
+
+
 def test_a_target_that_cannot_open_leaves_no_workspace(tmp_path, monkeypatch):
     monkeypatch.setattr(fuzz_driver, "_workspace_parent", lambda: str(tmp_path))
     try:

@@ -170,10 +170,13 @@ steps:
 
     read = step("Read", '{file_path: "${workspace}/a.txt"}', "{output: {$any: true}}")
     write = step("Write", '{file_path: "${workspace}/a.txt", content: "new"}', "{error: true}")
-    runner = Runner(reference_target)
+    runner = Runner(reference_target)  # the module's server: released, not stopped, after
     runner.start()
-    assert runner.run(scenario(read, tmp_path)).verdict is Verdict.PASS
-    assert runner.run(scenario(write, tmp_path)).verdict is Verdict.PASS  # the earlier Read does not count
+    try:
+        assert runner.run(scenario(read, tmp_path)).verdict is Verdict.PASS
+        assert runner.run(scenario(write, tmp_path)).verdict is Verdict.PASS  # the earlier Read does not count
+    finally:
+        runner.release()
 
 
 def test_registry_and_spec() -> None:
