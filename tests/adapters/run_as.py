@@ -8,6 +8,7 @@ copied once into a folder every user can read, so the tests run from any clone l
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -46,7 +47,9 @@ def _python_path() -> str:
     packages = [Path(reference_impl.__file__).parent, Path(unidiff.__file__).parent]
     if all(reachable_by_others(package) for package in packages):
         return os.pathsep.join(str(package.parent) for package in packages)
-    return str(code_for_others(packages))
+    folder = code_for_others(packages)
+    atexit.register(shutil.rmtree, folder, True)  # once per test process, gone with it
+    return str(folder)
 
 
 def reference_for_nobody() -> tuple[str, dict[str, str]] | None:
