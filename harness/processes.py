@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 #: The keeper, run as ``python -I -S -c KEEPER <tag> <harness pid> -- <argv...>``.
 KEEPER = r"""
@@ -211,9 +211,22 @@ def end_family(tag: str, rounds: int = 50) -> None:
     """
     entry = f"{FAMILY_VARIABLE}={tag}".encode()
     me = os.getpid()
+
+    def reap(found: list[int]) -> None:  # only those: other children's statuses belong to their Popen
+        for pid in found:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass  # not ours: its own parent (or init) reaps it
+    _kill_until_gone(lambda: [int(name) for name in os.listdir("/proc")
+                              if name.isdigit() and int(name) != me and _carries(name, entry)], reap, rounds)
+
+
+def _kill_until_gone(find: Callable[[], list[int]], reap: Callable[[list[int]], None], rounds: int = 50) -> None:
+    """Kills what ``find`` returns and reaps it (``reap``), again until nothing is found (what is
+    killed may still have been forking), at most ``rounds`` times."""
     for _ in range(rounds):
-        found = [int(name) for name in os.listdir("/proc")
-                 if name.isdigit() and int(name) != me and _carries(name, entry)]
+        found = find()
         if not found:
             return
         for pid in found:
@@ -221,11 +234,7 @@ def end_family(tag: str, rounds: int = 50) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        for pid in found:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass  # not ours: its own parent (or init) reaps it
+        reap(found)
         time.sleep(0.01)
 
 
@@ -490,22 +499,15 @@ def sweep() -> None:
     """Kills every process still running below this one (the harness is ending), and reaps them."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _ignored)  # a second signal must not interrupt the clean-up
-    for _ in range(50):
-        pids = _descendants(os.getpid())
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+
+    def reap(found: list[int]) -> None:  # the harness is ending: every child's status is this one's
         while True:
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
+                    return
             except ChildProcessError:
-                break
-        time.sleep(0.01)
+                return
+    _kill_until_gone(lambda: _descendants(os.getpid()), reap)
 
 
 def _descendants(root: int) -> list[int]:

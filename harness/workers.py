@@ -135,8 +135,8 @@ def _payload(result: Result) -> tuple[Any, ...]:
 
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
-            tmp: str | None, parent_ends: Sequence[Any] = (), halt: Any = None,
-            first: tuple[int, range] | None = None, slot: Any = None) -> None:
+            tmp: str | None, parent_ends: Sequence[Any], halt: Any, first: tuple[int, range] | None,
+            slot: Any) -> None:
     """A worker's life: ask for a chunk, run it, send its results; stop the target when moving on.
 
     The next chunk is asked for as soon as one arrives, before it runs, so that it is there when
@@ -165,7 +165,7 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
     try:
         while True:
             processes.checkpoint()
-            if task is None or (halt is not None and halt[0]):  # nothing left, or the run stops (-x)
+            if task is None or halt[0]:  # nothing left, or the run stops (-x)
                 break
             batch, held = held, None
             conn.send(("ready", batch))  # the next chunk, asked for now: it comes while this one runs
@@ -179,15 +179,13 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
                 conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))
             for position in span:
                 processes.checkpoint()
-                if halt is not None and halt[0]:
+                if halt[0]:
                     break
                 if held is None:
                     held, since = (index, []), time.perf_counter()
-                if slot is not None:
-                    _SLOT.pack_into(slot, 0, index, position)
+                _SLOT.pack_into(slot, 0, index, position)
                 result = current[1].run(scenarios[position])
-                if slot is not None:
-                    _SLOT.pack_into(slot, 0, -1, -1)
+                _SLOT.pack_into(slot, 0, -1, -1)
                 held[1].append((position, _payload(result)))
                 if time.perf_counter() - since >= FLUSH_AFTER:
                     batch, held = held, None
