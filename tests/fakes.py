@@ -55,3 +55,13 @@ class ScriptedTarget(Target):
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
         self.workspaces.append(workspace)
         return ScriptedSession(self, workspace)
+
+
+def read_scenario(scenario_id: str, *outputs: str) -> str:
+    """Returns the YAML of a claude-code scenario that reads ``a.txt`` (``x`` and a newline): one Read
+    per expected output (a YAML value, such as ``'"     1→x"'``), or one Read expecting nothing."""
+    reads = "".join('  - tool: Read\n    args: {file_path: "${workspace}/a.txt"}\n'
+                    + (f"    expect:\n      output: {output}\n" if output is not None else "")
+                    for output in (outputs or (None,)))
+    return (f"id: {scenario_id}\nprofile: claude-code\ntitle: t\nsource: test\n"
+            'given:\n  files:\n    a.txt: "x\\n"\nsteps:\n' + reads)

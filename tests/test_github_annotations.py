@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import re
 
-from fakes import ScriptedTarget
+from fakes import ScriptedTarget, read_scenario
 from harness.model import Verdict
 from harness.report import github
 from harness.runner import Runner
 from harness.targets.base import CallResult
 
-READ = """\
-id: claude-code/annotations/t
-profile: claude-code
-title: t
-source: test
-given:
-  files:
-    a.txt: "x\\n"
-steps:
-  - tool: Read
-    args: {file_path: "${workspace}/a.txt"}
-    expect:
-      output: "x"
-"""
+READ = read_scenario("claude-code/annotations/t", '"x"')
 
 HOSTILE = "REASON \x1b[31mred\x1b[0m \x00 \x07 \x08 \u009b \r\nnext line %"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pickle
 
-from fakes import ScriptedTarget
+from fakes import ScriptedTarget, read_scenario
 from harness import limits
 from harness.model import Verdict
 from harness.report import github
@@ -18,24 +18,7 @@ from harness.report.terminal import explain
 from harness.runner import Runner
 from harness.targets.base import CallResult
 
-READ = """\
-id: claude-code/held/t
-profile: claude-code
-title: t
-source: test
-given:
-  files:
-    a.txt: "x\\n"
-steps:
-  - tool: Read
-    args: {file_path: "${workspace}/a.txt"}
-    expect:
-      output: {$contains: "     1→x"}
-  - tool: Read
-    args: {file_path: "${workspace}/a.txt"}
-    expect:
-      output: "     1→x"
-"""
+READ = read_scenario("claude-code/held/t", '{$contains: "     1→x"}', '"     1→x"')
 
 
 def run(scenario, output):

@@ -8,26 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from fakes import ScriptedTarget
+from fakes import ScriptedTarget, read_scenario
 from harness.model import Verdict
 from harness.runner import Runner
 from harness.targets.base import CallResult, TargetError
 from harness.workspace import Workspace
 
-READ = """\
-id: claude-code/read/t
-profile: claude-code
-title: t
-source: test
-given:
-  files:
-    a.txt: "x\\n"
-steps:
-  - tool: Read
-    args: {file_path: "${workspace}/a.txt"}
-    expect:
-      output: "     1→x"
-"""
+READ = read_scenario("claude-code/read/t", '"     1→x"')
 
 
 def run(scenario, target=None):

@@ -12,6 +12,7 @@ from harness.drivers.fuzz import VersionSlack, compare_call, fuzz, hunks_definit
 from harness.targets.base import CallResult, TargetError  # noqa: E402
 from harness.targets.reference import ReferenceTarget  # noqa: E402
 from tests import planted  # noqa: E402
+from tests.fakes import read_scenario  # noqa: E402
 
 
 PLANTED = {"edit-replaces-the-last-of-several": (planted.LastOccurrenceEdit, "claude-code"),
@@ -82,18 +83,7 @@ def test_checking_a_written_scenario_leaves_no_folder(tmp_path, monkeypatch):
     assert list((tmp_path / "spaces").iterdir()) == []
 
 
-READ_SCENARIO = """\
-id: claude-code/fuzz/check
-profile: claude-code
-title: t
-source: test
-given:
-  files:
-    a.txt: "x\\n"
-steps:
-  - tool: Read
-    args: {file_path: "${workspace}/a.txt"}
-"""
+READ_SCENARIO = read_scenario("claude-code/fuzz/check")
 
 
 def test_a_target_that_cannot_open_leaves_no_workspace(tmp_path, monkeypatch):
