@@ -7,6 +7,7 @@ catalog still runs), or, for a regex that only misbehaves on what a candidate re
 
 from __future__ import annotations
 
+from pathlib import Path
 import os
 import re
 import resource
@@ -54,11 +55,15 @@ def test_yaml_nested_50000_deep_is_invalid_with_its_line_not_a_crash(tmp_path):
     write_scenarios(folder, HEAD.format(name="deep") + "steps:\n  - tool: Read\n    args: {file_path: "
                     + "[" * 50000 + "]" * 50000 + "}\n", "deep.yaml")
     write_scenarios(folder, HEAD.format(name="block") + "options:\n" + "".join(
-        " " * (2 * i + 2) + "k:\n" for i in range(500)) + "steps: []\n", "block.yaml")
+        " " * (2 * i + 2) + "k:\n" for i in range(100)) + "steps: []\n", "block.yaml")
     outcome = harness_run(tmp_path, folder)
     assert outcome.code == 2, outcome.stderr
-    reasons = " ".join(r["reason"] for r in outcome.report["results"])
-    assert "deep.yaml:8:" in reasons and "block.yaml:" in reasons and reasons.count("nested deeper than") == 2
+    # The harness's behaviour, not a parser's wording: each file an invalid-file error, named with its line. 50,000 levels
+    # may be stopped by the YAML parser itself (libyaml's own limit, PyYAML 6.0.4) or by the harness's bound;
+    # 100 levels are under every parser's limit, so only the harness's own bound (64) can refuse them.
+    said = {Path(r["reason"].split(":")[0]).name: r for r in outcome.report["results"]}
+    assert said["deep.yaml"]["verdict"] == "error" and "deep.yaml:8: " in said["deep.yaml"]["reason"], said
+    assert said["block.yaml"]["verdict"] == "error" and "nested deeper than 64" in said["block.yaml"]["reason"], said
 
 
 def test_a_yaml_bomb_is_invalid(tmp_path):
@@ -118,14 +123,14 @@ def test_a_profile_or_binding_nested_50000_deep_is_invalid_not_a_crash(tmp_path)
     (profile / "profile.yaml").write_text(f"name: deep-profile\ntitle: {DEEP}\n", "utf-8")
     outcome = harness_run(tmp_path, tmp_path / "scenarios")
     assert outcome.code == 2, (outcome.code, outcome.stderr)
-    assert "profile.yaml:2:" in outcome.stdout + outcome.stderr and "nested deeper than" in outcome.stdout + outcome.stderr
+    assert "profile.yaml:2:" in outcome.stdout + outcome.stderr
 
     binding = tmp_path / "deep.binding.yaml"
     binding.write_text(f"profile: claude-code\ntools: {DEEP}\n", "utf-8")
     write_scenarios(tmp_path / "plain", HEAD.format(name="plain") + STEP)
     outcome = harness_run(tmp_path, tmp_path / "plain", "--binding", str(binding), "--target", "cmd:true")
     assert outcome.code == 2, (outcome.code, outcome.stderr)
-    assert "deep.binding.yaml:2:" in outcome.stdout + outcome.stderr and "nested deeper than" in outcome.stdout + outcome.stderr
+    assert "deep.binding.yaml:2:" in outcome.stdout + outcome.stderr
 
 
 @pytest.mark.parametrize("expression, problem", [
@@ -173,7 +178,7 @@ def test_a_baseline_or_report_nested_past_the_parsers_stack_is_an_error_naming_i
     write_scenarios(tmp_path / "plain", HEAD.format(name="plain") + STEP)
     outcome = harness_run(tmp_path, tmp_path / "plain", "--baseline", str(baseline))
     said = outcome.stdout + outcome.stderr
-    assert "deep-baseline.yaml:1:nesteddeeperthan" in "".join(said.split()), said[-2000:]  # wrapped at any width
+    assert "deep-baseline.yaml:1:" in "".join(said.split()), said[-2000:]  # wrapped at any width
 
     report = tmp_path / "deep.json"
     report.write_text("[" * 200_000 + "]" * 200_000, "utf-8")
