@@ -4,7 +4,7 @@ The packages sit where their names say (pyproject.toml maps "" to the project fo
 install is one path entry. Mapping a package to a folder of another name (harness.builtin_scenarios
 to scenarios/) would make setuptools fall back to an import hook for the editable install, with its
 warning about folders named like the package. So the catalog is copied in when a wheel is built, and
-an editable install reads scenarios/ in the checkout (harness.profiles.builtin_dir).
+an editable install reads scenarios/ in the checkout (harness.scenario.profiles.builtin_dir).
 """
 
 from pathlib import Path

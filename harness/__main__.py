@@ -2,6 +2,6 @@
 
 import sys
 
-from harness.cli import entry
+from harness.cli.main import entry
 
 sys.exit(entry())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.loader import load_text
+from harness.scenario.loader import load_text
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def memory_tmp() -> str | None:
     (TMPDIR), else None."""
     if "TMPDIR" in os.environ:
         return None
-    from harness.options import RunOptions
+    from harness.run.options import RunOptions
     folder = RunOptions().workspace_parent()
     if folder is None:
         return None
@@ -88,7 +88,7 @@ def pytest_sessionstart(session: pytest.Session):
     second of processor time) to collect them; the workers are still importing when it is done."""
     result = yield
     if session.config.pluginmanager.has_plugin("dsession"):
-        from harness import catalog
+        from harness.scenario import catalog
         catalog.load([Path(folder).resolve() for folder in session.config.getini("harness_scenarios")])
     elif hasattr(session.config, "workerinput"):
         _rewrite_a_share(session.config)
@@ -243,8 +243,8 @@ def reference_results() -> dict:
     Run once per test process: the tests that compare another transport (cmd:, mcp:, Streamable HTTP)
     with the in-process verdicts only read them.
     """
-    from harness import catalog
-    from harness.runner import Runner
+    from harness.scenario import catalog
+    from harness.run.runner import Runner
     from harness.targets import make_target
     with Runner(make_target("reference")) as runner:
         return {r.id: r for r in runner.run_all(catalog.load([catalog.builtin_dir()]).scenarios)}
@@ -259,7 +259,7 @@ def catalog_run(tmp_path_factory: pytest.TempPathFactory):
     """
     from types import SimpleNamespace
 
-    from harness.cli import main
+    from harness.cli.main import main
     out = tmp_path_factory.mktemp("run")  # short: the terminal report prints its path whole
     orphan = out / "snaps" / "reference" / "gone" / "old.yaml"
     orphan.parent.mkdir(parents=True)

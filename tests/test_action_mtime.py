@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from harness.workspace import Workspace, mtime_after
+from harness.run.workspace import Workspace, mtime_after
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedTarget
-from harness import aspects
-from harness.cli import main
-from harness.loader import ScenarioError
-from harness.model import Verdict
-from harness.runner import Runner
+from harness.scenario import aspects
+from harness.cli.main import main
+from harness.scenario.loader import ScenarioError
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
 from harness.targets.base import CallResult
 
 APTIX = """\

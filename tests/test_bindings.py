@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import bindings
-from harness.bindings import Binding, BindingError, from_options, from_tool_map
-from harness.cli import main
-from harness.loader import load_text
-from harness.model import Verdict
-from harness.runner import Runner
-from harness.targets.cmd import CmdTarget
-from harness.targets.mcp import McpTarget
+from harness.targets import bindings
+from harness.targets.bindings import Binding, BindingError, from_options, from_tool_map
+from harness.cli.main import main
+from harness.scenario.loader import load_text
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
+from harness.targets.cmd.target import CmdTarget
+from harness.targets.mcp.target import McpTarget
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPED = ROOT / "tests" / "adapters" / "mcp_shaped.py"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, catalog_cache
+from harness.scenario import catalog
+from harness.scenario import catalog_cache
 
 SCENARIO = """\
 id: cache/write-{n}
@@ -109,7 +110,7 @@ def test_the_built_in_catalog_loads_the_same_from_the_cache(cache: Path) -> None
 def _cached_profile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     """A catalog folder with its own copy of the claude-code profile, loaded once (so cached), and this
     process's profile caches emptied; returns the copy and the built-in file it copies."""
-    from harness import profiles
+    from harness.scenario import profiles
     folder = tmp_path / "scenarios" / "claude-code"
     folder.mkdir(parents=True)
     builtin = profiles.builtin_dir() / "claude-code" / profiles.FILE_NAME
@@ -123,7 +124,7 @@ def _cached_profile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
 
 
 def test_profiles_of_a_cached_catalog_are_not_parsed_again_unless_changed(tmp_path: Path, cache: Path, monkeypatch) -> None:
-    from harness import profiles
+    from harness.scenario import profiles
     profile_file, builtin = _cached_profile(tmp_path, monkeypatch)
     parsed: list[Path] = []
     real_load_file = profiles.load_file
@@ -138,7 +139,8 @@ def test_a_profile_changed_between_the_fingerprint_and_the_priming_is_parsed_aga
                                                                                      monkeypatch) -> None:
     """The cached profile is kept under the stamp the fingerprint read, not one read later: a file
     edited in between never pairs the old content with its new stamp."""
-    from harness import catalog_cache, profiles
+    from harness.scenario import catalog_cache
+    from harness.scenario import profiles
     profile_file, builtin = _cached_profile(tmp_path, monkeypatch)
     real_read = catalog_cache.read
 

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from harness import cli, workers
-from harness.cli import main
+from harness.cli import main as cli
+from harness.run import workers
+from harness.cli.main import main
 from tests.test_cli import GOOD, WRONG, put
 
 THIRD = GOOD.replace("cli-good", "cli-third")
@@ -36,7 +37,7 @@ def test_exitfirst_stops_at_the_first_failure(three, tmp_path, capsys):
 
 
 def test_a_stop_request_starts_no_further_scenario_in_worker_processes(three):
-    from harness import catalog
+    from harness.scenario import catalog
     from harness.targets import make_target
     scenarios = catalog.load([three]).scenarios
     (done,) = workers.run([make_target("reference")], scenarios, jobs=2, stop=lambda: True)

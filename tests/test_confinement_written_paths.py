@@ -1,6 +1,6 @@
 """An open whose path is written under the enclosure is judged without resolving it, and only then.
 
-The confinement (harness/confine.py) lets an ``open`` through at once when its path starts with the
+The confinement (harness/containment/audit_hook.py) lets an ``open`` through at once when its path starts with the
 enclosure and has no ``..`` in it: such a path only goes down from the enclosure. Every other
 spelling still goes through the full check.
 """
@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from harness import confine
+from harness.containment import audit_hook
 
 
 @pytest.fixture
@@ -38,8 +38,8 @@ def test_an_open_climbing_out_of_the_enclosure_is_refused_however_it_is_written(
     enclosure, outside = places
     os.makedirs(f"{enclosure}-twin", exist_ok=True)
     path = written.format(enclosure=enclosure)
-    bounds = confine.Confinement(str(enclosure))
-    with confine.confined(bounds), pytest.raises(PermissionError):
+    bounds = audit_hook.Confinement(str(enclosure))
+    with audit_hook.confined(bounds), pytest.raises(PermissionError):
         open(path, mode).close()
     assert len(bounds.refused) == 1
     assert (outside / "f.txt").read_text() == "secret"
@@ -50,8 +50,8 @@ def test_an_open_climbing_out_of_the_enclosure_is_refused_however_it_is_written(
 def test_an_open_going_down_from_the_enclosure_is_let_through(places, written):
     enclosure, _ = places
     (enclosure / "ws" / "sub").mkdir()
-    bounds = confine.Confinement(str(enclosure))
-    with confine.confined(bounds):
+    bounds = audit_hook.Confinement(str(enclosure))
+    with audit_hook.confined(bounds):
         with open(written.format(enclosure=enclosure), "w") as handle:
             handle.write("x")
     assert bounds.refused == []

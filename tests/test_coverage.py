@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, coverage
-from harness.model import Scenario
+from harness.scenario import catalog
+from harness.scenario import coverage
+from harness.scenario.model import Scenario
 
 SEED = """\
 # Title

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 
 PROFILE = "aptix-tul-004"  # one whole profile keeps the test quick; the mechanism is profile-blind
 

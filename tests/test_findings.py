@@ -6,7 +6,7 @@ what was expected and what was observed, and the counts say how many agreed and 
 
 from __future__ import annotations
 
-from harness.targets.claude_code import findings
+from harness.drivers.capture_claude_code import findings
 
 
 def _result(scenario_id: str, verdict: str, steps=(), source="001-claude-code-read-write-edit.md §X", **more):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from fakes import ScriptedTarget, read_scenario
-from harness.model import Verdict
+from harness.scenario.model import Verdict
 from harness.report import github
-from harness.runner import Runner
+from harness.run.runner import Runner
 from harness.targets.base import CallResult
 
 READ = read_scenario("claude-code/annotations/t", '"x"')

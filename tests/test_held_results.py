@@ -10,12 +10,12 @@ from __future__ import annotations
 import pickle
 
 from fakes import ScriptedTarget, read_scenario
-from harness import limits
-from harness.model import Verdict
+from harness.util import limits
+from harness.scenario.model import Verdict
 from harness.report import github
 from harness.report.tally import Tally
 from harness.report.terminal import explain
-from harness.runner import Runner
+from harness.run.runner import Runner
 from harness.targets.base import CallResult
 
 READ = read_scenario("claude-code/held/t", '{$contains: "     1→x"}', '"     1→x"')
@@ -91,7 +91,7 @@ def test_outputs_within_the_cap_are_recorded_whole(scenario_from, monkeypatch):
 def test_the_markdown_and_html_columns_keep_a_failure_as_explained_without_its_observed_value(scenario_from):
     from types import SimpleNamespace
 
-    from harness.sources import Collector
+    from harness.record.observations import Collector
     result = run(scenario_from(READ), "B" * 5_000_000)
     collector = Collector(several=False)
     target_run = SimpleNamespace(spec="cmd:x", info=SimpleNamespace(name="x", version="1"))

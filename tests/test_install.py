@@ -72,9 +72,9 @@ def test_an_editable_install_prints_no_warning_and_runs_the_checkout(built):
     text = out.stdout + out.stderr
     assert [line for line in text.splitlines() if "warn" in line.lower() and MACHINE_NOISE not in line] == []
     assert "Editable installation" not in text
-    where = subprocess.run([str(python), "-c", "import harness.profiles as p; print(p.__file__); print(p.builtin_dir())"],
+    where = subprocess.run([str(python), "-c", "import harness.scenario.profiles as p; print(p.__file__); print(p.builtin_dir())"],
                            cwd=work, capture_output=True, text=True, check=True, env=ENV).stdout.split()
-    assert where == [str(clone / "harness" / "profiles.py"), str(clone / "scenarios")]
+    assert where == [str(clone / "harness" / "scenario" / "profiles.py"), str(clone / "scenarios")]
 
 
 def test_pytest_harness_catalog_runs_in_another_project_with_a_venv(built):

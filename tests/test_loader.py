@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog
-from harness.loader import ScenarioError, load_file
-from harness.model import Action, Call
+from harness.scenario import catalog
+from harness.scenario.loader import ScenarioError, load_file
+from harness.scenario.model import Action, Call
 
 GOOD = """\
 id: claude-code/read/example
@@ -199,7 +199,7 @@ def test_an_action_mtime_is_checked_and_kept(tmp_path):
 
 
 def test_an_unknown_matcher_lists_every_matcher_and_suggests_the_nearest(tmp_path):
-    from harness.matchers import MATCHER_NAMES
+    from harness.scenario.matchers import MATCHER_NAMES
     path = write(tmp_path, GOOD.replace("{$contains: \"x\"}", "{$contain: \"x\"}"))
     (problem,) = problems_of(path)
     assert problem.line == 13 and problem.field == "steps[0].expect.output.$contain"
@@ -249,7 +249,7 @@ def test_code_points_in_args_count_as_a_string_and_a_bad_list_names_its_field(tm
 
 
 def test_code_points_count_towards_the_content_bound(tmp_path, monkeypatch):
-    from harness import limits
+    from harness.util import limits
     monkeypatch.setattr(limits, "MAX_SCENARIO_CONTENT", 100)
     big = GOOD.replace('file_path: "${workspace}/a.txt"', 'file_path: {$code_points: ["' + "x" * 101 + '"]}')
     (problem,) = problems_of(write(tmp_path, big))

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from harness.matchers import MISSING, match
+from harness.scenario.matchers import MISSING, match
 
 
 def ok(expected, observed) -> bool:
@@ -120,7 +120,7 @@ def test_a_missing_final_newline_is_made_visible():
 
 
 def test_same_as_and_differs_from_compare_with_the_resolved_reference():
-    from harness.matchers import Reference
+    from harness.scenario.matchers import Reference
     assert match({"$same_as": Reference("steps[1].output.v", 3)}, 3) == []
     assert match({"$same_as": Reference("steps[1].output.v", 3)}, 4)
     assert match({"$differs_from": Reference("steps[1].output.v", 3)}, 4) == []
@@ -142,7 +142,7 @@ def test_not_any_of_all_of_combine_matchers():
 
 
 def test_references_resolve_against_earlier_calls_and_the_same_response():
-    from harness.placeholders import resolve_references
+    from harness.scenario.placeholders import resolve_references
     steps = {1: {"output": {"sha256": "abc"}}, None: {"output": {"hash": "h"}, "events": [{"Hash": "h"}]}}
 
     def lookup(step, field):
@@ -200,7 +200,7 @@ def test_control_characters_are_shown_escaped_never_raw():
 
 
 def test_a_mismatch_that_is_dropped_is_not_explained_and_one_that_is_shown_is(monkeypatch):
-    from harness import difference
+    from harness.util import textdiff as difference
     asked: list[str] = []
     monkeypatch.setattr(difference, "regex_progress", lambda pattern, text, *a: asked.append(pattern) or "progress")
     assert match({"$not": {"$regex": "^b"}}, "abc") == []

@@ -167,7 +167,8 @@ def test_the_recording_pass_names_the_open_scenario_whose_snapshot_changes(tmp_p
     scenario whose snapshot differs already unmutated is left out."""
     import os
     import reference_impl.aptix_tul_004 as aptix
-    from harness import catalog, snapshot
+    from harness.scenario import catalog
+    from harness.record import snapshot
     scenario = catalog.load().by_id("aptix-tul-004/open/bom-in-content")
     assert scenario.open_question
     stored = snapshot.SnapshotStore(Path("snapshots").resolve(), "reference").read(scenario.id)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from harness.content import MAX_CODE_POINT_ITEMS, code_points_text, lone_surrogate_in, to_bytes
-from harness.placeholders import UnknownPlaceholder, placeholders_in, substitute
+from harness.scenario.content_spec import MAX_CODE_POINT_ITEMS, code_points_text, lone_surrogate_in, to_bytes
+from harness.scenario.placeholders import UnknownPlaceholder, placeholders_in, substitute
 
 NAMES = {"workspace": "/tmp/x.y/ws"}
 
@@ -83,7 +83,7 @@ def test_a_content_spec_in_args_becomes_text_and_only_in_args():
 
 
 def test_an_expectation_without_placeholders_is_constant_and_substitutes_to_itself():
-    from harness.placeholders import constant, has_references, resolve_references, substitute
+    from harness.scenario.placeholders import constant, has_references, resolve_references, substitute
     names = {"workspace": "/w"}
     plain = {"output": {"path": "a.txt", "lines": ["x", {"$regex": "^a$"}], 3: None}, "error": True}
     assert constant(plain) and substitute(plain, names) == plain

@@ -8,8 +8,8 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from harness import printable
-from harness.printable import MAX_DEPTH, json_safe, json_safe_at
+from harness.util import printable
+from harness.util.printable import MAX_DEPTH, json_safe, json_safe_at
 
 
 def _oracle(value: Any, depth: int = 0) -> Any:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import catalog, profile_pages, profiles
-from harness.cli import main
+from harness.scenario import catalog
+from harness.cli import profile_pages
+from harness.scenario import profiles
+from harness.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, profiles
-from harness.cli import main
-from harness.loader import ScenarioError, load_file
+from harness.scenario import catalog
+from harness.scenario import profiles
+from harness.cli.main import main
+from harness.scenario.loader import ScenarioError, load_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MCP_SERVER = ROOT / "tests" / "adapters" / "mcp_misbehaving.py"

@@ -47,7 +47,7 @@ def test_a_wrong_expectation_fails_with_a_readable_diff_not_a_traceback(project)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FAIL claude-code/read/plugin-wrong*", "*expected: text containing '1→beta'*",
                                  "*observed: \"     1→alpha*"])
-    assert "harness/runner.py" not in result.stdout.str()
+    assert "harness/run/runner.py" not in result.stdout.str()
 
 
 def test_skip_and_open_questions(project):

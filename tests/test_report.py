@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import catalog
-from harness.cli import main
-from harness.report import matrix as matrix_mod
-from harness.sources import Observation
+from harness.scenario import catalog
+from harness.cli.main import main
+from harness.report import grid as matrix_mod
+from harness.record.observations import Observation
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_the_answer_is_the_call_marked_as_answering_not_the_last():
 def test_an_open_questions_answer_says_what_the_call_left_on_disk():
     from types import SimpleNamespace
 
-    from harness.report import matrix
+    from harness.report import grid as matrix
     doc = {"steps": [{"step": 1, "tool": "Write", "output": "done",
                       "workspace": {"new": {"type": "dir"},
                                     "new/a.txt": {"type": "file", "size": 7, "sha256": "x"},

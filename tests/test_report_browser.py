@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [pytest.mark.live,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import sources
-from harness.cli import main
+from harness.record import observations as sources
+from harness.cli.main import main
 
 TARGET = {"spec": "x", "name": "n", "version": "1"}
 

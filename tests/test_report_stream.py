@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, workers
-from harness.baseline import Baseline
-from harness.cli import main
-from harness.model import Result, Scenario, Verdict
-from harness.options import RunOptions
+from harness.scenario import catalog
+from harness.run import workers
+from harness.record.baseline import Baseline
+from harness.cli.main import main
+from harness.scenario.model import Result, Scenario, Verdict
+from harness.run.options import RunOptions
 from harness.report import json as json_report
 from harness.report import junit
 from harness.report import stream
@@ -23,7 +24,7 @@ from harness.report.tally import Tally
 from harness.targets import make_target
 from harness.targets.base import TargetInfo
 from harness.targets.reference import ReferenceTarget
-from harness.workspace import Leftover
+from harness.run.workspace import Leftover
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +169,7 @@ def test_the_junit_written_as_it_goes_is_the_junit_of_the_whole_run(tmp_path, sc
 
 
 def test_the_tally_counts_and_judges_as_the_whole_run_would(scenarios):
-    from harness import baseline
+    from harness.record import baseline
     results = _results(scenarios)
     for result in results:
         result.known = result.stale = None

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedTarget, read_scenario
-from harness.model import Verdict
-from harness.runner import Runner
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
 from harness.targets.base import CallResult, TargetError
-from harness.workspace import Workspace
+from harness.run.workspace import Workspace
 
 READ = read_scenario("claude-code/read/t", '"     1→x"')
 
@@ -89,7 +89,7 @@ def test_error_when_the_target_breaks_and_the_run_goes_on(scenario_from):
 
 
 def test_a_harness_bug_is_an_error_verdict_not_a_crash(scenario_from, monkeypatch):
-    import harness.runner as runner_module
+    import harness.run.runner as runner_module
     monkeypatch.setattr(runner_module, "check_call", lambda *a: 1 / 0)
     result, _ = run(scenario_from(READ))
     assert result.verdict is Verdict.ERROR and "ZeroDivisionError" in result.reason
@@ -242,7 +242,7 @@ def test_a_canary_whose_bytes_change_with_every_time_stamp_kept_is_an_escape(tmp
     """The canaries' bytes are read again, not only their time stamps: a write that moves no time stamp
     (a page of a shared mapping dirtied before the stamps were taken is written back with none) is
     still found. No such write can be made on purpose, so the stamps are held here instead."""
-    from harness import workspace as workspace_mod
+    from harness.run import workspace as workspace_mod
     enclosure = workspace_mod.Enclosure(parent=str(tmp_path))
     try:
         enclosure.place()
@@ -305,8 +305,8 @@ steps:
 def test_the_references_first_scenario_in_a_process_may_fake_the_file_system(scenario_from):
     # The reference's answers are held to the cmd: normal form, whose schema is read once per process:
     # read while a scenario's fake file system was in place, it was not there (a harness error).
-    from harness.catalog import builtin_dir, load
-    from harness.targets import cmd
+    from harness.scenario.catalog import builtin_dir, load
+    from harness.targets.cmd import target as cmd
     from harness.targets.reference import ReferenceTarget
     scenario = next(s for s in load([builtin_dir() / "mcp-write-text-file"]).scenarios
                     if s.id == "mcp-write-text-file/errors/disk-full")
@@ -416,7 +416,7 @@ def test_real_workspaces_are_all_removed_around_fake_file_system_scenarios(scena
 
 
 def test_the_recorded_state_sees_a_same_size_rewrite_of_a_file():
-    from harness.workspace import Workspace
+    from harness.run.workspace import Workspace
     workspace = Workspace()
     try:
         path = workspace.path("a.txt")
@@ -430,7 +430,7 @@ def test_the_recorded_state_sees_a_same_size_rewrite_of_a_file():
 
 
 def test_a_changed_file_that_should_not_have_changed_shows_a_content_diff(tmp_path):
-    from harness.workspace import Workspace
+    from harness.run.workspace import Workspace
     workspace = Workspace()
     try:
         workspace.populate({"files": {"notes.txt": "one\ntwo\nthree\n", "blob.bin": {"hex": "00010203040506070809"}}}, {})
@@ -447,7 +447,7 @@ def test_a_changed_file_that_should_not_have_changed_shows_a_content_diff(tmp_pa
 
 
 def test_finished_workspaces_go_to_the_remover_in_batches_and_drain_removes_every_one(tmp_path):
-    from harness.workspace import Remover, Tree
+    from harness.run.workspace import Remover, Tree
     remover = Remover()
     trees = []
     for number in range(Remover.BATCH):
@@ -464,7 +464,7 @@ def test_finished_workspaces_go_to_the_remover_in_batches_and_drain_removes_ever
 
 
 def test_an_inline_remover_removes_each_batch_in_the_calling_thread_without_a_thread(tmp_path):
-    from harness.workspace import Remover, Tree
+    from harness.run.workspace import Remover, Tree
     remover = Remover(inline=True)
     trees = []
     for number in range(Remover.BATCH + 1):
@@ -482,7 +482,7 @@ def test_an_inline_remover_removes_each_batch_in_the_calling_thread_without_a_th
 
 def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_a_thread(tmp_path):
     from harness.targets.reference import ReferenceTarget
-    from harness.workspace import _MOUNTS, in_memory
+    from harness.run.workspace import _MOUNTS, in_memory
     if not os.path.isfile("/proc/self/mountinfo"):
         pytest.skip("no mount table here (not Linux)")
     assert _MOUNTS.type_of("/proc") == "proc" and _MOUNTS.type_of("/proc/self") == "proc"
@@ -501,7 +501,7 @@ def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_
 
 
 def test_an_interrupted_inline_removal_leaves_the_rest_for_drain(tmp_path, monkeypatch):
-    from harness.workspace import Remover
+    from harness.run.workspace import Remover
     spaces = [Workspace(parent=str(tmp_path)) for _ in range(3)]
     remover = Remover(inline=True)
     real = Workspace.remove
@@ -547,7 +547,7 @@ def test_a_lone_surrogate_is_sent_as_it_is_or_skipped_with_the_targets_reason(sc
     ({"output": 1, "extra": True}, "outside the normal form"),
 ])
 def test_the_reference_is_held_to_the_normal_form_of_a_cmd_answer(answer, verdict, tmp_path):
-    from harness.confine import Confinement
+    from harness.containment.audit_hook import Confinement
     from harness.targets.reference import ReferenceSession
 
     class Answers:

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from harness.safepath import read_regular
+from harness.util.safepath import read_regular
 
 
 def test_a_small_file_read_with_a_huge_cap_does_not_reserve_the_cap(tmp_path):
@@ -19,7 +19,7 @@ def test_a_small_file_read_with_a_huge_cap_does_not_reserve_the_cap(tmp_path):
     path.write_bytes(b'{"format": 1, "results": []}')
     code = textwrap.dedent(f"""
         import resource, sys
-        from harness.safepath import read_regular
+        from harness.util.safepath import read_regular
         resource.setrlimit(resource.RLIMIT_AS, (900 * 1024 * 1024, resource.RLIM_INFINITY))
         sys.stdout.write(read_regular({str(path)!r}, 4 * 1024 ** 3).decode())
     """)
@@ -55,7 +55,7 @@ def test_a_snapshot_is_read_without_reserving_the_snapshot_cap(tmp_path):
     (store / "a.yaml").write_text("scenario: claude-code/a\\nsteps: []\\n", "utf-8")
     code = textwrap.dedent(f"""
         import resource, sys
-        from harness.snapshot import SnapshotStore
+        from harness.record.snapshot import SnapshotStore
         resource.setrlimit(resource.RLIMIT_AS, (900 * 1024 * 1024, resource.RLIM_INFINITY))
         sys.stdout.write(SnapshotStore({str(tmp_path / "snaps")!r}, "reference").read("claude-code/a"))
     """)

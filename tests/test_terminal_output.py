@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from harness.cli import main
-from harness.printable import shown as printable
+from harness.cli.main import main
+from harness.util.printable import shown as printable
 from tests.test_cli import GOOD, WRONG, put
 
 LONG_SPECS = ["cmd:python /home/someone/projects/adapters/first-adapter.py --mode strict --log /tmp/x.log",

@@ -13,9 +13,10 @@ from typing import Any, Callable
 
 import pytest
 
-from harness import catalog, workers
-from harness.cli import main
-from harness.model import Verdict
+from harness.scenario import catalog
+from harness.run import workers
+from harness.cli.main import main
+from harness.scenario.model import Verdict
 from harness.targets.base import CallResult, TargetError
 from tests.fakes import ScriptedTarget
 
@@ -435,7 +436,7 @@ def test_shards_split_the_catalog_once_and_harness_report_merges_them(tmp_path: 
 
 
 def test_a_shard_is_stable_and_a_bad_shard_is_bad_usage(capsys) -> None:
-    from harness.options import parse_shard, shard_of
+    from harness.run.options import parse_shard, shard_of
     assert [shard_of("claude-code/edit/x", 4) for _ in range(3)] == [shard_of("claude-code/edit/x", 4)] * 3
     assert parse_shard("2/4") == (2, 4)
     for bad in ("0/4", "5/4", "x", "1/0"):
@@ -449,7 +450,7 @@ def test_the_parent_imports_what_every_in_process_worker_would_import_before_for
     import subprocess
     code = (
         "import sys\n"
-        "from harness import catalog\n"
+        "from harness.scenario import catalog\n"
         "from harness.targets.reference import ReferenceTarget\n"
         f"scenarios = catalog.load([catalog.builtin_dir() / {PROFILE!r}]).scenarios\n"
         "names = ('reference_impl.mcp_write_text_file', 'pyfakefs.fake_filesystem_unittest', 'reference_impl.claude_code')\n"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import limits
-from harness import workspace as workspace_mod
-from harness.workspace import Enclosure, Workspace, entry_state
+from harness.util import limits
+from harness.run import workspace as workspace_mod
+from harness.run.workspace import Enclosure, Workspace, entry_state
 
 
 def _fwalk_state(ws: Workspace, with_text: bool = True) -> dict:

@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import catalog
-from harness.model import Scenario, Verdict
-from harness.runner import Runner
+from harness.scenario import catalog
+from harness.scenario.model import Scenario, Verdict
+from harness.run.runner import Runner
 from harness.targets.base import Target
-from harness.targets.cmd import CmdSession, CmdTarget
+from harness.targets.cmd.target import CmdSession, CmdTarget
 from harness.targets.reference import ReferenceTarget
 
 REFERENCE_CMD = "cmd:python -m reference_impl.serve"

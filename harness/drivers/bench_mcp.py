@@ -32,9 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import catalog
+from harness.scenario import catalog
 from harness.drivers.bench import count_calls, time_catalog
-from harness.targets.mcp import McpTarget
+from harness.targets.mcp.target import McpTarget
 from harness.targets.reference import ReferenceTarget
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"

@@ -58,10 +58,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from harness import catalog, workers
-from harness.content import to_bytes
-from harness.model import Action, Scenario
-from harness.placeholders import substitute
+from harness.scenario import catalog
+from harness.run import workers
+from harness.scenario.content_spec import to_bytes
+from harness.scenario.model import Action, Scenario
+from harness.scenario.placeholders import substitute
 from harness.targets.reference import ReferenceTarget
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave a figure out (repeatable); warm-up: the pytest figures' first, untimed runs")
     args = parser.parse_args(argv)
     repeat = max(1, args.repeat)
-    from harness.options import RunOptions
+    from harness.run.options import RunOptions
     tmp = RunOptions().workspace_parent()
 
     cat = catalog.load(args.scenarios or [catalog.builtin_dir()])
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     ratio("--jobs 2 / --jobs 1", parallel, serial, "goal: at most 0.65")
 
     if "mcp" not in args.skip:
-        from harness.targets.mcp import McpTarget
+        from harness.targets.mcp.target import McpTarget
         local, remote = best(repeat, catalog_run(lambda: ReferenceTarget("reference"), scenarios, tmp=tmp),
                              catalog_run(lambda: McpTarget(REFERENCE_MCP, workspace_parent=tmp), scenarios, tmp=tmp))
         ratio("mcp: (reference server) / in-process", remote, local, "goal: at most 1.5")
@@ -262,7 +263,7 @@ def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path], warm_up: 
 
 
 def _filesystem(cat: Any, count: int, tmp: str | None, ratio: Callable[..., None]) -> None:
-    from harness.targets.mcp import McpTarget
+    from harness.targets.mcp.target import McpTarget
     spec = f"mcp:node {FILESYSTEM} {{workspace}}"
     chosen = [s for s in cat.scenarios if s.profile == "mcp-write-text-file" and not s.requires][:max(1, count)]
 
@@ -328,7 +329,7 @@ def _scale(scenarios: list[Scenario], factors: list[int], memory_factors: list[i
     for factor in memory_factors:
         chosen = copies(scenarios, factor)
         with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
-            from harness.options import RunOptions
+            from harness.run.options import RunOptions
             from harness.report import stream
             out = Path(folder)
             # As `harness run --json --junit` does it: each result handed to the reports, none kept.

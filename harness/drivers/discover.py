@@ -15,8 +15,8 @@ guess; starting the server is the mcp: target's business.
 
 from __future__ import annotations
 
-from harness.options import timeout_argument
-from harness.safepath import write_replacing
+from harness.run.options import timeout_argument
+from harness.util.safepath import write_replacing
 
 import argparse
 import difflib
@@ -258,21 +258,21 @@ def skeleton(profile: str, guesses: list[Guess], tools: list[ToolInfo], target: 
 
 def profile_tools(profile: str) -> dict[str, dict[str, Any]]:
     """Returns the profile's tools and their argument schemas (empty for an unknown profile)."""
-    from harness import profiles
+    from harness.scenario import profiles
     found = profiles.builtin().get(profile)
     return {name: tool.arguments for name, tool in found.tools.items()} if found else {}
 
 
 def known_profiles() -> list[str]:
     """Returns the profiles a skeleton can be written for (the built-in ones)."""
-    from harness import profiles
+    from harness.scenario import profiles
     return list(profiles.builtin())
 
 
 def discover_tools(spec: str, timeout: float) -> tuple[list[ToolInfo], str]:
     """Starts the target and returns its tools and its name; raises ValueError or TargetError."""
     from harness.targets import make_target
-    from harness.targets.mcp import McpTarget
+    from harness.targets.mcp.target import McpTarget
     target = make_target(spec, timeout=timeout)
     if not isinstance(target, McpTarget):
         target.stop()

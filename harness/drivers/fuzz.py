@@ -46,10 +46,10 @@ from typing import Any, Callable
 
 import yaml
 
-from harness.options import timeout_argument
-from harness.safepath import write_replacing
+from harness.run.options import timeout_argument
+from harness.util.safepath import write_replacing
 from harness.targets.base import CallResult, Session, Target, TargetError, Unsupported
-from harness.workspace import Workspace
+from harness.run.workspace import Workspace
 
 PROFILES = ("claude-code", "gemini-safe-patch", "aptix-tul-004", "mcp-write-text-file")
 
@@ -514,13 +514,13 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: "_Bu
 
 def _declared_tools(profile: str) -> dict[str, Any]:
     """The profile's tools as its ``profile.yaml`` declares them (names, argument schemas)."""
-    from harness import profiles
+    from harness.scenario import profiles
     return dict(profiles.builtin()[profile].tools)
 
 
 def _workspace_parent() -> str | None:
     """The folder for the workspaces, as for ``harness run`` (a memory file system where present)."""
-    from harness.options import RunOptions
+    from harness.run.options import RunOptions
     return RunOptions().workspace_parent()
 
 
@@ -755,8 +755,8 @@ def write_scenario(divergence: Divergence, out: Path, *, seed: int, examples: in
 
 def check_scenario(path: Path, reference: Target, target: Target) -> dict[str, str]:
     """Runs the written scenario on both: it must pass on the reference and fail on the target."""
-    from harness.loader import ScenarioError, load_file
-    from harness.runner import Runner
+    from harness.scenario.loader import ScenarioError, load_file
+    from harness.run.runner import Runner
     try:
         (scenario,) = load_file(path)
     except ScenarioError as exc:
@@ -786,7 +786,7 @@ def _examples(text: str) -> int:
     except ValueError:
         value = 0
     if not 1 <= value <= MAX_EXAMPLES:
-        from harness.printable import shown
+        from harness.util.printable import shown
         raise argparse.ArgumentTypeError(f"a whole number from 1 to {MAX_EXAMPLES} is needed, not {shown(text)!r}")
     return value
 

@@ -35,7 +35,7 @@ reference's own output, not the contract, so a recorded survivor is never counte
 
 from __future__ import annotations
 
-from harness.safepath import write_replacing
+from harness.util.safepath import write_replacing
 
 import argparse
 import fnmatch
@@ -265,9 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     tempfile.tempdir = str(tmp)
 
     import reference_impl
-    from harness import catalog
-    from harness.model import Verdict
-    from harness.runner import Runner
+    from harness.scenario import catalog
+    from harness.scenario.model import Verdict
+    from harness.run.runner import Runner
     from harness.targets.reference import ReferenceTarget
     assert str(Path(reference_impl.__file__).resolve()).startswith(str(Path("mutants").resolve())), reference_impl.__file__
 
@@ -378,8 +378,8 @@ def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]],
     reference's own output, so a difference is not a failure of the contract: the mutant stays a
     survivor and the scores do not change. An open scenario whose snapshot differs already on the
     unmutated reference could not tell, and is left out."""
-    from harness import snapshot
-    from harness.runner import Runner
+    from harness.record import snapshot
+    from harness.run.runner import Runner
     from harness.targets.reference import ReferenceTarget
     store = snapshot.SnapshotStore(snapshots, "reference")
 
@@ -686,7 +686,7 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         "`docs/mutation-classes.yaml`; a survivor no class names is a gap in the catalog.",
         "The reference is held to what every target is: it answers in the normal form of docs/cmd-protocol.md",
         "(a tool error has a `code` and a `message` that is a string) and acts only inside the folder around its",
-        "workspace (harness/confine.py); a mutant that breaks either fails its scenario as a wrong answer does.",
+        "workspace (harness/containment/audit_hook.py); a mutant that breaks either fails its scenario as a wrong answer does.",
         "",
         f"Measured: {ran} of {everything} mutants run, in {seconds / 60:.1f} minutes with {jobs} mutants at a time, "
         "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),

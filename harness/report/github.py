@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.model import Result, Verdict
-from harness.printable import shown
+from harness.scenario.model import Result, Verdict
+from harness.util.printable import shown
 
 #: Annotations printed per run at most (GitHub shows only the first few per step anyway).
 MAX_ANNOTATIONS = 50
@@ -57,7 +57,7 @@ def resume_commands() -> None:
 
 
 def _data(text: str) -> str:
-    """Escapes a workflow command's message: control characters shown escaped (harness/printable.py:
+    """Escapes a workflow command's message: control characters shown escaped (harness/util/printable.py:
     a candidate's ESC and NUL reached the log and the annotation raw), then GitHub's rules (%, CR, LF)."""
     return shown(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -106,7 +106,7 @@ def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None
     """Under GitHub Actions: prints the annotations and appends the Markdown report to the step summary.
 
     ``failures`` (each run's fails and errors, as the run's tally kept them) and ``columns`` (a
-    function giving the matrix's columns, harness/sources.py ``Collector``) stand in for the runs'
+    function giving the matrix's columns, harness/record/observations.py ``Collector``) stand in for the runs'
     results when the run did not keep them.
     """
     if not active():
@@ -125,10 +125,10 @@ def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None
     console.file.flush()
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        from harness import sources
+        from harness.record import observations
         from harness.report import markdown
-        from harness.report import matrix as matrix_mod
-        grid = matrix_mod.build(columns(runs) if columns is not None else sources.from_runs(runs))
+        from harness.report import grid as matrix_mod
+        grid = matrix_mod.build(columns(runs) if columns is not None else observations.from_runs(runs))
         try:
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(markdown.render(grid, title="File-tool conformance: "

@@ -13,8 +13,8 @@ from html import escape as html_escape
 from pathlib import Path
 
 import harness
-from harness.printable import shown
-from harness.report.matrix import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell
+from harness.util.printable import shown
+from harness.report.grid import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell
 
 CSS = """
 :root{--pass:#1a7f37;--fail:#cf222e;--recorded:#0969da;--skip:#9a6700;--error:#8250df;--observed:#57606a;
@@ -92,7 +92,7 @@ JS = """
 
 def escape(text: str) -> str:
     """Returns ``text`` for an HTML text or attribute: tags and quotes escaped, control characters
-    and lone surrogates shown as ``\\x1b`` / ``\\ud800`` (harness/printable.py), never raw."""
+    and lone surrogates shown as ``\\x1b`` / ``\\ud800`` (harness/util/printable.py), never raw."""
     return html_escape(shown(text))
 
 
@@ -211,5 +211,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the HTML report to ``path``."""
-    from harness.safepath import write_replacing
+    from harness.util.safepath import write_replacing
     write_replacing(path, render(matrix, **kwargs))

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import harness
-from harness.printable import json_safe, json_safe_at
-from harness.model import Result, Verdict
-from harness.safepath import write_replacing
+from harness.util.printable import json_safe, json_safe_at
+from harness.scenario.model import Result, Verdict
+from harness.util.safepath import write_replacing
 from harness.targets.base import TargetInfo
 
 FORMAT_VERSION = 1
@@ -45,7 +45,7 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
         data["baseline"] = baseline
     if seconds is not None:
         data["seconds"] = round(seconds, 3)
-    if leftovers:  # workspaces that could not be removed (harness/workspace.py, Leftover): the run fails
+    if leftovers:  # workspaces that could not be removed (harness/run/workspace.py, Leftover): the run fails
         data["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
     return data
 
@@ -53,7 +53,7 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
 def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None,
           **extra: Any) -> None:
     """Writes the report to ``path`` (``extra``: ``start_error``, ``baseline``, ``leftovers``; see ``document``)."""
-    # Strict JSON whatever a candidate said (NaN, lone surrogates, deep values: harness/printable.py).
+    # Strict JSON whatever a candidate said (NaN, lone surrogates, deep values: harness/util/printable.py).
     text = json.dumps(json_safe(document(results, target, spec, seconds, **extra)), indent=1, ensure_ascii=False,
                       default=str, allow_nan=False)
     write_replacing(path, text + "\n")

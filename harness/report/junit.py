@@ -8,8 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.printable import shown
-from harness.model import TARGET_NOT_STARTED, Result, Verdict
+from harness.util.printable import shown
+from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
 from harness.report.terminal import explain
 from harness.targets.base import TargetInfo

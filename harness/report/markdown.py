@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import harness
-from harness.printable import shown
-from harness.report.matrix import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell, notable
+from harness.util.printable import shown
+from harness.report.grid import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell, notable
 
 ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "skip": "⏭️ skip", "error": "💥 error",
          "known": "🔕 known", "observed": "👁️ observed", "absent": "—"}
@@ -30,7 +30,7 @@ _BLOCK_START = re.compile(r"^(\d*)([-+#>.)=])")
 
 def _cell(text: str) -> str:
     """Returns text shown literally in Markdown (a table cell, a heading, a list item): one line
-    (control characters escaped, harness/printable.py), no markup, no bare link, no tag."""
+    (control characters escaped, harness/util/printable.py), no markup, no bare link, no tag."""
     text = shown(text).replace("\n", " ").replace("\t", " ").translate(_MARKUP)
     return _BLOCK_START.sub(r"\1\\\2", _BARE_LINK.sub(lambda m: "\\" + m.group(), text))
 
@@ -150,5 +150,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the Markdown report to ``path``."""
-    from harness.safepath import write_replacing
+    from harness.util.safepath import write_replacing
     write_replacing(path, render(matrix, **kwargs))

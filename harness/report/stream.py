@@ -1,15 +1,15 @@
 """Hands each result of ``harness run`` to every report as it is produced, in catalog order.
 
-A run's results arrive one at a time, target after target (harness/workers.py ``emit``). Each is
+A run's results arrive one at a time, target after target (harness/run/workers.py ``emit``). Each is
 judged by the run's aspects and baseline, counted (harness/report/tally.py) and written at once:
 
 - the JSON report: each result written to the file as it comes (harness/report/json.py ``Stream``);
   several targets in one file are written to a spool each and put together at the end;
 - the JUnit report: each testcase written to its profile's spool, the suites put together at the end
   (their counts are attributes that come first);
-- the snapshots: compared, or written, at once (harness/snapshot.py ``Checker``);
+- the snapshots: compared, or written, at once (harness/record/snapshot.py ``Checker``);
 - the last run's state (for ``harness show`` and ``--lf``);
-- the Markdown and HTML reports: a small observation per result (harness/sources.py ``Collector``).
+- the Markdown and HTML reports: a small observation per result (harness/record/observations.py ``Collector``).
 
 Nothing else of a result is held: the tally keeps the counts and the failures, whose details the
 terminal prints at the end. So what a run holds does not grow with the scenarios that pass.
@@ -28,8 +28,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.model import Result
-from harness.safepath import open_new, write_replacing
+from harness.scenario.model import Result
+from harness.util.safepath import open_new, write_replacing
 from harness.report.tally import Tally
 
 PARTIAL = ".partial"
@@ -115,7 +115,7 @@ class Reports:
         self.baseline: Any = None
         self.baseline_error: str | None = None
         if options.baseline:
-            from harness import baseline
+            from harness.record import baseline
             try:
                 self.baseline = baseline.load(options.baseline)
             except ValueError as exc:  # said by the terminal report; no result is judged
@@ -146,8 +146,8 @@ class Reports:
             raise
         self.collector: Any = None
         if matrix:
-            from harness import sources
-            self.collector = sources.Collector(several)
+            from harness.record import observations
+            self.collector = observations.Collector(several)
         self.closed = False
 
     # -- as the run goes -----------------------------------------------------------------------
@@ -181,7 +181,7 @@ class Reports:
             else:
                 part.junit = junit.Suites(run.info, f"{run.spec} ", run.start_error)
         if self.state is not None:
-            from harness import lastfailed
+            from harness.record import lastfailed
             from harness.targets.base import spec_slug
             try:
                 self.state.mkdir(parents=True, exist_ok=True)
@@ -195,7 +195,7 @@ class Reports:
                 part.state = None  # remembering is a convenience; a read-only checkout must still run
             part.lastfailed = lastfailed.Tracker(self.state, spec_slug(run.spec))
         if not options.no_snapshots or options.snapshot_update:
-            from harness import snapshot as snap
+            from harness.record import snapshot as snap
             store = snap.SnapshotStore(options.snapshots or snap.default_root(), run.slug)
             part.snapshots = snap.Checker(store, update=options.snapshot_update)
         for result in self.broken:  # each target's report holds the invalid files first
@@ -215,7 +215,7 @@ class Reports:
         return name
 
     def _take(self, part: _Target, result: Result) -> None:
-        from harness import aspects
+        from harness.scenario import aspects
         aspects.apply(result, self.options.aspects)
         part.tally.add(result)  # marks a baseline's known failure first: every report shows it
         data = result.as_dict()
@@ -257,7 +257,7 @@ class Reports:
         return self._by_run[id(run)].snapshots
 
     def columns(self) -> Any:
-        """Returns a function giving the Markdown and HTML reports' columns (harness/sources.py)."""
+        """Returns a function giving the Markdown and HTML reports' columns (harness/record/observations.py)."""
         if self.collector is None:
             return None
         return lambda runs: self.collector.sources(runs)
@@ -297,7 +297,7 @@ class Reports:
         """Returns the JSON report's ``baseline`` member (None without a readable baseline)."""
         if part.tally.baseline is None:
             return None
-        from harness import baseline
+        from harness.record import baseline
         return baseline.report_section(self.options.baseline, part.tally.outcome())
 
     def _remember(self, part: _Target, interrupted: bool) -> None:

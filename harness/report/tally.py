@@ -12,8 +12,8 @@ import dataclasses
 from collections import Counter
 from typing import Any, Iterable
 
-from harness.matchers import MISSING, Mismatch
-from harness.model import Result, StepRecord, Verdict
+from harness.scenario.matchers import MISSING, Mismatch
+from harness.scenario.model import Result, StepRecord, Verdict
 
 #: Characters kept of a failing result's reason and of each of its mismatches as shown: what the
 #: end-of-run details and the annotations show of it (a mismatch's rendering is a few lines anyway).
@@ -56,7 +56,7 @@ def held(result: Result) -> Result:
 class Tally:
     """Counts and failures of one target's results, fed one result at a time (``add``).
 
-    ``baseline`` (a harness/baseline.py ``Baseline``): each result is judged against it as it comes
+    ``baseline`` (a harness/record/baseline.py ``Baseline``): each result is judged against it as it comes
     (``known`` on a listed failure, ``stale`` on a listed scenario that passes now), and the
     ``Outcome`` is the one ``apply`` makes of the whole run.
     """
@@ -67,7 +67,7 @@ class Tally:
         self.verdicts: Counter[Verdict] = Counter()
         self.any_known = False
         self.skips: Counter[str] = Counter()  # skip reason -> count, in order of arrival
-        self.aspects: dict[str, dict[str, dict[str, int]]] = {}  # harness/aspects.py ``summary``, kept as it goes
+        self.aspects: dict[str, dict[str, dict[str, int]]] = {}  # harness/scenario/aspects.py ``summary``, kept as it goes
         self.unjudged: Counter[str] = Counter()  # aspects that failed without being judged -> results
         self.unjudged_results = 0
         # Every fail and error, in order, as ``held`` keeps them: their details are shown at the end.
@@ -89,7 +89,7 @@ class Tally:
 
     def add(self, result: Result) -> None:
         """Counts one result (after its aspects are judged); judges it against the baseline first."""
-        from harness import aspects
+        from harness.scenario import aspects
         real = not result.id.startswith("<invalid>")
         if real and self.baseline is not None:
             self._judge(result)
@@ -110,7 +110,7 @@ class Tally:
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:
-        from harness.baseline import classify
+        from harness.record.baseline import classify
         judged = classify(self.baseline, result.id, result.verdict.value)
         if judged is not None:
             getattr(self, judged).append(result.id)
@@ -118,8 +118,8 @@ class Tally:
                 setattr(result, judged, self.baseline.entries[result.id])
 
     def outcome(self) -> Any:
-        """Returns what the baseline made of the run so far (harness/baseline.py ``Outcome``)."""
-        from harness.baseline import Outcome
+        """Returns what the baseline made of the run so far (harness/record/baseline.py ``Outcome``)."""
+        from harness.record.baseline import Outcome
         seen = set(self.known) | set(self.stale) | set(self.new)
         return Outcome(list(self.known), list(self.new), list(self.stale),
                        sorted(set(self.baseline.entries) - seen) if self.baseline is not None else [])

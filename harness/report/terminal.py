@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.printable import shown
-from harness.model import Result, Verdict
+from harness.util.printable import shown
+from harness.scenario.model import Result, Verdict
 from harness.report.tally import Tally
 
 STYLES = {
@@ -134,7 +134,7 @@ def aspect_lines(results: "list[Result] | Tally") -> list[str]:
     """Returns one line per profile with each aspect's pass rate (``effects 97% · outcome 91% · output
     40%``, over the results that had expectations of it, judged or not), and a line counting the
     results that pass only because an aspect that failed was not judged (``--aspects``)."""
-    from harness import aspects
+    from harness.scenario import aspects
     tally = _tally(results)
     counts = tally.aspects
     lines = [f"{profile}: {aspects.rate_line(counts[profile])}" for profile in sorted(counts)

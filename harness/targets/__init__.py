@@ -21,18 +21,18 @@ def make_target(spec: str, **options: Any) -> Target:
         from harness.targets.reference import ReferenceTarget
         return ReferenceTarget(spec, **options)
     if spec.startswith("cmd:"):
-        from harness.targets.cmd import CmdTarget
+        from harness.targets.cmd.target import CmdTarget
         return CmdTarget(spec, **options)
     if spec.startswith(("mcp:", "mcp+http://", "mcp+https://")):
-        from harness.targets.mcp import McpTarget
+        from harness.targets.mcp.target import McpTarget
         return McpTarget(spec, **options)
     if spec == "claude-code" or spec.startswith("claude-code:"):
         from harness.targets.claude_code import ClaudeCodeTarget
         return ClaudeCodeTarget(spec, **options)
     if spec.startswith("acp:"):
-        from harness.targets.acp import AcpTarget, parse_spec
+        from harness.targets.acp.target import AcpTarget, parse_spec
         if parse_spec(spec)[1] == ["claude-code"]:
-            from harness.targets.acp_claude_code import ClaudeCodeAcpTarget
+            from harness.targets.acp.claude_code import ClaudeCodeAcpTarget
             return ClaudeCodeAcpTarget(spec, **options)
         return AcpTarget(spec, **options)
     if spec == "gemini-cli" or spec.startswith("gemini-cli:"):

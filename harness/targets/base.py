@@ -101,7 +101,7 @@ class Session(abc.ABC):
     """One scenario's conversation with a target; all per-session tool state lives here."""
 
     #: True when the harness refuses this session's target any hard link to a file outside the folder
-    #: around its workspace (the in-process reference, harness/confine.py): the workspace then needs
+    #: around its workspace (the in-process reference, harness/containment/audit_hook.py): the workspace then needs
     #: no walk for link counts after the scenario.
     links_confined: bool = False
 
@@ -168,7 +168,7 @@ class Target(abc.ABC):
     def candidate_uid(self) -> int | None:
         """The user the candidate runs as when it is not the harness's own (``--run-as``), else None.
 
-        Escape watching (harness/watch.py) then attributes every entry that user made to the candidate.
+        Escape watching (harness/containment/outside.py) then attributes every entry that user made to the candidate.
         """
         return None
 

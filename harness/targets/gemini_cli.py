@@ -23,9 +23,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness import snapshot
+from harness.record import snapshot
 from harness.targets.base import TargetInfo, Unsupported
-from harness.targets.cmd import CmdTarget
+from harness.targets.cmd.target import CmdTarget
 
 #: The version ``tools/gemini-cli/package.json`` pins.
 PINNED_VERSION = "0.61.0"

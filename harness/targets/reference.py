@@ -1,7 +1,7 @@
 """The in-process reference target: ``reference_impl`` called directly, on a real temporary directory.
 
 Scenarios that require faults (permissions, read-only file system, disk full) run on pyfakefs,
-which only an in-process target can see (see harness/faults.py).
+which only an in-process target can see (see harness/targets/faults.py).
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from pathlib import Path, PurePath
 from typing import Any, Sequence
 
 import reference_impl
-from harness import confine
-from harness.faults import FAKEABLE
+from harness.containment import audit_hook
+from harness.targets.faults import FAKEABLE
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.targets.cmd import response_checker
+from harness.targets.cmd.target import response_checker
 
 
 class ReferenceSession(Session):
-    """A reference_impl session, confined to the folder around its workspace (harness/confine.py)."""
+    """A reference_impl session, confined to the folder around its workspace (harness/containment/audit_hook.py)."""
 
     links_confined = True  # os.link is refused unless both its paths are in the folder around the workspace
 
-    def __init__(self, session: Any, bounds: confine.Confinement) -> None:
+    def __init__(self, session: Any, bounds: audit_hook.Confinement) -> None:
         self._session = session
         self._bounds = bounds
 
@@ -36,15 +36,15 @@ class ReferenceSession(Session):
         the machine is out of the reference's reach.
         """
         folder = workspace.parent if isinstance(workspace, PurePath) else Path(workspace).parent
-        bounds = confine.Confinement(str(folder))
-        with confine.confined(bounds):
+        bounds = audit_hook.Confinement(str(folder))
+        with audit_hook.confined(bounds):
             session = make(str(workspace), dict(options))
         return cls(session, bounds)
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         """Calls the reference directly; a crash in it is a target error with its traceback."""
         try:
-            with confine.confined(self._bounds):
+            with audit_hook.confined(self._bounds):
                 data = self._session.call(tool, args)
         except reference_impl.UnknownTool as exc:
             raise TargetError(f"unknown tool {tool!r}: {exc}") from None

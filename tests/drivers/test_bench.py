@@ -50,7 +50,7 @@ def test_the_speed_bench_prints_each_ratio_with_the_load(tmp_path: Path, capsys)
 
 
 def test_the_replay_floor_makes_the_calls_the_runner_makes(tmp_path: Path) -> None:
-    from harness import catalog
+    from harness.scenario import catalog
     from harness.drivers import bench_speed
     calls = []
     import reference_impl

@@ -10,9 +10,9 @@ import io
 import json
 from pathlib import Path
 
-from harness import catalog
-from harness import snapshot as snap
-from harness.drivers import capture_claude_code as capture
+from harness.scenario import catalog
+from harness.record import snapshot as snap
+from harness.drivers.capture_claude_code import main as capture
 from harness.targets.claude_code import NOT_INSTALLED
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import bindings, catalog
-from harness.cli import main
+from harness.targets import bindings
+from harness.scenario import catalog
+from harness.cli.main import main
 from harness.drivers import discover
-from harness.loader import load_text
-from harness.model import Verdict
-from harness.runner import Runner
-from harness.targets.mcp import McpTarget
+from harness.scenario.loader import load_text
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
+from harness.targets.mcp.target import McpTarget
 
 # On the worker that runs the mcp: target tests (tests/conftest.py): it imported the MCP SDK's client already.
 pytestmark = pytest.mark.xdist_group("mcp-client")

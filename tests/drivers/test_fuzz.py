@@ -120,7 +120,7 @@ def test_ambiguous_hunks_are_not_generated():
 
 
 def test_the_command_reports_no_divergence_for_the_reference(capsys, tmp_path):
-    from harness.cli import main
+    from harness.cli.main import main
     code = main(["fuzz", "--target", "reference", "--profile", "mcp-write-text-file", "--max-examples", "5",
                  "--out", str(tmp_path)])
     assert code == 0
@@ -136,7 +136,7 @@ def test_the_command_reports_no_divergence_for_the_reference(capsys, tmp_path):
 def test_a_count_or_time_that_is_no_bound_is_bad_usage(capsys, tmp_path, option, value, said):
     # --max-examples 0 ended in a ZeroDivisionError, -1 in Hypothesis's InvalidArgument; --max-seconds -1
     # ran nothing and said "no divergence".
-    from harness.cli import main
+    from harness.cli.main import main
     assert main(["fuzz", "--target", "reference", "--profile", "mcp-write-text-file", option, value,
                  "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

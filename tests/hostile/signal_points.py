@@ -29,8 +29,9 @@ import traceback
 from multiprocessing import connection, process
 from pathlib import Path
 
-from harness import processes, workers
-from harness.loader import load_text
+from harness.util import processes
+from harness.run import workers
+from harness.scenario.loader import load_text
 from harness.targets import make_target
 
 SCENARIOS = """

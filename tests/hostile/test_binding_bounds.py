@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import bindings
+from harness.targets import bindings
 
 
 def binding(tmp_path: Path, text: str) -> bindings.Binding:
@@ -54,10 +54,10 @@ def test_an_output_expression_building_without_end_is_an_error_not_all_memory(tm
 
 
 def test_through_a_cmd_target_such_an_expression_is_the_calls_error(tmp_path):
-    from harness.loader import load_text
-    from harness.model import Verdict
-    from harness.runner import Runner
-    from harness.targets.cmd import CmdTarget
+    from harness.scenario.loader import load_text
+    from harness.scenario.model import Verdict
+    from harness.run.runner import Runner
+    from harness.targets.cmd.target import CmdTarget
     import sys
     adapter = Path(__file__).resolve().parents[2] / "examples" / "adapters" / "minimal_adapter.py"
     path = tmp_path / "b.yaml"

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline, bindings
-from harness.bindings import BindingError, from_tool_map
-from harness.loader import load_text
-from harness.model import Verdict
-from harness.runner import Runner
-from harness.targets.cmd import CmdTarget
-from harness.targets.mcp import McpTarget
+from harness.record import baseline
+from harness.targets import bindings
+from harness.targets.bindings import BindingError, from_tool_map
+from harness.scenario.loader import load_text
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
+from harness.targets.cmd.target import CmdTarget
+from harness.targets.mcp.target import McpTarget
 from tests.hostile.conftest import ROOT, harness_run, write_scenarios
 
 ADAPTER = ROOT / "examples" / "adapters" / "minimal_adapter.py"
@@ -184,7 +185,7 @@ def test_an_mcp_target_sends_no_path_a_binding_moved_outside(tmp_path: Path) -> 
 
 @pytest.mark.xdist_group("acp-client")  # where the ACP package is imported already
 def test_an_acp_target_sends_no_path_a_binding_moved_outside(tmp_path: Path) -> None:
-    from harness.targets.acp import AcpTarget
+    from harness.targets.acp.target import AcpTarget
     escaped = tmp_path / "outside" / "ESCAPED.txt"
     escaped.parent.mkdir()
     path = write_binding(tmp_path, """\

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import Verdict
-from harness.runner import Runner
-from harness.targets.mcp import McpTarget
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
+from harness.targets.mcp.target import McpTarget
 
 ADAPTER = Path(__file__).resolve().parents[1] / "adapters" / "mcp_misbehaving.py"
 
@@ -28,7 +28,7 @@ steps:
 def test_a_server_paging_tools_list_forever_is_an_error_at_once(scenario_from, monkeypatch: pytest.MonkeyPatch):
     # Each page is a line within the cap; the pages were read until the start timed out, the tools
     # of every page held meanwhile.
-    monkeypatch.setattr("harness.targets.mcp.START_TIMEOUT", 60.0)
+    monkeypatch.setattr("harness.targets.mcp.target.START_TIMEOUT", 60.0)
     target = McpTarget(f"mcp:{sys.executable} {ADAPTER} --mode endless-tools", timeout=60.0)
     started = time.monotonic()
     with Runner(target) as runner:

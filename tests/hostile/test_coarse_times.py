@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.workspace import Enclosure, Workspace
+from harness.run.workspace import Enclosure, Workspace
 
 COARSE = 5  # CLOCK_REALTIME_COARSE (Linux): the clock file time stamps are taken from
 

@@ -1,4 +1,4 @@
-"""The in-process reference is confined to the folder around its workspace (harness/confine.py).
+"""The in-process reference is confined to the folder around its workspace (harness/containment/audit_hook.py).
 
 A scenario file names the paths a tool is called with; the reference runs inside the harness's
 process, so a call naming ``/home/user/.ssh/authorized_keys`` would otherwise be the harness
@@ -16,9 +16,10 @@ import threading
 
 import pytest
 
-from harness import catalog, confine
-from harness.model import Verdict
-from harness.runner import Runner
+from harness.scenario import catalog
+from harness.containment import audit_hook
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
 from reference_impl import mcp_write_text_file
 from tests import planted
 from tests.hostile.conftest import SECRET, harness_run, no_secret, write_scenarios
@@ -84,13 +85,13 @@ def test_a_reference_that_writes_outside_on_its_own_is_refused_and_shown_as_an_e
 def _bounds(tmp_path):
     enclosure = tmp_path / "enclosure"
     (enclosure / "ws").mkdir(parents=True)
-    return enclosure, confine.Confinement(str(enclosure))
+    return enclosure, audit_hook.Confinement(str(enclosure))
 
 
 def test_inside_the_enclosure_everything_goes_and_python_may_still_import(tmp_path):
     enclosure, bounds = _bounds(tmp_path)
     sys.modules.pop("colorsys", None)
-    with confine.confined(bounds):
+    with audit_hook.confined(bounds):
         (enclosure / "ws" / "a.txt").write_text("a")
         os.rename(enclosure / "ws" / "a.txt", enclosure / "ws" / "b.txt")
         os.mkdir(enclosure / "ws" / "d")
@@ -155,7 +156,7 @@ def test_outside_the_enclosure_each_kind_of_operation_is_refused(tmp_path, opera
         "pathconf": lambda: os.pathconf(outside / "f.txt", "PC_NAME_MAX"),
     }
     try:
-        with confine.confined(bounds), pytest.raises(PermissionError):
+        with audit_hook.confined(bounds), pytest.raises(PermissionError):
             actions[operation]()
     finally:
         os.close(outside_fd)
@@ -170,16 +171,16 @@ def test_what_no_audit_event_shows_is_wrapped_only_while_a_call_runs_and_works_i
     the originals back after. Inside the enclosure they work, and so does resolving a path there
     (``realpath`` looks at every folder above it)."""
     enclosure, bounds = _bounds(tmp_path)
-    originals = {name: getattr(os, name) for name in confine.UNAUDITED}
-    with confine.confined(bounds):
-        assert all(getattr(os, name) is not originals[name] for name in confine.UNAUDITED)
+    originals = {name: getattr(os, name) for name in audit_hook.UNAUDITED}
+    with audit_hook.confined(bounds):
+        assert all(getattr(os, name) is not originals[name] for name in audit_hook.UNAUDITED)
         os.mkfifo(enclosure / "ws" / "fifo")
         assert os.stat(enclosure / "ws" / "fifo").st_mode and os.lstat(enclosure / "ws").st_mode
         assert os.path.realpath(enclosure / "ws" / "fifo") == str((enclosure / "ws" / "fifo").resolve())
         assert os.access(enclosure / "ws" / "fifo", os.F_OK) and (enclosure / "beside").exists() is False
         assert os.stat(os.__file__).st_size > 0  # Python's own files may be looked at, as read
     assert bounds.refused == []
-    assert all(getattr(os, name) is originals[name] for name in confine.UNAUDITED)
+    assert all(getattr(os, name) is originals[name] for name in audit_hook.UNAUDITED)
 
 
 def _closed_descriptor(tmp_path) -> int:
@@ -202,7 +203,7 @@ def test_the_confinement_holds_for_the_confined_thread_only(tmp_path):
 
     worker = threading.Thread(target=other)
     worker.start()
-    with confine.confined(bounds):
+    with audit_hook.confined(bounds):
         started.set()
         assert done.wait(10)
     worker.join(10)

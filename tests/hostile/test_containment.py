@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from harness.bounds import built_path_problem
-from harness.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
+from harness.scenario.static_checks import built_path_problem
+from harness.util.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
 from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
 
 DOTDOT = """
@@ -334,8 +334,8 @@ steps:
 ])
 def test_a_path_argument_built_from_an_earlier_answer_is_checked_before_it_is_sent(scenario_from, answered, sent):
     from fakes import ScriptedTarget
-    from harness.model import Verdict
-    from harness.runner import Runner
+    from harness.scenario.model import Verdict
+    from harness.run.runner import Runner
     from harness.targets.base import CallResult
 
     def create(workspace, args):

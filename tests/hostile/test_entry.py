@@ -7,7 +7,8 @@ import signal
 
 import pytest
 
-from harness import cli, processes
+from harness.cli import main as cli
+from harness.util import processes
 
 
 def test_a_sigterm_raised_inside_a_class_body_being_made_still_exits_143(monkeypatch):

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from harness import watch
+from harness.containment import outside as watch
 from tests.adapters.run_as import reachable_by_others, reference_for_nobody
 from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from harness.targets.cmd import CmdTarget
+from harness.targets.cmd.target import CmdTarget
 
 NOBODY = 65534
 
@@ -57,7 +57,7 @@ def test_a_folder_swapped_for_a_link_during_the_hand_over_is_not_followed(tmp_pa
 def test_making_a_locked_tree_searchable_never_changes_a_link_s_target(tmp_path, monkeypatch):
     # Removal makes a candidate's mode-000 folders searchable first; a folder swapped for a link to
     # /etc between the look and the chmod had chmod follow it (0700 on root's folder).
-    from harness import trees
+    from harness.containment import cleanup
     victim = tmp_path / "victim"
     victim.mkdir(mode=0o755)
     os.chmod(victim, 0o755)
@@ -74,7 +74,7 @@ def test_making_a_locked_tree_searchable_never_changes_a_link_s_target(tmp_path,
         return info
 
     monkeypatch.setattr(os, "lstat", lstat)
-    trees.make_searchable(tree)
+    cleanup.make_searchable(tree)
     monkeypatch.undo()
     assert (tmp_path / "a.real").exists(), "the swap was not made: the test did not test"
     assert victim.stat().st_mode & 0o777 == 0o755

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import jsonschema_rs
 import pytest
 
-from harness.workspace import Enclosure, Leftover, Remover, Workspace, mounts_below
+from harness.run.workspace import Enclosure, Leftover, Remover, Workspace, mounts_below
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
 READ = """
@@ -213,7 +213,7 @@ def test_what_a_candidate_leaves_in_its_temporary_folder_goes_with_the_run(tmp_p
 
 def test_a_signal_while_the_target_starts_leaves_no_temporary_folder(tmp_path):
     # The signal lands in Runner.__enter__ (the target starting), where __exit__ is not called.
-    from harness.runner import Runner
+    from harness.run.runner import Runner
     from fakes import ScriptedTarget
 
     class Interrupted(ScriptedTarget):

@@ -28,8 +28,8 @@ CHILD = textwrap.dedent('''
     from pathlib import Path
     sys.path[:0] = [sys.argv[1], os.path.join(sys.argv[1], "tests")]
     from fakes import ScriptedTarget
-    from harness.loader import load_text
-    from harness.runner import Runner
+    from harness.scenario.loader import load_text
+    from harness.run.runner import Runner
     from harness.targets.base import CallResult
 
     tmp, where, mode, record = Path(sys.argv[2]), sys.argv[3], int(sys.argv[4], 8), sys.argv[5] == "states"
@@ -108,8 +108,8 @@ THEN_CHILD = textwrap.dedent('''
     from pathlib import Path
     sys.path[:0] = [sys.argv[1], os.path.join(sys.argv[1], "tests")]
     from fakes import ScriptedTarget
-    from harness.loader import load_text
-    from harness.runner import Runner
+    from harness.scenario.loader import load_text
+    from harness.run.runner import Runner
     from harness.targets.base import CallResult
 
     tmp, mode = Path(sys.argv[2]), int(sys.argv[3], 8)

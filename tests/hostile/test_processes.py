@@ -166,7 +166,7 @@ def test_sigterm_next_to_each_call_of_the_harness_bookkeeping_leaves_nothing(job
 
 SIGNAL_IN_IMPORT_MACHINERY = """
 import signal, sys, time
-from harness import processes
+from harness.util import processes
 for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
     signal.signal(signum, processes._terminated)
 space = {}
@@ -205,7 +205,7 @@ def test_a_cmd_candidate_that_sigkills_its_keeper_still_leaves_no_process(tmp_pa
     # SIGKILL cannot be caught: the keeper dies without ending the family it guarded, whose members
     # are re-parented to whatever subreaper is above (init, under the pytest plugin). Closing the
     # channel must still end the candidate and every process it started.
-    from harness.targets.cmd_channel import Channel
+    from harness.targets.channel import Channel
 
     mark = marker()
     channel = Channel([sys.executable, str(CANDIDATES / "hostile_cmd.py"), "--mode", "kill-keeper", "--marker", mark])
@@ -229,7 +229,7 @@ def test_a_cmd_candidate_that_sigkills_its_keeper_still_leaves_no_process(tmp_pa
 
 SIGNAL_IN_A_CALLBACK = """
 import os, signal, time, weakref
-from harness import processes
+from harness.util import processes
 processes.own_tree()
 class Thing:
     pass
@@ -261,8 +261,8 @@ def test_a_signal_raised_where_python_drops_the_exception_is_raised_again():
 def test_an_mcp_server_that_sigkills_its_keeper_still_leaves_no_process(tmp_path):
     # The SDK spawns the keeper and kills its process group at the end; the server's setsid and
     # double-forked children are outside it, and with the keeper killed nothing else ends them.
-    from harness.loader import load_text
-    from harness.runner import Runner
+    from harness.scenario.loader import load_text
+    from harness.run.runner import Runner
     from harness.targets import make_target
 
     mark = marker()

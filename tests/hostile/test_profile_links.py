@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from harness import profiles
+from harness.scenario import profiles
 from tests.hostile.conftest import ROOT, write_scenarios
 
 SECRET_PROFILE = "name: TOP-SECRET-4711\ntitle: a profile elsewhere\nfoo: [1]\n"

@@ -54,7 +54,7 @@ def test_a_tool_map_file_that_is_a_fifo_or_endless_is_an_error_not_a_hang(tmp_pa
     # blocked the start of the run.
     import os
     import pytest
-    from harness.bindings import BindingError, from_tool_map
+    from harness.targets.bindings import BindingError, from_tool_map
     fifo = tmp_path / "map.yaml"
     os.mkfifo(fifo)
     endless = tmp_path / "zero.yaml"

@@ -231,7 +231,7 @@ def test_a_schema_refers_to_no_file_and_no_url_the_harness_would_fetch(tmp_path,
 
 
 def test_a_tools_input_schema_refers_to_nothing_outside_itself(tmp_path):
-    from harness import schemas
+    from harness.util import schemas
     secret = tmp_path / "secret.json"
     secret.write_text('{"enum": ["TOP-SECRET-VALUE"]}', "utf-8")
     with pytest.raises(schemas.SchemaInvalid) as refused:

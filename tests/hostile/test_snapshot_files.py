@@ -13,7 +13,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from harness.snapshot import SnapshotStore, SnapshotUnreadable
+from harness.record.snapshot import SnapshotStore, SnapshotUnreadable
 
 pytest_plugins = ["pytester"]
 from tests.hostile.conftest import ROOT, write_scenarios
@@ -99,16 +99,16 @@ def test_a_fifo_or_a_file_that_is_no_snapshot_is_a_difference_not_a_hang_or_a_tr
 
 
 def test_harness_report_and_diff_read_no_snapshot_through_a_link(tmp_path):
-    from harness import sources
+    from harness.record import observations
     stored, secret = layout(tmp_path)
     stored.symlink_to(secret)
     (stored.parent / "real.yaml").write_text("scenario: hostile/real\nprofile: claude-code\nsteps: []\n", "utf-8")
-    source = sources.from_folder(stored.parent.parent)
+    source = observations.from_folder(stored.parent.parent)
     assert list(source.observations) == ["hostile/real"]
     assert "TOP-SECRET" not in repr(source.observations)
     (stored.parent / "real.yaml").write_text("- not a snapshot\n", "utf-8")
     try:
-        sources.from_folder(stored.parent.parent)
+        observations.from_folder(stored.parent.parent)
     except ValueError as problem:
         assert "real.yaml: not a snapshot" in str(problem)
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.snapshot import MAX_NAME, SnapshotStore
+from harness.record.snapshot import MAX_NAME, SnapshotStore
 
 
 def test_a_400_character_id_gets_a_bounded_file_name_and_is_found_again(tmp_path):

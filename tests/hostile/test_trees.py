@@ -1,10 +1,10 @@
-"""harness/trees.py: a folder chain deeper than any recursive walk is made shallow, same content."""
+"""harness/containment/cleanup.py: a folder chain deeper than any recursive walk is made shallow, same content."""
 
 from __future__ import annotations
 
 import os
 
-from harness import trees
+from harness.containment import cleanup
 
 
 def _chain(top, levels: int) -> None:
@@ -36,12 +36,12 @@ def test_a_chain_of_3000_folders_is_moved_up_until_no_branch_is_deeper_than_the_
     top = tmp_path / "top"
     top.mkdir()
     _chain(top, 3000)
-    moved = trees.flatten(top, depth=64)
+    moved = cleanup.flatten(top, depth=64)
     deepest, files, links = _depth_and_count(top)
     assert moved >= 3000 // 64 and deepest <= 65
     assert (files, links) == (1, 1)  # the same content: the file half-way down and the link at the bottom
     assert len([name for name in os.listdir(top) if name.startswith(".flat-")]) == moved
-    assert trees.flatten(top, depth=64) == 0  # already shallow
+    assert cleanup.flatten(top, depth=64) == 0  # already shallow
 
 
 def test_folders_below_a_mode_000_folder_are_reached(tmp_path):
@@ -51,7 +51,7 @@ def test_folders_below_a_mode_000_folder_are_reached(tmp_path):
     locked = top / "d" / "d"
     os.chmod(locked, 0)
     try:
-        trees.flatten(top, depth=8)
+        cleanup.flatten(top, depth=8)
         assert _depth_and_count(top)[0] <= 9
     finally:
         for dirpath, dirnames, _ in os.walk(top):

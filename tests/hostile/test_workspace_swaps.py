@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedTarget
-from harness import confine, limits, workspace as workspace_module
-from harness.model import Verdict
-from harness.runner import Runner
+from harness.containment import audit_hook
+from harness.util import limits
+from harness.run import workspace as workspace_module
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
 from harness.targets.base import CallResult, Session, TargetError, Unsupported
 from harness.targets.reference import ReferenceSession
-from harness.workspace import Workspace, steps_capped
+from harness.run.workspace import Workspace, steps_capped
 
 SWAPPED = """\
 id: hostile/swapped
@@ -126,7 +128,7 @@ def test_what_was_written_outside_is_a_failed_verdict_whatever_the_opening_of_th
     target = _EscapingThenFailingToOpen(failure, home)
     with Runner(target, tmp=str(tmp_path / "ws")) as runner:
         result = runner.run(scenario_from(SWAPPED))
-        # Another name: a file written in a watched folder just before a session opens counts for it (watch.py).
+        # Another name: a file written in a watched folder just before a session opens counts for it (harness/containment/outside.py).
         after = runner.run(scenario_from(SWAPPED.split("then:")[0].replace("a.txt", "b.txt"), "after.yaml"))
     assert result.verdict is Verdict.FAIL, result.reason
     assert result.reason.startswith("escape: wrote outside the workspace: ")
@@ -289,11 +291,11 @@ def test_the_confined_reference_cannot_hard_link_a_file_outside_so_its_workspace
     enclosure = tmp_path / "enclosure"
     (enclosure / "ws").mkdir(parents=True)
     (tmp_path / "outside.txt").write_text("outside", "utf-8")
-    bounds = confine.Confinement(str(enclosure))
+    bounds = audit_hook.Confinement(str(enclosure))
     outside_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     ws_fd = os.open(enclosure / "ws", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        with confine.confined(bounds), pytest.raises(PermissionError):
+        with audit_hook.confined(bounds), pytest.raises(PermissionError):
             if how == "paths":
                 os.link(tmp_path / "outside.txt", enclosure / "ws" / "h")
             else:

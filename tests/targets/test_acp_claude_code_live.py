@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.targets import make_target
-from harness.targets.acp_claude_code import NOT_INSTALLED, TURN_ENDED, ClaudeCodeAcpTarget
+from harness.targets.acp.claude_code import NOT_INSTALLED, TURN_ENDED, ClaudeCodeAcpTarget
 
 _probe = ClaudeCodeAcpTarget("acp:claude-code")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import Verdict
-from harness.runner import Runner
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
 from harness.targets import make_target
-from harness.targets.acp import AcpTarget, parse_spec
+from harness.targets.acp.target import AcpTarget, parse_spec
 from harness.targets.base import TargetError, Unsupported
 
 # One worker runs them all (tests/conftest.py): the first acp: target in a process imports the ACP
@@ -324,7 +324,7 @@ def test_the_slug_names_the_agent_and_the_client_options(reference):
 
 
 def test_seed003_projection_renames_and_nests_but_keeps_every_value():
-    from harness.targets.acp_events import seed003
+    from harness.targets.acp.events import seed003
     start = {"method": "session/update", "params": {"sessionId": "s", "update": {
         "sessionUpdate": "tool_call", "toolCallId": "c1", "kind": "edit", "status": "pending", "title": "t"}}}
     done = {"method": "session/update", "params": {"sessionId": "s", "update": {
@@ -374,7 +374,7 @@ def test_a_scenario_with_acp_settings_requires_an_acp_client(scenario_from):
 
 
 def test_bad_acp_settings_are_a_scenario_error(scenario_from):
-    from harness.loader import ScenarioError
+    from harness.scenario.loader import ScenarioError
     with pytest.raises(ScenarioError, match="acp"):
         scenario_from("""
             id: t/acp

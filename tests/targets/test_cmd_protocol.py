@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema_rs
 import pytest
 
-from harness.targets.cmd import ResponseChecker, _skeleton, protocol_schema
+from harness.targets.cmd.target import ResponseChecker, _skeleton, protocol_schema
 from reference_impl.serve import Server, answer, serve
 
 ROOT = Path(__file__).resolve().parents[2]

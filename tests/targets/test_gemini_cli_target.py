@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import snapshot
+from harness.record import snapshot
 from harness.targets import make_target
 from harness.targets import gemini_cli
 from harness.targets.base import Unsupported
-from harness.targets.cmd import CmdTarget
+from harness.targets.cmd.target import CmdTarget
 from harness.targets.gemini_cli import NOT_INSTALLED, GeminiCliTarget, parse_spec
 
 NODE = shutil.which("node") or shutil.which("nodejs")

@@ -1,4 +1,4 @@
-"""An mcp: call's arguments are held to the tool's inputSchema before they are sent (harness/targets/mcp.py).
+"""An mcp: call's arguments are held to the tool's inputSchema before they are sent (harness/targets/mcp/target.py).
 
 Arguments passed on as they are and valid for the tool are sent without the binding's full check;
 any others get it, so a rule the binding is to blame for is still named (and the call not sent).
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness.targets import mcp
+from harness.targets.mcp import target as mcp
 from harness.targets.base import TargetError
 
 SCHEMA = {"type": "object", "required": ["path", "options"],

@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog
-from harness.content import lone_surrogate_in
-from harness.loader import load_text
-from harness.model import Verdict
-from harness.runner import Runner
+from harness.scenario import catalog
+from harness.scenario.content_spec import lone_surrogate_in
+from harness.scenario.loader import load_text
+from harness.scenario.model import Verdict
+from harness.run.runner import Runner
 from harness.targets import make_target
 from harness.targets.base import TargetError, Unsupported
-from harness.targets.mcp import McpTarget, parse_spec, workspace_parent
-from harness.bindings import BindingError, from_tool_map
+from harness.targets.mcp.target import McpTarget, parse_spec, workspace_parent
+from harness.targets.bindings import BindingError, from_tool_map
 
 # One worker runs them all (tests/conftest.py): the first mcp: target in a process imports the MCP
 # SDK's client, over a second of processor time.
@@ -278,7 +278,7 @@ def test_an_exit_before_initialise_is_an_error_for_every_scenario_with_the_stder
 
 
 def test_an_initialise_that_never_answers_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.targets.mcp.START_TIMEOUT", 1.0)
+    monkeypatch.setattr("harness.targets.mcp.target.START_TIMEOUT", 1.0)
     (result,) = run(misbehaving("hang-init", timeout=1.0), tmp_path, "a")
     assert result.verdict is Verdict.ERROR and "did not finish initialising within 1 s" in result.reason
 
@@ -296,7 +296,7 @@ def _pipes() -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 def test_a_start_that_times_out_leaves_no_pipe_open(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.targets.mcp.START_TIMEOUT", 0.5)
+    monkeypatch.setattr("harness.targets.mcp.target.START_TIMEOUT", 0.5)
 
     def start_once() -> None:
         target = misbehaving("hang-init", timeout=0.5)
@@ -389,8 +389,8 @@ def test_a_bad_tool_map_entry_is_bad_usage(entry: str) -> None:
 
 
 def test_the_cli_hands_bindings_and_tool_maps_to_the_target(tmp_path: Path) -> None:
-    from harness.cli import build_parser
-    from harness.options import RunOptions
+    from harness.cli.main import build_parser
+    from harness.run.options import RunOptions
     args = build_parser().parse_args(["run", "--target", "mcp:x", "--tool-map", "a=b", "--tool-map", "a.c=d",
                                       "--tool-map-file", str(tmp_path / "m.yaml"), "--binding", str(tmp_path / "b.yaml")])
     options = RunOptions.from_namespace(args).target_options()

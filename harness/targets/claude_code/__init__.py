@@ -29,7 +29,7 @@ talks to loopback only).
 Each scenario gets its own CLI process, HOME and fake API server (`session.py`); the CLI's
 session state (which files were read, and when) is the scenario's.
 
-Snapshot masks (registered with `harness.snapshot.register_mask` when this package is imported):
+Snapshot masks (registered with `harness.record.snapshot.register_mask` when this package is imported):
 the CLI's scratch HOME ``<dir>/harness-claude-home-<8 random>`` becomes ``${cli-home}`` (it shows
 in ``~`` paths and permission requests) and its working directory with ``cwd=outside``,
 ``<dir>/harness-claude-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
@@ -45,7 +45,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness import snapshot
+from harness.record import snapshot
 from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import TokenPolicy

@@ -22,7 +22,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from harness import processes
+from harness.util import processes
 from harness.targets.base import CallResult, Session, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
@@ -161,7 +161,7 @@ class ClaudeCodeSession(Session):
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5), prompt=cli_mod.PROMPT).start()
         ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
         try:
-            # Under a keeper (harness/processes.py): whatever the CLI starts ends with it.
+            # Under a keeper (harness/util/processes.py): whatever the CLI starts ends with it.
             self.proc = subprocess.Popen(
                 processes.kept(cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools))[0],
                 cwd=self.cwd,

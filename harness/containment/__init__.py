@@ -1,0 +1,2 @@
+"""Keeping every actor inside its workspace: the audit hook, watching outside, removing trees. Imports
+``harness.util`` only."""

@@ -1,0 +1,338 @@
+"""pytest plugin: every scenario is a pytest item, run against ``--target``.
+
+Usage (it is registered through the ``pytest11`` entry point when the package is installed)::
+
+    # pyproject.toml
+    [tool.pytest.ini_options]
+    harness_scenarios = ["scenarios"]       # folders whose YAML files are scenarios
+
+    $ pytest --target reference              # or cmd:..., mcp:..., claude-code
+    $ pytest --harness-catalog               # also run the built-in catalog
+    $ pytest -k "edit and not open"          # select by id, title, tags
+
+YAML files are collected only under the configured folders (or the built-in catalog when asked):
+installing the plugin changes nothing for a project that does not opt in. Nothing here has an
+import-time side effect.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.run.options import timeout_argument
+
+_RUNNER = pytest.StashKey["Any"]()
+_DIRS = pytest.StashKey["list[Path]"]()
+_ROOTS = pytest.StashKey["tuple[str, ...]"]()
+_CATALOG = pytest.StashKey["Path"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Adds --target and friends, and the ``harness_scenarios`` ini option."""
+    group = parser.getgroup("harness", "file-tool conformance harness")
+    group.addoption("--target", default="reference",
+                    help="target for scenario items: reference | cmd:<cmd> | mcp:<cmd> | claude-code[:opts]")
+    group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
+    group.addoption("--aspects", default=None, metavar="A,B",
+                    help="judge only these aspects (effects, outcome, output); the others are recorded, never fail")
+    group.addoption("--harness-timeout", type=timeout_argument, default=10.0,
+                    help="per-call timeout in seconds, above 0 and at most 86400")
+    group.addoption("--run-as", default=None, help="run the candidate as this user")
+    group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
+    group.addoption("--binding", default=None, metavar="FILE",
+                    help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
+    group.addoption("--tool-map", action="append", default=[], metavar="TOOL=NAME",
+                    help="cmd:/mcp: call the profile's TOOL as the target's NAME (TOOL.ARG=NAME renames an argument)")
+    group.addoption("--tool-map-file", default=None, metavar="FILE", help="cmd:/mcp: tool and argument renames from YAML")
+    parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
+    parser.addini("harness_snapshots", "folder of scenario snapshots (default: snapshots/ at the root)", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolves the scenario folders once; refuses an --aspects value that names no aspect."""
+    if config.getoption("--aspects", None):
+        from harness.scenario.aspects import parse_selection
+        try:
+            parse_selection(config.getoption("--aspects"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
+    if config.getoption("--harness-catalog"):
+        from harness.scenario.catalog import builtin_dir
+        catalog = builtin_dir().resolve()
+        dirs.append(catalog)
+        # Installed, the catalog lives in site-packages: outside the paths pytest walks, or inside a
+        # folder it never enters (a project's .venv: norecursedirs skips dot-folders and virtualenvs,
+        # for an explicit path too). So the files pytest did not reach are collected here, after it
+        # (pytest_collection_modifyitems), wherever the catalog is installed.
+        config.stash[_CATALOG] = catalog
+    config.stash[_DIRS] = dirs
+    config.stash[_ROOTS] = tuple(str(directory).rstrip("/") + "/" for directory in dirs)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stops the target, if one was started."""
+    runner = config.stash.get(_RUNNER, None)
+    if runner is not None:
+        runner.stop()
+
+
+@functools.lru_cache(maxsize=8192)
+def _real(path: str | os.PathLike[str]) -> str:
+    """Returns ``path`` resolved (as ``Path.resolve`` does), as a string; collection, the catalog and
+    the de-duplication each ask. A realpath is an lstat per component: the file's folder is
+    resolved once for all its files, the file itself only looked at (one lstat) for being a link."""
+    text = os.fspath(path)
+    folder, name = os.path.split(text if os.path.isabs(text) else os.path.join(os.getcwd(), text))
+    if name in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    return os.path.join(_real_folder(folder), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collects YAML files under the scenario folders."""
+    if not file_path.name.endswith((".yaml", ".yml")):
+        return None
+    roots = parent.config.stash.get(_ROOTS, ())
+    if roots and _real(file_path).startswith(roots):
+        if file_path.name == "profile.yaml":  # a profile (harness/scenario/profiles.py), not scenarios
+            return ProfileFile.from_parent(parent, path=file_path)
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: they apply to the catalog's items too
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Adds the built-in catalog's files pytest did not reach (``--harness-catalog``); the catalog may
+    also be reached twice (ini folder and --harness-catalog): keeps each file once."""
+    catalog = config.stash.get(_CATALOG, None)
+    if catalog is not None:
+        from harness.scenario.catalog import scenario_files
+        reached = {_real(item.path) for item in items if isinstance(item, (ScenarioItem, InvalidScenarioItem))}
+        for path in scenario_files([catalog]):
+            if _real(path) not in reached:
+                items.extend(ScenarioFile.from_parent(session, path=path).collect())
+    seen: set[tuple[str, str]] = set()
+    keep = []
+    for item in items:
+        if isinstance(item, ScenarioItem):
+            key = (_real(item.path), item.name)
+            if key in seen:
+                continue
+            seen.add(key)
+        keep.append(item)
+    items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Lists stored snapshots of the target that no scenario of the configured folders matches."""
+    runner = config.stash.get(_RUNNER, None)
+    dirs = config.stash.get(_DIRS, [])
+    if runner is not None and runner.start_error:  # each item said only that; here is why, once
+        terminalreporter.write_sep("=", "the target did not start", red=True)
+        terminalreporter.write_line(runner.start_error)
+    if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
+        return
+    from harness.scenario import catalog
+    from harness.record.snapshot import SnapshotStore
+    store = SnapshotStore(_snapshot_root(config), runner.target.slug)
+    known = {scenario.id for scenario in catalog.load(dirs).scenarios}
+    orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
+    if orphans:
+        terminalreporter.write_sep("-", f"{len(orphans)} snapshot(s) no scenario matches")
+        for scenario_id in orphans:
+            terminalreporter.write_line(f"  {store.path(scenario_id)}")
+
+
+_FILES = pytest.StashKey["dict[str, list[Any]]"]()
+_PROFILES = pytest.StashKey["set[str]"]()
+
+
+def _valid_files(config: pytest.Config) -> dict[str, list[Any]]:
+    """Returns the scenarios of every valid file under the scenario folders, by resolved path.
+
+    The folders are loaded once per session through the catalog, whose cache
+    (harness/scenario/catalog_cache.py) spares parsing and checking every file again: collection costs
+    little. Invalid files are left out (their collection loads them alone, for the problems).
+    """
+    files = config.stash.get(_FILES, None)
+    if files is None:
+        from harness.scenario import catalog
+        loaded = catalog.load(config.stash.get(_DIRS, []))
+        broken = {_real(path) for path in loaded.broken}
+        files = {}
+        for scenario in loaded.scenarios:
+            if scenario.file is not None:
+                real = _real(scenario.file)
+                if real not in broken:
+                    files.setdefault(real, []).append(scenario)
+        config.stash[_FILES] = files
+        config.stash[_PROFILES] = {_real(profile.file) for profile in loaded.profiles if profile.file is not None}
+    return files
+
+
+def _valid_profiles(config: pytest.Config) -> set[str]:
+    """Returns the resolved paths of the profile files the session's catalog loaded without a problem."""
+    _valid_files(config)
+    return config.stash[_PROFILES]
+
+
+def _snapshot_root(config: pytest.Config) -> Path:
+    """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
+    return config.rootpath / (config.getini("harness_snapshots") or "snapshots")
+
+
+def _runner(config: pytest.Config) -> Any:
+    runner = config.stash.get(_RUNNER, None)
+    if runner is None:
+        from harness.run.options import RunOptions
+        from harness.run.runner import Runner
+        from harness.targets import make_target
+        try:
+            target = make_target(config.getoption("--target"), timeout=config.getoption("--harness-timeout"),
+                                 run_as=config.getoption("--run-as"), sandbox=config.getoption("--sandbox"),
+                                 binding=config.getoption("--binding"), tool_map=config.getoption("--tool-map"),
+                                 tool_map_file=config.getoption("--tool-map-file"))
+        except ValueError as exc:  # an unknown target, a binding with mistakes (file:line: [field] message)
+            raise pytest.UsageError(str(exc)) from None
+        # Per-step workspace states go into snapshots; the workspaces go where `harness run` puts
+        # them (a memory file system where present, unless $TMPDIR says otherwise).
+        runner = Runner(target, record_states=True, tmp=RunOptions().workspace_parent())
+        runner.start()
+        config.stash[_RUNNER] = runner
+    return runner
+
+
+class ScenarioFile(pytest.File):
+    """A scenario YAML file: one item per scenario in it, or one failing item if it is invalid."""
+
+    def collect(self):
+        """Yields the file's scenarios as items (from the session's catalog, loaded once and cached)."""
+        from harness.scenario.loader import ScenarioError, load_file
+        try:
+            scenarios = _valid_files(self.config).get(_real(self.path))
+            if scenarios is None:  # not in the catalog of the scenario folders, or invalid: say why
+                scenarios = load_file(self.path)
+        except ScenarioError as exc:
+            yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc))
+            return
+        for scenario in scenarios:
+            item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
+            for tag in (scenario.profile, *scenario.tags):
+                item.keywords[tag] = True
+            yield item
+
+
+class ProfileFile(pytest.File):
+    """A profile.yaml: no item when it is valid, else one that fails with every problem, file:line:field."""
+
+    def collect(self):
+        """Yields a failing item when the profile file is invalid."""
+        if _real(self.path) in _valid_profiles(self.config):
+            return  # the session's catalog loaded it (from its cache, unchanged): valid
+        from harness.scenario.profiles import ProfileError, load_cached
+        try:
+            load_cached(self.path)  # not in the catalog, or invalid: loaded alone, for its problems
+        except ProfileError as exc:
+            yield InvalidScenarioItem.from_parent(self, name=self.path.name, problems=str(exc), kind="profile")
+
+
+class ScenarioFailed(Exception):
+    """A scenario's verdict was fail or error."""
+
+    def __init__(self, result: Any, snapshot_diff: str | None = None) -> None:
+        super().__init__(result.reason)
+        self.result = result
+        self.snapshot_diff = snapshot_diff
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario, run on the session's target."""
+
+    def __init__(self, *, scenario: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.result: Any = None
+
+    @property
+    def obj(self) -> Any:
+        """Returns the function that runs the item (syrupy's location logic reads ``item.obj``)."""
+        return ScenarioItem.runtest
+
+    @property
+    def target_slug(self) -> str:
+        """Returns the target's file-name-safe name: the snapshot folder."""
+        return _runner(self.config).target.slug
+
+    @property
+    def snapshot_root(self) -> Path:
+        """Returns the snapshot root (see ``_snapshot_root``)."""
+        return _snapshot_root(self.config)
+
+    def runtest(self) -> None:
+        """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
+        from harness.scenario.model import Verdict
+        self.result = result = _runner(self.config).run(self.scenario)
+        if self.config.getoption("--aspects"):
+            from harness.scenario import aspects
+            aspects.apply(result, aspects.parse_selection(self.config.getoption("--aspects")))
+            self.user_properties.append(("aspects", ",".join(f"{k}={v}" for k, v in result.aspects.items())))
+        self.user_properties.append(("verdict", result.verdict.value))
+        if result.verdict is Verdict.SKIP:
+            pytest.skip(result.reason)
+        from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
+        diff = assert_result(self, result)
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            raise ScenarioFailed(result, snapshot_diff=diff)
+        if diff:
+            raise SnapshotDiverged(self.scenario.id, diff)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """Shows expected vs observed, not a traceback into the harness."""
+        if isinstance(excinfo.value, ScenarioFailed):
+            from harness.report.terminal import explain
+            diff = excinfo.value.snapshot_diff
+            return explain(excinfo.value.result) + (f"\nsnapshot differs too:\n{diff}" if diff else "")
+        from harness.pytest_plugin.syrupy import SnapshotDiverged
+        if isinstance(excinfo.value, SnapshotDiverged):
+            return excinfo.value.render()
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Points at the scenario's file and line."""
+        return self.path, self.scenario.line - 1, f"scenario {self.scenario.id}"
+
+
+class InvalidScenarioItem(pytest.Item):
+    """Stands for a scenario file that does not validate: it fails with every problem, file:line:field."""
+
+    def __init__(self, *, problems: str, kind: str = "scenario", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problems = problems
+        self.kind = kind
+
+    def runtest(self) -> None:
+        """Always fails."""
+        raise ScenarioInvalid(self.problems)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """Shows the problems."""
+        return f"invalid {self.kind} file:\n{self.problems}"
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Points at the file."""
+        return self.path, 0, f"invalid {self.kind} file {self.path.name}"
+
+
+class ScenarioInvalid(Exception):
+    """A scenario file failed validation."""

@@ -1,0 +1,1 @@
+"""What a run leaves behind: snapshots, baselines, last-failed results, and the observations read back from them."""

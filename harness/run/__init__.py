@@ -1,0 +1,1 @@
+"""Running scenarios: the workspace, the runner, workers, faults and the run options."""

@@ -1,0 +1,529 @@
+"""Plays scenarios against a target, one fresh workspace each, and turns what happened into verdicts.
+
+The runner owns the order of things (lay out ``given``, open a session, run steps, check ``then``
+and the canaries, clean up) and the rule that nothing stops a run: a broken scenario, a failing
+expectation, a crashing or hanging target each become a verdict, and the next scenario runs.
+How a target is reached is the target's business (harness/targets/).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any, Callable, Iterable
+
+from harness.scenario import aspects
+from harness.scenario import static_checks
+from harness.targets import faults
+from harness.util import limits
+from harness.util import printable
+from harness.util import processes
+from harness.containment import outside
+from harness.scenario.matchers import MISSING, Mismatch, PatternError, match
+from harness.util.memo import by_identity
+from harness.scenario.content_spec import lone_surrogate_in
+from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
+from harness.util.printable import json_safe
+from harness.scenario.placeholders import UnknownPlaceholder, constant, has_references, holds, resolve_references, substitute
+from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.run.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory, steps_capped
+
+
+class Runner:
+    """Runs scenarios on one target; start it once, run many, stop it."""
+
+    def __init__(self, target: Target, *, record_states: bool = False, tmp: str | None = None,
+                 say_leftovers: bool = True) -> None:
+        self.target = target
+        self.record_states = record_states  # keep the workspace state after every step (snapshots)
+        self.tmp = tmp  # the folder that holds the workspaces (None: the system's temporary folder)
+        self.info: TargetInfo | None = None
+        #: Why the target did not start, in full (with its stderr tail); reports show it once.
+        self.start_error: str | None = None
+        #: What each scenario's ``error`` says when the target did not start: one short line.
+        self.start_reason: str | None = None
+        # Workspaces on a memory file system are removed in this thread (see Remover).
+        self._remover = Remover(inline=in_memory(tmp))
+        self._finished: Workspace | None = None  # the last scenario's workspace, until ``run`` clears it
+        #: Workspaces that could not be removed (harness/run/workspace.py, Leftover), known once ``stop`` returns.
+        self.leftovers: list[Leftover] = []
+        # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
+        self._say_leftovers = say_leftovers
+        self._watched: list[str] | None = None  # the folders watched besides the workspace (harness/containment/outside.py)
+        #: The folder around the workspaces, with its canaries: made once, renewed after an escape.
+        self._enclosure: Enclosure | None = None
+        #: The candidate's temporary folder for the run (TMPDIR), removed with the workspaces.
+        self._scratch: str | None = None
+
+    def start(self) -> TargetInfo:
+        """Starts the target; a target that cannot start turns every scenario into an error."""
+        if self.info is None and self.start_error is None:
+            self._give_tmp()
+            try:
+                self.info = self.target.start()
+            except (TargetError, Unsupported, OSError) as exc:
+                text = str(exc)
+                self.start_error = text if text.startswith(self.target.spec) else f"target {self.target.spec} did not start: {text}"
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                self.start_reason = f"{TARGET_NOT_STARTED}: {first[:200]}"
+                self.info = TargetInfo(self.target.spec)
+        return self.info  # type: ignore[return-value]
+
+    def _give_tmp(self) -> None:
+        """Gives a candidate in a process of its own a temporary folder of the run's (beside the
+        workspaces), removed with them: what it leaves in ``$TMPDIR`` is not left on the machine."""
+        if self.target.in_process or self._scratch is not None:
+            return
+        with processes.deferred():
+            self._scratch = tempfile.mkdtemp(prefix="harness-tmp-", dir=self.tmp)
+        try:
+            given = self.target.use_tmp(self._scratch)
+        except OSError:
+            given = False
+        if not given:
+            with processes.deferred():
+                self._remover.remove(Tree(self._scratch))
+                self._scratch = None
+
+    def stop(self) -> None:
+        """Stops the target, and waits until every workspace is removed."""
+        try:
+            with contextlib.suppress(Exception):
+                self.target.stop()
+        finally:  # also when a signal cut the stop short: the workspaces still go, whole
+            self.release()
+
+    def release(self) -> None:
+        """Removes what the runner made (the workspaces, their enclosure and trash, the candidate's
+        temporary folder) and waits until it is gone, leaving the target running: for a target the
+        caller goes on using. :meth:`stop` does this after stopping the target."""
+        with processes.deferred():
+            if self._scratch is not None:  # after the target: its processes may still have used it
+                self._remover.remove(Tree(self._scratch))
+                self._scratch = None
+            self._retire_enclosure()
+            self._remover.drain()
+            self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
+            if self._say_leftovers:
+                for left in self._remover.leftovers:
+                    print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
+            self._remover.leftovers.clear()
+
+    def __enter__(self) -> "Runner":
+        try:
+            self.start()
+        except BaseException:  # a signal during the start: what it made (the temporary folder) still goes
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _retire_enclosure(self) -> None:
+        with processes.deferred():
+            if self._enclosure is not None:
+                self._remover.remove(self._enclosure)
+                self._enclosure = None
+
+    def run_all(self, scenarios: Iterable[Scenario], on_result: Callable[[Result], None] | None = None,
+                stop: Callable[[], bool] | None = None, keep: bool = True) -> list[Result]:
+        """Runs every scenario in order (until ``stop()`` says so, e.g. ``run -x``); returns their results.
+
+        With ``keep`` false each result is only handed to ``on_result`` (the reports take it as it
+        comes) and the list returned stays empty, so a run of any size holds no result.
+        """
+        results = []
+        for scenario in scenarios:
+            if stop is not None and stop():
+                break
+            result = self.run(scenario)
+            if keep:
+                results.append(result)
+            if on_result:
+                on_result(result)
+        return results
+
+    def run(self, scenario: Scenario) -> Result:
+        """Runs one scenario and returns its result; never raises for anything the scenario or target does."""
+        self.start()
+        started = time.perf_counter()
+        try:
+            try:
+                result = self._run(scenario)
+            except Exception as exc:  # a bug in the harness itself: still a verdict, with where it happened
+                result = Result(scenario, Verdict.ERROR, _harness_error(exc))
+            if self._finished is not None and not self._finished.checked:
+                _late_escapes(result, self._finished)
+            result.seconds = time.perf_counter() - started  # the scenario's own time: not its clean-up
+        finally:
+            finished, self._finished = self._finished, None
+            if finished is not None:  # moved out, and removed now or later (up to 32 at a time)
+                self._clear(finished)
+        return made_safe(aspects.apply(result))  # every aspect judged; `harness run --aspects` narrows it afterwards
+
+    def _run(self, scenario: Scenario) -> Result:
+        if self.start_reason:
+            return Result(scenario, Verdict.ERROR, self.start_reason)
+        reason = self._skip_reason(scenario)
+        if reason:
+            return Result(scenario, Verdict.SKIP, reason)
+        fake = bool(scenario.requires) and self.target.in_process
+        if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
+            self._remover.drain()
+        with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
+            # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
+            # on a background thread while the next scenario runs.
+            workspace = None
+            try:
+                # Made and recorded as one step (processes.deferred): a SIGTERM raised between the
+                # folder's making and its recording would leave a folder nobody removes. Once
+                # recorded, the finally below or Runner.stop removes it. On pyfakefs the workspace
+                # makes its own enclosure there.
+                with processes.deferred():
+                    if fs is None and self._enclosure is None:
+                        self._enclosure = Enclosure(parent=self.tmp)
+                    workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
+                                          enclosure=self._enclosure if fs is None else None)
+                try:
+                    workspace.populate(scenario.given, self._names(workspace),
+                                       record_initial=_compares_with_given(scenario))
+                    if fs is not None:
+                        faults.apply(fs, scenario.given, workspace.root)
+                except (OSError, ValueError) as exc:
+                    return Result(scenario, Verdict.ERROR, f"could not lay out `given`: {exc}")
+                return self._play(scenario, workspace)
+            finally:
+                if fs is None and workspace is not None:
+                    self._finished = workspace  # cleared by ``run`` once the scenario's time is taken
+
+    def _clear(self, workspace: Workspace) -> None:
+        """Frees the enclosure for the next scenario: the workspace moved out and removed in the background."""
+        with processes.deferred():  # moved out and queued as one step: nothing renamed and then forgotten
+            self._clear_now(workspace)
+
+    def _clear_now(self, workspace: Workspace) -> None:
+        if not workspace.checked:  # the scenario ended before its escape check (a harness error): what the
+            workspace.enclosure.spoiled = True  # enclosure shows must not be blamed on the next one
+        try:
+            tree = workspace.retire()
+        except OSError:  # it cannot be moved (a flag the candidate set): the enclosure goes with it
+            tree = None
+        if tree is not None:
+            self._remover.remove(tree)
+        if workspace.enclosure.spoiled:  # an escape was reported, or a move failed: a fresh one next
+            self._retire_enclosure()
+
+    def _skip_reason(self, scenario: Scenario) -> str | None:
+        reason = self.target.skip_reason(scenario)  # the target knows best why (and what would help)
+        if reason:
+            return reason
+        info = self.info
+        if info and info.profiles and scenario.profile not in info.profiles:
+            return f"target {info.name} does not offer profile {scenario.profile}"
+        refused = self.target.lone_surrogates_refused
+        if refused and any(isinstance(step, Call) and lone_surrogate_in(step.args) for step in scenario.steps):
+            return f"target {self.target.spec} cannot send an argument holding a lone surrogate: {refused}"
+        missing = [need for need in scenario.requires if need not in self.target.realises]
+        if missing:
+            if missing == ["acp"]:  # a client-side condition, not a fault of the file system
+                return f"target {self.target.spec} is no ACP client (the scenario requires acp)"
+            return f"target {self.target.spec} cannot realise {', '.join(missing)} (e.g. it runs as root)"
+        return None
+
+    def _watch(self, scenario: Scenario, names: dict[str, str]) -> outside.Watch | None:
+        """Starts watching the folders a candidate can reach besides its workspace (harness/containment/outside.py);
+        None for a target in this process (the reference), which is the harness's own code."""
+        if self.target.in_process:
+            return None
+        if self._watched is None:
+            self._watched = outside.folders(self.tmp, self.target.candidate_home)
+        calls = [step.args for step in scenario.steps if isinstance(getattr(step, "args", None), dict)]
+        started = outside.Watch(self._watched, self.target.candidate_uid)
+        started.begin(outside.given_names(calls, names["workspace"]))
+        return started
+
+    @staticmethod
+    def _names(workspace: Workspace) -> dict[str, str]:
+        return {"workspace": str(workspace.root)}
+
+    def _play(self, scenario: Scenario, workspace: Workspace) -> Result:
+        names = self._names(workspace)
+        result = Result(scenario, Verdict.PASS)
+        watching = self._watch(scenario, names)
+        try:
+            session = self.target.open(scenario.profile, workspace.root, session_options(scenario))
+        except Exception as exc:  # the candidate may have run: what it wrote outside is still its verdict
+            if isinstance(exc, Unsupported):
+                verdict, why = Verdict.SKIP, str(exc)
+            else:  # the target's own failure, or anything else it raised (a bug of its, or of the harness)
+                verdict = Verdict.ERROR
+                why = (f"could not open a session: {exc}" if isinstance(exc, TargetError)
+                       else f"could not open a session: {_harness_error(exc)}")
+            result.then_failures += _escaped(workspace.escapes() + (watching.end() if watching is not None else []))
+            if any(failure.path == "escape" for failure in result.then_failures):
+                result.verdict, result.reason = _verdict(scenario, result, why)
+            else:
+                result.verdict, result.reason = verdict, why
+            return result
+        error: str | None = None
+        try:
+            try:
+                error = self._steps(scenario, session, workspace, names, result)
+            except PatternError as exc:  # a $regex that cannot run safely: nothing to judge by
+                error = str(exc)
+            finally:
+                try:
+                    session.close()
+                except TargetError as exc:
+                    error = error or f"closing the session failed: {exc}"
+            if error is None and scenario.then:
+                try:
+                    result.then_failures += workspace.check(_substituted(scenario.then, names), names)
+                except PatternError as exc:
+                    error = str(exc)
+            if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
+                result.workspace = workspace.state()
+        except Exception as exc:  # a bug in the harness: still an error, and what the candidate did outside is still checked
+            error, result.workspace = _harness_error(exc), None
+        result.then_failures += _escaped(workspace.escapes(result.workspace, walk=not session.links_confined)
+                                         + (watching.end() if watching is not None else []) + session.refused())
+        result.verdict, result.reason = _verdict(scenario, result, error)
+        return result
+
+    def _steps(self, scenario: Scenario, session: Session, workspace: Workspace,
+               names: dict[str, str], result: Result) -> str | None:
+        """Runs the steps; returns the reason when the target broke or an action failed."""
+        recorded = 0  # entries recorded after the steps so far: limits.MAX_ENTRIES over them all
+        held = 0  # characters of the outputs recorded so far: limits.MAX_SCENARIO_OUTPUT over them all
+        for index, step in enumerate(scenario.steps):
+            started = time.perf_counter()
+            if isinstance(step, Action):
+                record = StepRecord(index, "action", step.action, _action_args(step), label=step.name)
+                result.steps.append(record)
+                try:
+                    session.before_action()
+                    workspace.act(step.action, step.path, content=step.content, mode=step.mode,
+                                  target=step.target, names=names, mtime=step.mtime)
+                except (OSError, ValueError) as exc:
+                    return f"step {index + 1} ({step.action} {step.path}) failed: {exc}"
+                except TargetError as exc:
+                    return f"step {index + 1}: the target broke before the action: {exc}"
+            else:
+                lookup = _step_lookup(result)
+                try:
+                    args = substitute(step.args, names, steps=lookup, in_args=True)
+                    if holds(step.args, "${step"):  # built from an earlier answer
+                        why = static_checks.built_argument_problem(args, names["workspace"], links=_lays_out_links(scenario))
+                        if why:
+                            raise UnknownPlaceholder(f"a path built from an earlier answer leads outside the "
+                                                     f"harness's folder around the workspace: {why}; not sent")
+                    # An expectation without placeholders is used as it is (matching only reads it).
+                    expect = (None if not step.expect else step.expect if constant(step.expect)
+                              else substitute(step.expect, names, steps=lookup))
+                except (UnknownPlaceholder, UnicodeDecodeError) as exc:
+                    result.steps.append(StepRecord(index, "call", step.tool, dict(step.args), label=step.name))
+                    return f"step {index + 1} ({step.tool}): cannot build the call: {exc}"
+                record = StepRecord(index, "call", step.tool, args, label=step.name)
+                result.steps.append(record)
+                try:
+                    observed = session.call(step.tool, args)
+                except TargetError as exc:
+                    record.seconds = time.perf_counter() - started
+                    return f"step {index + 1} ({step.tool}): {exc}"
+                except Unsupported as exc:
+                    return f"step {index + 1} ({step.tool}) unsupported: {exc}"
+                record.output, record.error = observed.output, observed.error
+                record.events, record.extra = observed.events, observed.extra
+                held += _size((observed.output, observed.error, observed.events, observed.extra), limits.MAX_SCENARIO_OUTPUT - held)
+                if held > limits.MAX_SCENARIO_OUTPUT:
+                    record.seconds = time.perf_counter() - started
+                    return (f"step {index + 1} ({step.tool}): the outputs of the steps so far hold more than "
+                            f"{limits.MAX_SCENARIO_OUTPUT:,} characters (HARNESS_MAX_SCENARIO_OUTPUT); "
+                            "the scenario ends here")
+                if expect:
+                    if expect is not step.expect or has_references(expect):
+                        expect = resolve_references(expect, _reference_lookup(result, record))
+                    record.failures += check_call(expect, observed)
+                if step.then:
+                    record.failures += workspace.check(_substituted(step.then, names), names)
+            if self.record_states:
+                left = limits.MAX_ENTRIES - recorded
+                state = workspace.state(entries=left) if left > 0 else {"<capped>": steps_capped()}
+                recorded += len(state)
+                record.extra = {**record.extra, "workspace": state}
+            record.seconds = time.perf_counter() - started
+        return None
+
+
+def _size(value: Any, limit: int) -> int:
+    """Returns the characters of the strings in ``value`` (8 per other item), counting only until
+    past ``limit``: what keeping it costs, roughly, without walking more of it than the cap needs."""
+    total, todo = 0, [value]
+    while todo and total <= limit:
+        item = todo.pop()
+        if isinstance(item, (str, bytes, bytearray)):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += 8 * len(item)
+            todo += item.keys()
+            todo += item.values()
+        elif isinstance(item, (list, tuple)):
+            total += 8 * len(item)
+            todo += item
+        else:
+            total += 8
+    return total
+
+
+def _lays_out_links(scenario: Scenario) -> bool:
+    """Returns whether a scenario lays out links (then '..' after a name may go where a link leads)."""
+    return bool(scenario.given.get("symlinks")) or any(
+        isinstance(step, Action) and step.action == "symlink" for step in scenario.steps)
+
+
+def _substituted(then: Any, names: dict[str, str]) -> Any:
+    """Returns a ``then`` with its placeholders replaced; one without any as it is (checking only reads it)."""
+    return then if constant(then) else substitute(then, names)
+
+
+@by_identity
+def _compares_with_given(scenario: Scenario) -> bool:
+    """Returns whether an expectation compares the workspace with its laid-out state
+    (``others_unchanged``); asked each time the scenario runs, so remembered per scenario."""
+    thens = [scenario.then, *(getattr(step, "then", None) for step in scenario.steps)]
+    return any(isinstance(then, dict) and bool(then.get("others_unchanged")) for then in thens)
+
+
+def made_safe(result: Result) -> Result:
+    """Returns ``result`` with every observed value storable and showable (harness/util/printable.py).
+
+    Done once the verdict is decided, so that no report, snapshot or worker pipe meets a lone
+    surrogate, a NaN or a 900-deep value from a candidate.
+    """
+    def mismatches(items: list[Mismatch]) -> list[Mismatch]:
+        return [dataclasses.replace(m, observed=json_safe(m.observed), expected=json_safe(m.expected))
+                if m.observed is not MISSING else m for m in items]
+    for record in result.steps:
+        record.args, record.output, record.error = json_safe(record.args), json_safe(record.output), json_safe(record.error)
+        record.events, record.extra = json_safe(record.events), json_safe(record.extra)
+        record.failures = mismatches(record.failures)
+    result.then_failures = mismatches(result.then_failures)
+    result.reason = json_safe(result.reason)
+    if result.workspace is not None:
+        result.workspace = json_safe(result.workspace)
+    return result
+
+
+def session_options(scenario: Scenario) -> dict[str, Any]:
+    """Returns what ``Target.open`` gets: the scenario's options, and ``acp`` (only targets that realise acp see it)."""
+    options = dict(scenario.options)
+    if scenario.acp:
+        options["acp"] = dict(scenario.acp)
+    return options
+
+
+def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
+    """Returns every way one call's observation fails its ``expect``."""
+    out: list[Mismatch] = []
+    if "output" in expect:
+        if observed.failed:
+            out.append(Mismatch("output", "the call to succeed", {"error": observed.error}, "the call failed"))
+        else:
+            out += match(expect["output"], observed.output, "output")
+    if "error" in expect:
+        if not observed.failed:
+            out.append(Mismatch("error", "the call to fail", {"output": observed.output}, "the call succeeded"))
+        elif expect["error"] is not True:
+            error = observed.error if isinstance(observed.error, dict) else {"message": observed.error}
+            for key, want in expect["error"].items():
+                out += match(want, error.get(key, MISSING), f"error.{key}")
+    if "events" in expect:
+        out += match(expect["events"], observed.events if observed.events is not None else [], "events")
+    return out
+
+
+def _verdict(scenario: Scenario, result: Result, error: str | None) -> tuple[Verdict, str]:
+    escapes = [f for f in result.then_failures if f.path == "escape"]
+    if escapes:
+        done = "wrote" if any(not str(f.observed).startswith("refused:") for f in escapes) else "tried to act"
+        also = f" (the scenario also ended early: {error})" if error else ""  # the escape first, the error not hidden
+        return Verdict.FAIL, f"escape: {done} outside the workspace: " + "; ".join(str(f.observed) for f in escapes) + also
+    if error:
+        return Verdict.ERROR, error
+    failures = result.failures
+    if failures:
+        first = failures[0]
+        more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
+        return Verdict.FAIL, f"{first[0]}: {first[1].path}: expected {first[1].expected}{more}"
+    if scenario.open_question:
+        return Verdict.RECORDED, "open question: observation recorded"
+    return Verdict.PASS, ""
+
+
+def _step_lookup(result: Result):
+    """Returns how ``${stepN.output...}`` finds what an earlier call returned."""
+    def lookup(number: int, field: str) -> Any:
+        record = result.steps[number - 1]
+        if field == "output" and record.error is not None:
+            raise UnknownPlaceholder(f"step {number} failed, so it has no output (error: {record.error})")
+        if field == "error" and record.error is None:
+            raise UnknownPlaceholder(f"step {number} succeeded, so it has no error")
+        return {"output": record.output, "error": record.error, "events": record.events}[field]
+    return lookup
+
+
+def _reference_lookup(result: Result, current: StepRecord):
+    """Returns how ``$same_as: steps[N].output...`` (or ``output...`` of this call) finds its value."""
+    def lookup(number: int | None, field: str) -> Any:
+        record = current if number is None else result.steps[number - 1]
+        if record.kind != "call":
+            raise LookupError(f"step {number} is an action")
+        if field == "output" and record.error is not None:
+            raise LookupError("the call failed")
+        if field == "error" and record.error is None:
+            raise LookupError("the call succeeded")
+        if field == "events" and record.events is None:
+            raise LookupError("no events")
+        return {"args": record.args, "output": record.output, "error": record.error, "events": record.events}[field]
+    return lookup
+
+
+def _action_args(step: Action) -> dict[str, Any]:
+    args: dict[str, Any] = {"path": step.path}
+    for key in ("mode", "target", "mtime"):
+        if getattr(step, key) is not None:
+            args[key] = getattr(step, key)
+    if step.content is not None:
+        args["content"] = step.content
+    return args
+
+
+def _harness_error(exc: Exception) -> str:
+    """Returns the reason of a scenario the harness itself failed: the exception and where it was raised."""
+    where = traceback.format_exception(exc)[-2].strip()
+    return f"harness error: {type(exc).__name__}: {exc} ({where})"
+
+
+def _late_escapes(result: Result, workspace: Workspace) -> None:
+    """Checks the enclosure of a scenario that ended before its own check (``given`` could not be
+    laid out, or the harness failed before the session opened): a candidate's process lives on
+    between scenarios, so what it wrote outside meanwhile is this scenario's verdict, not dropped
+    with the enclosure."""
+    try:
+        found = workspace.escapes(walk=workspace.contained)
+    except Exception:  # nothing more can be said: the enclosure is spoiled and retired (Runner._clear_now)
+        return
+    if found:
+        result.then_failures += _escaped(found)
+        result.verdict, result.reason = _verdict(result.scenario, result, result.reason or None)
+
+
+def _escaped(paths: list[str]) -> list[Mismatch]:
+    """Returns the escapes found, as the failures every report shows."""
+    return [Mismatch("escape", "nothing done outside the workspace" if path.startswith("refused:")
+                     else "nothing written outside the workspace", path, "escape") for path in paths]

@@ -1,0 +1,447 @@
+"""The harness as an ACP client (the editor's side), on the ``agent-client-protocol`` package.
+
+:class:`EditorClient` implements the package's ``Client`` protocol: it serves ``fs/read_text_file``
+and ``fs/write_text_file`` from the workspace (`acp_fs.WorkspaceFiles`, strictly inside it),
+answers ``session/request_permission`` as configured, and records everything. :class:`AgentProcess`
+starts one agent process and binds its stdio to a ``ClientSideConnection``; JSON-RPC framing,
+requests and replies are the package's.
+
+What is recorded (the :class:`Recorder`, sliced per call by the target):
+
+- ``events``: every ``session/update`` notification, as it came over the wire
+  (``{"method": "session/update", "params": {"sessionId", "update"}}``), strings longer than
+  `EVENT_TEXT_LIMIT` characters cut with a note; ``available_commands_update`` (`SESSION_LEVEL`)
+  is kept apart, since it belongs to no call and arrives whenever the agent sends it;
+- ``fs``: every ``fs/*`` request: ``method``, ``path``, ``line``/``limit`` (reads), ``content_bytes``
+  (writes), and ``answer`` (``served`` with ``bytes``, or ``refused`` with the ``error`` sent); an
+  ``escape: true`` marks a path outside the workspace (refused, never touched);
+- ``permissions``: every ``session/request_permission``: the tool call's ``title``/``kind``/
+  ``toolCallId``, the option kinds offered and the ``answer`` given;
+- ``violations``: what the agent got wrong on the wire: a stdout line that is not a JSON-RPC 2.0
+  object, a line over `LINE_LIMIT` bytes, a ``session/update`` the ACP schema rejects. A violation
+  breaks the session (an ``error`` verdict naming it).
+
+Process lifetime: the agent runs in a process group of its own; closing the session closes its
+stdin, waits `EXIT_GRACE` seconds, then kills the whole group, so nothing it started outlives it.
+Its stderr goes to a bounded tail for the verdict's reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from acp import Client, RequestError, connect_to_agent
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    SessionNotification,
+    WriteTextFileResponse,
+)
+from pydantic import ValidationError
+
+from harness.util import processes
+from harness.targets.acp.fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
+from harness.targets.channel import StderrTail
+
+#: The longest line the agent may write on stdout (bytes); one JSON-RPC message is one line.
+LINE_LIMIT = 64 * 1024 * 1024
+#: Strings in recorded events longer than this (characters) are cut, with a note of the full length.
+EVENT_TEXT_LIMIT = 64 * 1024
+#: At most this many entries of each kind are recorded per session; more is a violation.
+RECORD_LIMIT = 10_000
+#: Seconds an agent gets to exit after its stdin closed, before its process group is killed.
+EXIT_GRACE = 2.0
+
+#: ``session/update`` kinds about the session rather than a call (recorded apart from the calls' events).
+SESSION_LEVEL = frozenset({"available_commands_update"})
+
+#: The code of the reply when the client refuses every write (``writes=refuse``).
+REFUSED_WRITE = -32603
+
+
+# The package logs a traceback for every message it cannot handle; the verdict names it instead.
+logging.getLogger("acp").addHandler(logging.NullHandler())
+
+
+class AgentBroken(Exception):
+    """The agent process broke the conversation; ``kind``: spawn, exited, timeout, protocol."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class Recorder:
+    """Everything the agent sent or asked, in order of arrival; the target slices it per call."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    session_updates: list[dict[str, Any]] = field(default_factory=list)  # SESSION_LEVEL ones, never per call
+    fs: list[dict[str, Any]] = field(default_factory=list)
+    permissions: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+
+    def mark(self) -> tuple[int, int, int]:
+        """Returns where each list ends now (the start of a call's window)."""
+        return len(self.events), len(self.fs), len(self.permissions)
+
+    def since(self, mark: tuple[int, int, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Returns the events, fs requests and permission requests recorded after ``mark``."""
+        return self.events[mark[0]:], self.fs[mark[1]:], self.permissions[mark[2]:]
+
+    def add(self, kind: str, entry: Any) -> None:
+        """Appends ``entry`` to the list ``kind``, up to RECORD_LIMIT entries."""
+        bucket = getattr(self, kind)
+        if len(bucket) < RECORD_LIMIT:
+            bucket.append(entry)
+        elif kind != "violations" and len(self.violations) < RECORD_LIMIT:
+            self.violations.append(f"more than {RECORD_LIMIT} {kind} records in one session")
+
+
+@dataclass
+class ClientPolicy:
+    """How the editor behaves towards one session: its permission answer, and whether it refuses writes."""
+
+    permission: str = "allow"
+    refuse_writes: bool = False
+    create_parents: bool = False
+
+    def __post_init__(self) -> None:
+        if self.permission not in PERMISSION_ANSWERS:
+            raise ValueError(f"permission answer {self.permission!r}: expected one of {', '.join(PERMISSION_ANSWERS)}")
+
+
+@dataclass
+class _Bound:
+    files: WorkspaceFiles
+    recorder: Recorder
+    policy: ClientPolicy
+
+
+class EditorClient(Client):
+    """The editor: serves each session's workspace, answers permission requests, records all.
+
+    One client serves one connection; each ACP session is bound to its workspace, recorder and
+    policy once ``session/new`` returned (`bind`). A request naming a session that is not bound is
+    refused and recorded as a violation of the connection's own recorder.
+    """
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, _Bound] = {}
+        self.recorder = Recorder()  # the connection's: violations, and what belongs to no session
+
+    def bind(self, session_id: str, workspace: Path, recorder: Recorder, policy: ClientPolicy) -> None:
+        """Serves ``workspace`` to ``session_id`` from now on, recording into ``recorder``."""
+        self.sessions[session_id] = _Bound(WorkspaceFiles(workspace, create_parents=policy.create_parents), recorder, policy)
+
+    def unbind(self, session_id: str) -> None:
+        """Forgets a session (its scenario is over)."""
+        self.sessions.pop(session_id, None)
+
+    def recorder_of(self, session_id: Any) -> Recorder | None:
+        """Returns the recorder of a bound session, or None."""
+        bound = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        return bound.recorder if bound else None
+
+    def _session(self, session_id: str, method: str) -> _Bound:
+        bound = self.sessions.get(session_id)
+        if bound is None:
+            self.recorder.add("violations", f"{method} for a session the client never opened: {str(session_id)[:100]!r}")
+            raise RequestError.invalid_params({"sessionId": "unknown session"})
+        return bound
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> ReadTextFileResponse:
+        """Serves ``fs/read_text_file`` from the session's workspace (see acp_fs for the rules)."""
+        bound = self._session(session_id, "fs/read_text_file")
+        entry: dict[str, Any] = {"method": "fs/read_text_file", "path": path}
+        if line is not None:
+            entry["line"] = line
+        if limit is not None:
+            entry["limit"] = limit
+        bound.recorder.add("fs", entry)
+        try:
+            content = bound.files.read(path, line, limit)
+        except FsRefusal as refusal:
+            raise _refused(entry, refusal) from None
+        entry.update(answer="served", bytes=len(content.encode("utf-8", "surrogatepass")))
+        return ReadTextFileResponse(content=content)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse:
+        """Serves ``fs/write_text_file`` into the session's workspace (or refuses it, by policy)."""
+        bound = self._session(session_id, "fs/write_text_file")
+        entry: dict[str, Any] = {"method": "fs/write_text_file", "path": path,
+                                 "content_bytes": len(content.encode("utf-8", "surrogatepass"))}
+        bound.recorder.add("fs", entry)
+        try:
+            if bound.policy.refuse_writes:
+                bound.files.relative(path)  # an escape attempt is still named as one
+                raise FsRefusal(REFUSED_WRITE, f"the client refuses to write: {path}")
+            written = bound.files.write(path, content)
+        except FsRefusal as refusal:
+            raise _refused(entry, refusal) from None
+        entry.update(answer="served", bytes=written)
+        return WriteTextFileResponse()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
+                                 **kwargs: Any) -> RequestPermissionResponse:
+        """Answers with the first offered option of the policy's kinds (``cancel``: no option)."""
+        bound = self._session(session_id, "session/request_permission")
+        offered = [(option.option_id, option.kind) for option in options]
+        entry: dict[str, Any] = {"toolCallId": getattr(tool_call, "tool_call_id", None),
+                                 "title": getattr(tool_call, "title", None), "kind": getattr(tool_call, "kind", None),
+                                 "options": [kind for _, kind in offered]}
+        bound.recorder.add("permissions", entry)
+        for wanted in PERMISSION_ANSWERS[bound.policy.permission]:
+            for option_id, kind in offered:
+                if kind == wanted:
+                    entry["answer"] = kind
+                    return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
+        entry["answer"] = "cancelled"
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Updates are recorded from the wire (`AgentProcess._observe`), exactly as sent."""
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """No extension methods: the agent gets "method not found"."""
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are ignored."""
+
+
+def _refused(entry: dict[str, Any], refusal: FsRefusal) -> RequestError:
+    entry.update(answer="refused", error={"code": refusal.code, "message": refusal.message})
+    if refusal.escape:
+        entry["escape"] = True
+    return RequestError(refusal.code, refusal.message, {"path": entry["path"]})
+
+
+class AgentProcess:
+    """One agent process, its stdio bound to a ClientSideConnection; all methods run on one event loop."""
+
+    def __init__(self, argv: Sequence[str], client: EditorClient, *, env: Mapping[str, str] | None = None,
+                 cwd: str | Path | None = None) -> None:
+        self.argv = list(argv)
+        self.client = client
+        self.recorder = client.recorder  # the connection's own (violations)
+        self.env = dict(os.environ if env is None else env)
+        self.cwd = cwd
+        self.proc: asyncio.subprocess.Process | None = None
+        self.tag: str | None = None  # the keeper's tag, once started
+        self.conn: Any = None
+        self.stderr: StderrTail | None = None
+        self.broken: asyncio.Event | None = None
+        self.ended = False
+        self._pump: asyncio.Task[None] | None = None
+        self._exit: asyncio.Task[int] | None = None
+
+    async def start(self) -> None:
+        """Spawns the agent under a keeper and connects to it; raises AgentBroken(spawn)."""
+        search = self.env.get("PATH", os.defpath)
+        if not self.argv or ("/" not in self.argv[0] or os.path.isabs(self.argv[0]) or not self.cwd) and \
+                shutil.which(self.argv[0], path=search) is None:
+            raise AgentBroken("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: No such file or directory")
+        self.broken = asyncio.Event()
+        # Under a keeper (harness/util/processes.py): whatever the agent starts, however detached, ends with it.
+        command, self.tag = processes.kept(self.argv)
+        read_fd, write_fd = os.pipe()
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=write_fd,
+                env=self.env, cwd=str(self.cwd) if self.cwd else None, start_new_session=True, limit=LINE_LIMIT)
+        except OSError as exc:
+            os.close(read_fd)
+            raise AgentBroken("spawn", f"cannot start {self.argv[0]}: {exc.strerror or exc}") from None
+        finally:
+            os.close(write_fd)
+        self.stderr = StderrTail(read_fd)
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        self._pump = asyncio.create_task(self._tap(self.proc.stdout, reader))
+        self._exit = asyncio.create_task(self.proc.wait())
+        self.conn = connect_to_agent(self.client, self.proc.stdin, reader, observers=[self._observe])
+
+    async def request(self, coro: Any, timeout: float, what: str) -> Any:
+        """Awaits ``coro`` (a request to the agent) unless the agent breaks, exits or exceeds ``timeout``."""
+        task = asyncio.ensure_future(coro)
+        broken = asyncio.ensure_future(self.broken.wait())  # type: ignore[union-attr]
+        try:
+            done, _ = await asyncio.wait({task, broken, self._exit}, timeout=timeout,  # type: ignore[arg-type]
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if task in done:
+                try:
+                    return task.result()
+                except ConnectionError:
+                    pass  # the connection closed under it: say why below
+            self.check()
+            if self._exit in done or task in done:
+                # stdout closed first: give the exit status (and a last violation) a moment to arrive
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._exit), 1.0)  # type: ignore[arg-type]
+                except asyncio.TimeoutError:
+                    pass
+                self.check()
+                raise AgentBroken("exited", f"the agent {self.exit_text()} during {what}")
+            raise AgentBroken("timeout", f"the agent did not answer {what} within {timeout:g} s")
+        finally:
+            broken.cancel()
+            if not task.done():
+                task.cancel()
+
+    def check(self) -> None:
+        """Raises AgentBroken(protocol) when the agent broke the protocol."""
+        if self.recorder.violations:
+            raise AgentBroken("protocol", "the agent broke the protocol: " + "; ".join(self.recorder.violations[:3]))
+
+    def exit_text(self) -> str:
+        """Returns 'exited with code 3' / 'was killed by SIGKILL' / 'is running'."""
+        code = self.proc.returncode if self.proc else None
+        if code is None:
+            return "closed its stdout" if self.ended else "is running"
+        if code < 0:
+            try:
+                return f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with code {code}"
+
+    def tail(self) -> str:
+        """Returns the tail of the agent's stderr, for a verdict's reason."""
+        if self.stderr is None:
+            return ""
+        text = self.stderr.text()
+        return f"stderr of the agent (last lines):\n{text}" if text else ""
+
+    async def close(self) -> None:
+        """Closes stdin, waits EXIT_GRACE s for an exit, then kills the whole process group."""
+        if self.proc is None:
+            return
+        if self.conn is not None:
+            try:
+                await asyncio.wait_for(self.conn.close(), EXIT_GRACE)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not fail the run
+                pass
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
+        except asyncio.TimeoutError:
+            pass
+        self.kill_group()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
+        except asyncio.TimeoutError:
+            pass
+        if self._pump is not None:
+            self._pump.cancel()
+        if self.stderr is not None:
+            self.stderr.wait(1.0)
+
+    def kill_group(self) -> None:
+        """Ends the agent and everything it started: its keeper kills the whole family, then its group is killed."""
+        if self.proc is None:
+            return
+        if self.tag is not None:
+            processes.end_tagged(self.tag)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    # -- the wire --------------------------------------------------------------------------------
+
+    async def _tap(self, stdout: asyncio.StreamReader, reader: asyncio.StreamReader) -> None:
+        """Passes each well-formed JSON-RPC line on to the package; records anything else as a violation."""
+        try:
+            while True:
+                try:
+                    line = await stdout.readuntil(b"\n")
+                except asyncio.IncompleteReadError as exc:
+                    line = exc.partial
+                    if not line.strip():
+                        break
+                except asyncio.LimitOverrunError:
+                    self._violation(f"a stdout line longer than {LINE_LIMIT} bytes")
+                    break
+                if not line.strip():
+                    continue
+                problem = _malformed(line)
+                if problem:
+                    self._violation(problem)
+                    continue
+                reader.feed_data(line if line.endswith(b"\n") else line + b"\n")
+        finally:
+            self.ended = True
+            reader.feed_eof()
+
+    def _observe(self, event: Any) -> None:
+        """Records every incoming session/update as sent; a malformed one is a violation."""
+        if getattr(event, "direction", None) is None or event.direction.value != "incoming":
+            return
+        message = event.message
+        if message.get("method") != "session/update":
+            return
+        params = message.get("params")
+        try:
+            SessionNotification.model_validate(params)
+        except ValidationError as exc:
+            first = exc.errors()[0] if exc.errors() else {}
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            self._violation(f"a session/update the ACP schema rejects ({where}: {first.get('msg', exc)})")
+        session = self.client.recorder_of(params.get("sessionId") if isinstance(params, dict) else None)
+        if session is None:  # updates before session/new returned belong to no call
+            return
+        update = params.get("update") if isinstance(params, dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        # An announcement about the session, sent whenever the agent gets round to it: in a call's
+        # window it would land in one run's first call and not in the next's.
+        bucket = "session_updates" if kind in SESSION_LEVEL else "events"
+        session.add(bucket, {"method": "session/update", "params": _bounded(params)})
+
+    def _violation(self, text: str) -> None:
+        self.recorder.add("violations", text)
+        if self.broken is not None:
+            self.broken.set()
+
+
+def _malformed(line: bytes) -> str | None:
+    """Returns what is wrong with one stdout line, or None for a JSON-RPC 2.0 object."""
+    shown = line.strip()[:200].decode("utf-8", "replace")
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return f"a stdout line that is not JSON: {shown!r}"
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return f"a stdout line that is not a JSON-RPC 2.0 object: {shown!r}"
+    if "method" not in message and "id" not in message:
+        return f"a JSON-RPC message with neither method nor id: {shown!r}"
+    return None
+
+
+def _bounded(value: Any, depth: int = 0) -> Any:
+    """Returns ``value`` with strings over EVENT_TEXT_LIMIT characters cut and nesting bounded."""
+    if depth > 64:
+        return "[nested too deep: cut by the harness]"
+    if isinstance(value, str):
+        if len(value) <= EVENT_TEXT_LIMIT:
+            return value
+        return value[:EVENT_TEXT_LIMIT] + f"[... cut by the harness: {len(value)} characters in all]"
+    if isinstance(value, dict):
+        return {key: _bounded(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_bounded(item, depth + 1) for item in value]
+    return value

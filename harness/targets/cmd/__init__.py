@@ -1,0 +1,1 @@
+"""The ``cmd:`` target: a candidate program that speaks line-JSON, optionally sandboxed."""
