@@ -40,11 +40,12 @@ check-latest: $(UV)
 run: $(STAMP)
 	$(BIN)/harness run
 
-## test: every test of the harness, and the catalog through pytest
+## test: the import layers (lint-imports, contracts in pyproject.toml), every test of the harness, and the catalog through pytest
 # Bytecode caches are written (into the checkout and .venv, both ignored by git) even where
 # PYTHONDONTWRITEBYTECODE is set: the suite starts many Python processes (harness runs,
 # cmd:/mcp:/acp: candidates, pytest in pytest), and each would otherwise compile the harness again.
 test: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/harness lint
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not install"
 
