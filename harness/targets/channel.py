@@ -174,7 +174,7 @@ class Channel:
         if n > 0:
             self._buf += self._chunk_view[:n]
         if self._buf:
-            shown = _excerpt(bytes(self._buf[:200]))
+            shown = excerpt(bytes(self._buf[:200]))
             self.kill()
             raise ChannelError("unsolicited", f"wrote output nobody asked for: {shown}")
         if n == 0:
@@ -225,7 +225,7 @@ class Channel:
             buf += self._chunk_view[:n]
 
     def _oversized(self) -> None:
-        head = _excerpt(bytes(self._buf[:120]))
+        head = excerpt(bytes(self._buf[:120]))
         self.kill()
         mib, rest = divmod(self.line_cap, 1024 * 1024)
         cap = f"{mib} MiB" if mib and not rest else f"{self.line_cap} bytes"
@@ -320,7 +320,8 @@ def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000) + 1)
 
 
-def _excerpt(data: bytes, limit: int = 200) -> str:
+def excerpt(data: bytes, limit: int = 200) -> str:
+    """Returns the first ``limit`` bytes of ``data`` as a quoted text, with ``...`` when there was more."""
     text = data[:limit].decode("utf-8", errors="replace")
     return repr(text) + ("..." if len(data) > limit else "")
 

@@ -261,10 +261,10 @@ def test_stop_releases_a_held_request() -> None:
 
 
 def test_only_the_clis_own_permission_text_counts_as_a_permission_request() -> None:
-    from harness.targets.claude_code.session import _PERMISSION
-    assert _PERMISSION.search("Claude requested permissions to read from /w/a.txt, but you haven't granted it yet.")
+    from harness.targets.claude_code.session import PERMISSION_PATTERN
+    assert PERMISSION_PATTERN.search("Claude requested permissions to read from /w/a.txt, but you haven't granted it yet.")
     echoed = "<tool_use_error>String to replace not found in file.\nString: permission to write</tool_use_error>"
-    assert not _PERMISSION.search(echoed)
+    assert not PERMISSION_PATTERN.search(echoed)
 
 
 def test_messages_after_the_result_come_with_it_without_cache_hints() -> None:

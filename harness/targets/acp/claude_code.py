@@ -123,8 +123,8 @@ class ClaudeCodeAcpSession(AcpSession):
             raise TargetError(f"the agent answered the {tool} tool_use without its tool_result",
                               detail=f"last user message: {str(result.content)[:2000]}")
         if result.is_error:
-            from harness.targets.claude_code.session import _PERMISSION
-            code = PERMISSION_REQUEST if _PERMISSION.search(result.text) else None
+            from harness.targets.claude_code.session import PERMISSION_PATTERN
+            code = PERMISSION_REQUEST if PERMISSION_PATTERN.search(result.text) else None
             normal = CallResult(error={"code": code, "message": result.text})
         else:
             normal = CallResult(output=_one_text(result.content))

@@ -41,7 +41,7 @@ EXIT_TIMEOUT = 15.0
 PERMISSION_REQUEST = "permission-request"
 # The text -p mode sends back instead of running a tool the permission mode does not allow.
 # Anchored at the start: a tool error that merely echoes an old_string mentioning permissions is no request.
-_PERMISSION = re.compile(r"^(<tool_use_error>)?Claude requested permissions? to ")
+PERMISSION_PATTERN = re.compile(r"^(<tool_use_error>)?Claude requested permissions? to ")
 
 
 def note_event(message: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +242,7 @@ class ClaudeCodeSession(Session):
         if result.is_error:
             # A permission request is what the model was told instead of a result: an observation
             # (an open question's answer), marked so that it never passes for the tool's own error text.
-            code = PERMISSION_REQUEST if _PERMISSION.search(text) else None
+            code = PERMISSION_REQUEST if PERMISSION_PATTERN.search(text) else None
             return CallResult(error={"code": code, "message": text}, events=events, extra=extra)
         return CallResult(output=result.content, events=events, extra=extra)
 

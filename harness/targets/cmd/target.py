@@ -26,7 +26,7 @@ from harness.util import schemas
 from harness.targets.channel import split_command_line
 from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
                                   name_slug)
-from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, _excerpt
+from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt
 from harness.targets.cmd import sandbox as cmd_sandbox
 
 PROTOCOL = 1
@@ -349,17 +349,17 @@ class CmdTarget(Target):
             response = json.loads(line)
         except ValueError:
             channel.kill()
-            raise TargetError(f"the candidate wrote a line that is not JSON ({what}): {_excerpt(line)}", detail=channel.tail()) from None
+            raise TargetError(f"the candidate wrote a line that is not JSON ({what}): {excerpt(line)}", detail=channel.tail()) from None
         except RecursionError:
             channel.kill()
-            raise TargetError(f"the candidate wrote a line that nests too deep to parse ({what}): {_excerpt(line)}",
+            raise TargetError(f"the candidate wrote a line that nests too deep to parse ({what}): {excerpt(line)}",
                               detail=channel.tail()) from None
         op = message["op"]
         problem = response_checker().problem(op, response)
         if problem is not None:
             channel.kill()
             raise TargetError(
-                f"the candidate wrote a line that is not a protocol {op} response ({what}): {_excerpt(line)}; {problem}",
+                f"the candidate wrote a line that is not a protocol {op} response ({what}): {excerpt(line)}; {problem}",
                 detail=channel.tail(),
             )
         if response["ok"] is False:
