@@ -1,4 +1,5 @@
-"""Reference implementations of the four file-tool contracts in ``shared/seeds/``.
+"""Reference implementations of the four file-tool contracts in ``shared/seeds/`` and of two public ones
+(Anthropic's text editor tool, Codex's apply_patch).
 
 Each contract lives in its own module and reads like the seed it implements. The package knows
 nothing of the harness: it is usable on its own, and the harness drives it in-process, over the
@@ -25,12 +26,14 @@ from types import ModuleType
 
 __version__ = "0.1.0"
 
-#: profile name -> module name, in the order of the seeds.
+#: profile name -> module name: the seeds in their order, then the public contracts.
 PROFILES: dict[str, str] = {
     "claude-code": "reference_impl.claude_code",
     "aptix-tul-004": "reference_impl.aptix_tul_004",
     "mcp-write-text-file": "reference_impl.mcp_write_text_file",
     "gemini-safe-patch": "reference_impl.gemini_safe_patch",
+    "anthropic-text-editor": "reference_impl.anthropic_text_editor",
+    "codex-apply-patch": "reference_impl.codex_apply_patch",
 }
 
 
