@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
-from reference_impl import claude_code, gemini_safe_patch, mcp_write_text_file
+from unittest import mock
+
+from reference_impl import anthropic_text_editor, claude_code, codex_apply_patch, gemini_safe_patch, mcp_write_text_file
 from harness.targets.base import Session, TargetInfo
 from harness.targets.reference import ReferenceSession, ReferenceTarget
 
@@ -223,3 +225,209 @@ class RenameOverSymlink(mcp_write_text_file.Session):
 def sha256(data: bytes) -> str:
     """Lower-case hex SHA-256 (for tests that build expectations)."""
     return hashlib.sha256(data).hexdigest()
+
+
+# --- anthropic-text-editor ----------------------------------------------------------------------------
+
+
+class WhitespaceTolerantReplace(anthropic_text_editor.Session):
+    """str_replace matches line by line ignoring surrounding whitespace, as fuzzy editors do."""
+
+    def str_replace(self, path: str, old_str: str, new_str: str) -> str:
+        target = self._resolve(path)
+        text = self._read(target).decode("utf-8")
+        lines = text.splitlines(keepends=True)
+        wanted = [line.strip() for line in old_str.splitlines()]
+        for start in range(len(lines) - len(wanted) + 1):
+            if [line.strip() for line in lines[start:start + len(wanted)]] == wanted:
+                lines[start:start + len(wanted)] = [new_str if new_str.endswith("\n") or not new_str else new_str + "\n"]
+                self._write(target, "".join(lines).encode("utf-8"), before=text.encode("utf-8"))
+                return anthropic_text_editor.REPLACED
+        return super().str_replace(path, old_str, new_str)
+
+
+class CaseInsensitiveReplace(anthropic_text_editor.Session):
+    """str_replace finds old_str ignoring case."""
+
+    def str_replace(self, path: str, old_str: str, new_str: str) -> str:
+        target = self._resolve(path)
+        text = self._read(target).decode("utf-8")
+        found = re.search(re.escape(old_str), text, flags=re.IGNORECASE)
+        if found and len(re.findall(re.escape(old_str), text, flags=re.IGNORECASE)) == 1:
+            self._write(target, (text[:found.start()] + new_str + text[found.end():]).encode("utf-8"), before=None)
+            return anthropic_text_editor.REPLACED
+        return super().str_replace(path, old_str, new_str)
+
+
+class FirstMatchReplace(anthropic_text_editor.Session):
+    """str_replace replaces the first occurrence without checking that it is the only one."""
+
+    def str_replace(self, path: str, old_str: str, new_str: str) -> str:
+        target = self._resolve(path)
+        text = self._read(target).decode("utf-8")
+        if text.count(old_str) > 1:
+            self._write(target, text.replace(old_str, new_str, 1).encode("utf-8"), before=text.encode("utf-8"))
+            return anthropic_text_editor.REPLACED
+        return super().str_replace(path, old_str, new_str)
+
+
+class ConstantMatchCount(anthropic_text_editor.Session):
+    """The multiple-matches error copies the page's example, 3, whatever the count."""
+
+    def str_replace(self, path: str, old_str: str, new_str: str) -> str:
+        try:
+            return super().str_replace(path, old_str, new_str)
+        except anthropic_text_editor.ToolError as exc:
+            if "matches for replacement text" in str(exc):
+                raise anthropic_text_editor.ToolError(anthropic_text_editor.MULTIPLE_MATCHES.format(count=3)) from exc
+            raise
+
+
+class InsertBeforeTheLine(anthropic_text_editor.Session):
+    """insert puts the text before line insert_line instead of after it."""
+
+    def insert(self, path: str, insert_line: Any, text: str) -> str:
+        return super().insert(path, max(insert_line - 1, 0) if isinstance(insert_line, int) else insert_line, text)
+
+
+class UnlimitedView(anthropic_text_editor.Session):
+    """view ignores the tool's max_characters."""
+
+    def view(self, path: str, view_range: Any = None) -> str:
+        limit, self.max_characters = self.max_characters, None
+        try:
+            return super().view(path, view_range)
+        finally:
+            self.max_characters = limit
+
+
+class UndoInEveryVersion(anthropic_text_editor.Session):
+    """undo_edit is offered in text_editor_20250728 too."""
+
+    def __init__(self, workspace: str, options: dict | None = None) -> None:
+        super().__init__(workspace, options)
+        self.version = "text_editor_20250124"
+
+
+class GlobalUndo(anthropic_text_editor.Session):
+    """undo_edit reverts the session's last edit, whichever file it changed."""
+
+    def undo_edit(self, path: str) -> str:
+        last = max(self.history, key=lambda target: self._order.index(target)) if self.history else None
+        if last is None or not self.history[last]:
+            return super().undo_edit(path)
+        return super().undo_edit(os.path.relpath(last, self.workspace))
+
+    def _write(self, target: str, data: bytes, before: bytes | None) -> None:
+        self._order = [t for t in getattr(self, "_order", []) if t != target] + [target]
+        super()._write(target, data, before)
+
+
+# --- codex-apply-patch --------------------------------------------------------------------------------
+
+
+class IgnoresEndOfFile(codex_apply_patch.Session):
+    """*** End of File is parsed and then ignored: the hunk applies at its first match."""
+
+    def apply_hunks_to_files(self, hunks):
+        for hunk in hunks:
+            for chunk in hunk.chunks:
+                chunk.is_end_of_file = False
+        return super().apply_hunks_to_files(hunks)
+
+
+def _loosest_first(lines, pattern, start, eof):
+    """seek_sequence trying its most tolerant level first (a whitespace-blind search)."""
+    search_start = len(lines) - len(pattern) if eof and len(lines) >= len(pattern) else start
+    for i in range(search_start, len(lines) - len(pattern) + 1):
+        if [line.strip() for line in lines[i:i + len(pattern)]] == [p.strip() for p in pattern]:
+            return i
+    return None
+
+
+class LoosestMatchFirst(codex_apply_patch.Session):
+    """Context lines are compared with their whitespace stripped before an exact match is tried."""
+
+    def apply_patch(self, patch: str) -> str:
+        with mock.patch.object(codex_apply_patch, "seek_sequence", _loosest_first):
+            return super().apply_patch(patch)
+
+
+def _exact_only(lines, pattern, start, eof):
+    """seek_sequence without its tolerant levels."""
+    search_start = len(lines) - len(pattern) if eof and len(lines) >= len(pattern) else start
+    for i in range(search_start, len(lines) - len(pattern) + 1):
+        if lines[i:i + len(pattern)] == pattern:
+            return i
+    return None
+
+
+class ExactContextOnly(codex_apply_patch.Session):
+    """Context must match byte for byte: no trailing-whitespace or punctuation tolerance."""
+
+    def apply_patch(self, patch: str) -> str:
+        with mock.patch.object(codex_apply_patch, "seek_sequence", _exact_only):
+            return super().apply_patch(patch)
+
+
+class HunksFromTheTop(codex_apply_patch.Session):
+    """Every hunk is searched from the start of the file, not after the previous hunk."""
+
+    def apply_patch(self, patch: str) -> str:
+        real = codex_apply_patch.seek_sequence
+        with mock.patch.object(codex_apply_patch, "seek_sequence", lambda lines, pattern, start, eof: real(lines, pattern, 0, eof)):
+            return super().apply_patch(patch)
+
+
+class TransactionalPatch(codex_apply_patch.Session):
+    """A failing operation rolls back the ones before it (apply-patch keeps them)."""
+
+    def apply_hunks_to_files(self, hunks):
+        saved = {}
+        for hunk in hunks:
+            for path in (hunk.path, hunk.move_path):
+                if path is not None:
+                    target = self._resolve(path)
+                    saved[target] = open(target, "rb").read() if os.path.isfile(target) else None
+        try:
+            return super().apply_hunks_to_files(hunks)
+        except codex_apply_patch.PatchError:
+            for target, data in saved.items():
+                if data is None:
+                    if os.path.isfile(target):
+                        os.remove(target)
+                else:
+                    with open(target, "wb") as handle:
+                        handle.write(data)
+            raise
+
+
+class AppliesWhileParsing(codex_apply_patch.Session):
+    """Add File sections are written as soon as they are parsed, before the end marker is checked."""
+
+    def apply_patch(self, patch: str) -> str:
+        lines = patch.strip().splitlines()
+        if lines and lines[-1].strip() != codex_apply_patch.END_PATCH_MARKER:
+            try:
+                self.apply_hunks_to_files(codex_apply_patch.parse_patch(patch.rstrip() + "\n*** End Patch"))
+            except codex_apply_patch.PatchError:
+                pass
+        return super().apply_patch(patch)
+
+
+class NoFinalNewline(codex_apply_patch.Session):
+    """An updated file is written without the final line break apply-patch adds."""
+
+    def apply_patch(self, patch: str) -> str:
+        real = codex_apply_patch.derive_new_contents
+        with mock.patch.object(codex_apply_patch, "derive_new_contents",
+                               lambda *args: real(*args).removesuffix("\n")):
+            return super().apply_patch(patch)
+
+
+class MoveKeepsSource(codex_apply_patch.Session):
+    """Move to writes the destination but leaves the source in place."""
+
+    def apply_patch(self, patch: str) -> str:
+        with mock.patch.object(codex_apply_patch.os, "remove", lambda path: None):
+            return super().apply_patch(patch)

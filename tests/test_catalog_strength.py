@@ -2,7 +2,8 @@
 
 A scenario that passes on a wrong implementation asserts too little; these tests keep the repaired
 ones (PDF and notebook reads) and the new scenario kinds (exact mtimes, references, path spellings,
-symlinks, replacement patterns, patch matching) honest.
+symlinks, replacement patterns, patch matching) honest, and show that the must-not scenarios of the
+public contracts (anthropic-text-editor, codex-apply-patch) fail when their rule is negated.
 """
 
 from __future__ import annotations
@@ -30,6 +31,28 @@ CASES = [
     (planted.SkipVersionAfterError, "gemini-safe-patch", ["gemini-safe-patch/session/version-after-failed-patch"]),
     (planted.FirstOccurrenceHunks, "gemini-safe-patch", ["gemini-safe-patch/safe_patch/repeated-blocks-two-hunks"]),
     (planted.RenameOverSymlink, "mcp-write-text-file", ["mcp-write-text-file/output/symlink-to-file-written-through"]),
+    (planted.WhitespaceTolerantReplace, "anthropic-text-editor", ["anthropic-text-editor/str_replace/indentation-must-match",
+                                                                  "anthropic-text-editor/str_replace/trailing-space-must-match"]),
+    (planted.CaseInsensitiveReplace, "anthropic-text-editor", ["anthropic-text-editor/str_replace/case-must-match"]),
+    (planted.FirstMatchReplace, "anthropic-text-editor", ["anthropic-text-editor/str_replace/three-matches-refused",
+                                                          "anthropic-text-editor/str_replace/two-matches-counted"]),
+    (planted.ConstantMatchCount, "anthropic-text-editor", ["anthropic-text-editor/str_replace/two-matches-counted"]),
+    (planted.InsertBeforeTheLine, "anthropic-text-editor", ["anthropic-text-editor/insert/after-a-line",
+                                                            "anthropic-text-editor/insert/after-the-last-line"]),
+    (planted.UnlimitedView, "anthropic-text-editor", ["anthropic-text-editor/view/max-characters-truncates"]),
+    (planted.UndoInEveryVersion, "anthropic-text-editor", ["anthropic-text-editor/undo_edit/not-in-20250728"]),
+    (planted.GlobalUndo, "anthropic-text-editor", ["anthropic-text-editor/undo_edit/undo-is-per-file"]),
+    (planted.IgnoresEndOfFile, "codex-apply-patch", ["codex-apply-patch/update/end-of-file-anchors-at-the-end"]),
+    (planted.LoosestMatchFirst, "codex-apply-patch", ["codex-apply-patch/matching/exact-match-preferred"]),
+    (planted.ExactContextOnly, "codex-apply-patch", ["codex-apply-patch/matching/trailing-whitespace-ignored",
+                                                     "codex-apply-patch/matching/surrounding-whitespace-ignored",
+                                                     "codex-apply-patch/matching/unicode-punctuation-normalised"]),
+    (planted.HunksFromTheTop, "codex-apply-patch", ["codex-apply-patch/update/hunks-apply-in-order",
+                                                    "codex-apply-patch/update/context-header-picks-the-place"]),
+    (planted.TransactionalPatch, "codex-apply-patch", ["codex-apply-patch/partial/earlier-operations-stay"]),
+    (planted.AppliesWhileParsing, "codex-apply-patch", ["codex-apply-patch/envelope/no-end-marker"]),
+    (planted.NoFinalNewline, "codex-apply-patch", ["codex-apply-patch/update/appends-trailing-newline"]),
+    (planted.MoveKeepsSource, "codex-apply-patch", ["codex-apply-patch/move/to-new-directory"]),
 ]
 
 
