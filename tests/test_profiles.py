@@ -80,7 +80,8 @@ def problems_of(path: Path) -> list:
 def test_the_built_in_profiles_are_the_catalog_folders_with_the_seeds_tools():
     found = profiles.builtin()
     assert list(found) == ["claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch",
-                           "mcp-filesystem", "claude-code-captured", "gemini-cli-captured"]
+                           "mcp-filesystem", "claude-code-captured", "gemini-cli-captured",
+                           "anthropic-text-editor", "codex-apply-patch"]
     assert list(found["claude-code"].tools) == ["Read", "Write", "Edit"]
     assert list(found["gemini-safe-patch"].tools) == ["read_file", "read_many_files", "write_file", "safe_patch"]
     for name, profile in found.items():
@@ -100,6 +101,16 @@ def test_profile_schemas_follow_the_contracts_where_they_are_explicit_and_allow_
     assert aptix.option_problems({"max_sise": 4})
     # Seed 004 names no arguments for read_file: the schema requires nothing.
     assert found["gemini-safe-patch"].tools["read_file"].arguments.get("required") is None
+    # The text editor's documented parameters are required per command, and view_range is two integers.
+    editor = found["anthropic-text-editor"].tools["str_replace_based_edit_tool"]
+    assert editor.argument_problems({"command": "insert", "path": "a", "insert_line": 0, "insert_text": "x"}) == []
+    assert editor.argument_problems({"command": "str_replace", "path": "a", "new_str": "y"})
+    assert editor.argument_problems({"command": "create", "path": "a"})
+    assert editor.argument_problems({"command": "view", "path": "a", "view_range": [1]})
+    assert editor.argument_problems({"command": "remove", "path": "a"})
+    assert found["anthropic-text-editor"].option_problems({"tool_version": "text_editor_20250124", "max_characters": 10}) == []
+    assert found["anthropic-text-editor"].option_problems({"max_characters": 0})
+    assert found["codex-apply-patch"].tools["apply_patch"].argument_problems({"patch": "x"})
 
 
 def test_a_misspelled_argument_is_a_lint_error_with_file_line_and_field(folder):
