@@ -35,6 +35,10 @@ def snapshot_files(root: Path) -> dict[str, bytes]:
     ("left /tmp/tmpa1b2_c3d behind", "left /tmp/tmp${random} behind"),
     ("id 123e4567-e89b-12d3-a456-426614174000", "id ${uuid}"),
     ("at 2024-05-01T12:00:00.123+02:00 done", "at ${time} done"),
+    ("created: Sat Nov 28 2026 01:54:06 GMT+0000 (Coordinated Universal Time)\nisFile: true",
+     "created: ${time}\nisFile: true"),
+    ("modified: Mon Jan 05 2026 23:00:00 GMT-0500", "modified: ${time}"),
+    ("Sat is the day, Nov 28 2026 the date", "Sat is the day, Nov 28 2026 the date"),
     ("sha256 " + "ab" * 32, "sha256 " + "ab" * 32),
     ("version 7 of a.txt", "version 7 of a.txt"),
 ])

@@ -25,6 +25,8 @@ temporary file names   Python ``tempfile`` names ``tmp<8 chars>``; atomic-    ``
                        write names ``[.]<name>.<8+ hex digits>.tmp``          ``<name>.${random}.tmp``
 UUIDs                  ``8-4-4-4-12`` hex digits                              ``${uuid}``
 date-times             ISO 8601 ``2024-05-01T12:00:00[.fff][Z|+hh:mm]``       ``${time}``
+                       and JavaScript's ``Sat Nov 28 2026 01:54:06 GMT+0000
+                       (Coordinated Universal Time)``
 time-valued keys       a key named ``time``, ``timestamp``, ``date``,         ``${time}``
                        ``mtime``/``atime``/``ctime`` (``*_ns`` too),
                        ``*_at``, ``*_time``, ``last_modified``
@@ -86,6 +88,9 @@ _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\.[0-9a-f]{8,}\.tmp\b"), ".${random}.tmp"),
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "${time}"),
+    # JavaScript's Date#toString (the MCP filesystem server's get_file_info).
+    (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4} "
+                r"\d{2}:\d{2}:\d{2} GMT[+-]\d{4}(?: \([^()\n]{1,64}\))?"), "${time}"),
 )
 _TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
 _DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)
