@@ -32,7 +32,7 @@ PINNED_VERSION = "0.61.0"
 #: The profiles the adapter serves: the tools as captured, and seed 004's proposal for them.
 PROFILES = ("gemini-cli-captured", "gemini-safe-patch")
 #: The tools gemini-cli really has (of those the two profiles name); seed 004's ``safe_patch`` is a proposal.
-REAL_TOOLS = frozenset({"read_file", "read_many_files", "write_file", "replace"})
+REAL_TOOLS = frozenset({"read_file", "read_many_files", "write_file", "replace", "glob", "list_directory", "grep_search"})
 #: The least per-request timeout: ``hello`` is answered once the package has loaded (seconds on a busy machine).
 STARTUP_TIMEOUT = 60.0
 NOT_INSTALLED = "gemini-cli tools not installed (make gemini-cli-tools installs @google/gemini-cli-core " + PINNED_VERSION + ")"

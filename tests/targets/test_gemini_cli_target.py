@@ -80,6 +80,9 @@ FAKE_CORE = textwrap.dedent(
     export class ReadManyFilesTool extends Tool {
       async validateBuildAndExecute() { return { llmContent: [process.env.HOME, process.env.TMPDIR] }; }
     }
+    export class GlobTool extends Tool {}
+    export class LSTool extends Tool {}
+    export class GrepTool extends Tool {}
     """
 )
 

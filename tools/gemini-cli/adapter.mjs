@@ -2,7 +2,8 @@
 /**
  * gemini-cli's real file tools behind the harness's cmd: protocol (docs/cmd-protocol.md).
  *
- * The tool classes (read_file, write_file, replace, read_many_files) are constructed directly from
+ * The tool classes (read_file, write_file, replace, read_many_files, glob, list_directory,
+ * grep_search) are constructed directly from
  * the pinned @google/gemini-cli-core package (tools/gemini-cli/package.json) with a real `Config`
  * set up non-interactively: approval mode YOLO (no confirmation prompts), no model client (the
  * LLM-based edit correction is off, as it is by default), no network, and HOME, GEMINI_CLI_HOME
@@ -24,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 const PROTOCOL = 1;
-const TOOLS = ['read_file', 'write_file', 'replace', 'read_many_files'];
+const TOOLS = ['read_file', 'write_file', 'replace', 'read_many_files', 'glob', 'list_directory', 'grep_search'];
 const PROFILES = ['gemini-cli-captured', 'gemini-safe-patch'];
 
 // -- the process's own surroundings, before the package is loaded ----------------------------------
@@ -152,6 +153,11 @@ class Session {
       write_file: new core.WriteFileTool(this.config, bus),
       replace: new core.EditTool(this.config, bus),
       read_many_files: new core.ReadManyFilesTool(this.config, bus),
+      glob: new core.GlobTool(this.config, bus),
+      list_directory: new core.LSTool(this.config, bus),
+      // gemini-cli uses RipGrepTool when it can fetch ripgrep and GrepTool otherwise; offline, GrepTool
+      // (git grep, then the system grep, then a JavaScript search).
+      grep_search: new core.GrepTool(this.config, bus),
     };
   }
 
