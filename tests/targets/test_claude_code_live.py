@@ -31,9 +31,11 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def test_spec_options_are_parsed_and_checked() -> None:
-    assert parse_spec("claude-code") == {"mode": "acceptEdits", "cwd": "workspace", "tokens": "chars4"}
+    assert parse_spec("claude-code") == {"mode": "acceptEdits", "cwd": "workspace", "tokens": "chars4", "reminder": "off"}
     assert parse_spec("claude-code:mode=default,cwd=outside,tokens=const:0")["tokens"] == "const:0"
-    for bad in ("claude-code:mode=yolo", "claude-code:cwd=home", "claude-code:colour=red", "claude-code:tokens=x"):
+    assert parse_spec("claude-code:reminder=on")["reminder"] == "on"
+    for bad in ("claude-code:mode=yolo", "claude-code:cwd=home", "claude-code:colour=red", "claude-code:tokens=x",
+                "claude-code:reminder=yes"):
         with pytest.raises(ValueError):
             parse_spec(bad)
 
@@ -41,6 +43,15 @@ def test_spec_options_are_parsed_and_checked() -> None:
 def test_slug_names_version_mode_and_cwd() -> None:
     target = ClaudeCodeTarget("claude-code:cli=/nonexistent/claude,mode=default,cwd=outside")
     assert target.slug == f"claude-code-{cli_mod.PINNED_VERSION}-default-outside"
+
+
+def test_the_turn_reminder_is_silenced_unless_asked_for_and_named_in_the_slug(tmp_path: Path) -> None:
+    silenced = cli_mod.clean_env(tmp_path, "http://127.0.0.1:1", mode="acceptEdits")
+    assert silenced[cli_mod.TURN_REMINDER_VARIABLE] == "0"
+    assert cli_mod.TURN_REMINDER_VARIABLE not in cli_mod.clean_env(tmp_path, "http://127.0.0.1:1", mode="acceptEdits",
+                                                                  turn_reminder=True)
+    assert ClaudeCodeTarget("claude-code:cli=/nonexistent/claude,reminder=on").slug == (
+        f"claude-code-{cli_mod.PINNED_VERSION}-acceptEdits-reminder")
 
 
 def test_a_missing_cli_skips_with_the_install_hint() -> None:

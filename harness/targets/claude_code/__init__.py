@@ -11,11 +11,14 @@ Spec: ``claude-code`` or ``claude-code:opt=val,opt=val`` with
 - ``allowed=<rule>;<rule>``: permission rules passed as ``--allowedTools`` (e.g. ``allowed=Write``,
   ``allowed=Read(//tmp/**);Edit``), which the permission mode then does not ask about;
 - ``timeout=<seconds>``: the bound on one call (default 60; the first call also gets the CLI's
-  start-up time, `session.STARTUP_ALLOWANCE`).
+  start-up time, `session.STARTUP_ALLOWANCE`);
+- ``reminder=off|on``: ``off`` (default) sets ``CLAUDE_CODE_SILENT_TURN_REMINDER=0``, which silences
+  the system message real sessions get after every fifth tool result; ``on`` leaves it as users have it.
 
 A scenario may set the same things for its own session (its ``options``, claude-code-captured
 only): ``permission_mode``, ``cwd`` (``workspace`` | ``outside``), ``allowed_tools`` (a list of
-rules) and ``count_tokens`` (a token policy, e.g. ``unavailable``); they win over the target's.
+rules), ``count_tokens`` (a token policy, e.g. ``unavailable``) and ``turn_reminder`` (true: the
+turn reminder as users get it); they win over the target's.
 
 A scenario captured from this CLI says under which mode and working directory
 (``source: "captured: claude-code 2.1.330 (acceptEdits, cwd=workspace)"``); a target running under
@@ -68,9 +71,9 @@ ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realis
 _CAPTURED = re.compile(r"^captured: claude-code \S+ \((?P<mode>[A-Za-z]+), cwd=(?P<cwd>workspace|outside)\)")
 
 _MODES = ("acceptEdits", "default", "plan", "bypassPermissions", "dontAsk", "auto")
-_OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout", "allowed")
+_OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout", "allowed", "reminder")
 #: Session options a scenario may set for itself (see the module docstring).
-SESSION_OPTIONS = ("permission_mode", "cwd", "allowed_tools", "count_tokens")
+SESSION_OPTIONS = ("permission_mode", "cwd", "allowed_tools", "count_tokens", "turn_reminder")
 
 
 def parse_spec(spec: str) -> dict[str, str]:
@@ -78,7 +81,7 @@ def parse_spec(spec: str) -> dict[str, str]:
     name, _, rest = spec.partition(":")
     if name != "claude-code":
         raise ValueError(f"not a claude-code target spec: {spec!r}")
-    options = {"mode": "acceptEdits", "cwd": "workspace", "tokens": "chars4"}
+    options = {"mode": "acceptEdits", "cwd": "workspace", "tokens": "chars4", "reminder": "off"}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or key not in _OPTIONS:
@@ -86,6 +89,8 @@ def parse_spec(spec: str) -> dict[str, str]:
         options[key] = value
     if options["mode"] not in _MODES:
         raise ValueError(f"claude-code mode {options['mode']!r}: expected one of {', '.join(_MODES)}")
+    if options["reminder"] not in ("off", "on"):
+        raise ValueError(f"claude-code reminder {options['reminder']!r}: expected off or on")
     if options["cwd"] not in ("workspace", "outside"):
         raise ValueError(f"claude-code cwd {options['cwd']!r}: expected workspace or outside")
     TokenPolicy(options["tokens"])  # validates
@@ -188,6 +193,7 @@ class ClaudeCodeTarget(Target):
             call_timeout=self.call_timeout,
             allowed_tools=allowed,
             user=self.user,
+            turn_reminder=bool(options.get("turn_reminder", self.options["reminder"] == "on")),
         )
 
     def _session_mode(self, options: dict[str, Any]) -> tuple[str, str]:
@@ -202,6 +208,8 @@ class ClaudeCodeTarget(Target):
             parts.append("outside")
         if self.tokens.spec != "chars4":
             parts.append("tokens-" + self.tokens.spec.replace(":", "-"))
+        if self.options["reminder"] == "on":
+            parts.append("reminder")
         return "-".join(parts)
 
 

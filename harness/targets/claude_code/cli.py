@@ -35,7 +35,6 @@ _OFFLINE_ENV = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_BUG_COMMAND": "1",
-    "CLAUDE_CODE_SILENT_TURN_REMINDER": "0",
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
     "NO_COLOR": "1",
     "LANG": "C.UTF-8",
@@ -63,10 +62,21 @@ def cli_available(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def clean_env(home: Path, base_url: str, *, mode: str) -> dict[str, str]:
-    """Returns the whole environment of a CLI process: nothing of ours leaks in but PATH."""
+#: Set to "0", it silences the system message real sessions get after every fifth tool result (the
+#: turn reminder); the target's ``reminder`` option and a scenario's ``turn_reminder`` choose.
+TURN_REMINDER_VARIABLE = "CLAUDE_CODE_SILENT_TURN_REMINDER"
+
+
+def clean_env(home: Path, base_url: str, *, mode: str, turn_reminder: bool = False) -> dict[str, str]:
+    """Returns the whole environment of a CLI process: nothing of ours leaks in but PATH.
+
+    Without ``turn_reminder`` the turn reminder is silenced (``CLAUDE_CODE_SILENT_TURN_REMINDER=0``),
+    so that a call's events do not depend on how many calls came before it.
+    """
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(home / "tmp")}
     env.update(_OFFLINE_ENV)
+    if not turn_reminder:
+        env[TURN_REMINDER_VARIABLE] = "0"
     env["ANTHROPIC_BASE_URL"] = base_url
     if mode in BYPASS_MODES:
         env["IS_SANDBOX"] = "1"

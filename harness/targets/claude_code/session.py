@@ -132,6 +132,7 @@ class ClaudeCodeSession(Session):
         startup_allowance: float = STARTUP_ALLOWANCE,
         allowed_tools: tuple[str, ...] = (),
         user: tuple[int, int] | None = None,
+        turn_reminder: bool = False,
     ) -> None:
         self.cli = cli
         self.user = user  # (uid, gid) the CLI runs as (--run-as), or None: the harness's own user
@@ -165,7 +166,7 @@ class ClaudeCodeSession(Session):
             self.proc = subprocess.Popen(
                 processes.kept(cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools))[0],
                 cwd=self.cwd,
-                env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode),
+                env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
