@@ -92,11 +92,24 @@ TOOLS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
                        {"type": "object", "required": ["file_path", "unified_diff", "base_content_sha256"],
                         "properties": {"file_path": _PATH, "unified_diff": _STRING, "base_content_sha256": _STRING}}),
     },
+    "anthropic-text-editor": {
+        "str_replace_based_edit_tool": (
+            "Anthropic's text editor tool: view, str_replace, create, insert (and undo_edit in text_editor_20250124).",
+            {"type": "object", "required": ["command", "path"],
+             "properties": {"command": {"type": "string", "enum": ["view", "str_replace", "create", "insert", "undo_edit"]},
+                            "path": _STRING, "view_range": {"type": "array", "items": {"type": "integer"}},
+                            "old_str": _STRING, "new_str": _STRING, "file_text": _STRING,
+                            "insert_line": {"type": "integer"}, "insert_text": _STRING}}),
+    },
+    "codex-apply-patch": {
+        "apply_patch": ("Codex's apply_patch: applies a *** Begin Patch ... *** End Patch patch to the working folder.",
+                        {"type": "object", "required": ["input"], "properties": {"input": _STRING}}),
+    },
 }
 
 #: The experimental capability naming the profiles served (read by the harness's mcp: target).
 CAPABILITY_KEY = "file-tool-conformance"
-#: tool -> profile (the four contracts share no tool name).
+#: tool -> profile (the contracts share no tool name).
 PROFILE_OF = {tool: profile for profile, tools in TOOLS.items() for tool in tools}
 
 
