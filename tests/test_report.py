@@ -139,6 +139,13 @@ def test_the_answer_is_the_call_marked_as_answering_not_the_last():
     assert matrix_mod.answer(obs, None) == "error: E1: gone"
 
 
+def test_an_empty_text_output_is_shown_as_an_answer_not_as_none():
+    from harness.report import grid as matrix
+    for output, shown in (("", '""'), ("\n", '"\\n"')):
+        doc = {"steps": [{"step": 1, "tool": "view", "output": output}]}
+        assert matrix.answer(SimpleNamespace(document=doc), None) == shown
+
+
 def test_an_open_questions_answer_says_what_the_call_left_on_disk():
     from types import SimpleNamespace
 

@@ -236,6 +236,8 @@ def answer(obs: Observation, scenario: Any = None) -> str | None:
         output = step.get("output")
         text = output if isinstance(output, str) else _compact(output)
     text = " ".join(str(text).split())
+    if not text and isinstance(step.get("output"), str):
+        text = json.dumps(step["output"])  # an empty (or blank) text is an answer too: shown as "" or "\n"
     # For a Write, what landed on disk is the answer as much as what the tool said: keep it whole.
     changes = _workspace_changes(doc, step, scenario)
     disk = f" [disk: {changes}]" if changes else ""

@@ -534,7 +534,8 @@ def test_the_reference_server_serves_a_file_as_input_too(tmp_path: Path) -> None
 def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(reference_target: McpTarget) -> None:
     captured = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["claude-code-captured"])][:1]
     with Runner(Lent(reference_target)) as runner:
-        assert set(runner.info.profiles) == {"claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch"}
+        assert set(runner.info.profiles) == {"claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch",
+                                             "anthropic-text-editor", "codex-apply-patch"}
         (result,) = [runner.run(s) for s in captured]
     assert result.verdict is Verdict.SKIP and "does not offer profile claude-code-captured" in result.reason
 
