@@ -1,0 +1,271 @@
+"""The sandbox every candidate runs in (harness/containment/sandbox.py), tried by a hostile command.
+
+Each test starts a small Python program inside :class:`Sandbox` and has it try one escape the
+issue of the earlier red-team wave measured (remounting ``/`` as root, a host service behind a Unix
+socket file or an abstract socket, the harness's environment, writes to ``$HOME``, ``/var/tmp``,
+two levels above the harness's folder and through a hard link, the network); the test then looks
+on the host that nothing happened. Skipped, with the reason, where no sandbox can be made here.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.containment import sandbox
+from harness.containment.sandbox import Sandbox
+
+_OK, _WHY = sandbox.available()
+pytestmark = pytest.mark.skipif(not _OK, reason=f"no sandbox here: {_WHY}")
+
+
+TRY = """
+import errno, json, os, sys
+def attempt(action):
+    try:
+        action()
+        return "done"
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno, str(exc.errno))
+"""
+
+
+def run_inside(box: Sandbox, code: str, *args: str, timeout: float = 60) -> dict:
+    """Runs ``code`` (Python after :data:`TRY`; it prints one JSON document) in ``box``; returns that document."""
+    argv = box.wrap([sys.executable, "-I", "-c", TRY + textwrap.dedent(code), *args])
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    finally:
+        box.close()
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def folders(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Returns a harness-like layout: ``tmp_path/spaces/harness-x/ws`` (the workspace), its temp folder."""
+    enclosure = tmp_path / "spaces" / "harness-x"
+    workspace = enclosure / "ws"
+    tmp = tmp_path / "spaces" / "harness-tmp-x"
+    workspace.mkdir(parents=True)
+    tmp.mkdir()
+    return enclosure, workspace, tmp
+
+
+
+
+def test_the_candidate_can_write_its_workspace_and_its_temporary_folder(tmp_path):
+    enclosure, workspace, tmp = folders(tmp_path)
+    box = Sandbox(writable=[workspace], readable=[enclosure], tmp=tmp)
+    out = run_inside(box, """
+    ws, tmp = sys.argv[1], os.environ["TMPDIR"]
+    print(json.dumps({"ws": attempt(lambda: open(ws + "/a.txt", "w").write("a")),
+                      "tmp": attempt(lambda: open(tmp + "/t.txt", "w").write("t")),
+                      "home": os.environ["HOME"]}))
+    """, str(workspace))
+    assert out == {"ws": "done", "tmp": "done", "home": str(tmp)}
+    assert (workspace / "a.txt").read_text() == "a" and (tmp / "t.txt").read_text() == "t"
+
+
+def test_remounting_root_read_write_is_refused_even_as_root(tmp_path):
+    """The red team's `mount -o remount,bind,rw /` under --sandbox as root, then a write that landed on
+    the host. In a user namespace with every capability dropped, the remount is refused."""
+    enclosure, workspace, tmp = folders(tmp_path)
+    target = tmp_path / f"landed-{uuid.uuid4().hex[:8]}.txt"
+    box = Sandbox(writable=[workspace], readable=[enclosure], tmp=tmp)
+    out = run_inside(box, """
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    MS_REMOUNT, MS_BIND = 32, 4096
+    def remount():
+        if libc.mount(None, b"/", None, MS_REMOUNT | MS_BIND, None) != 0:
+            raise OSError(ctypes.get_errno(), "mount")
+    def status(name):
+        return next(line.split()[1] for line in open("/proc/self/status") if line.startswith(name + ":"))
+    print(json.dumps({"remount": attempt(remount), "write": attempt(lambda: open(sys.argv[1], "w").write("x")),
+                      "effective": status("CapEff"), "bounding": status("CapBnd"), "nnp": status("NoNewPrivs")}))
+    """, str(target))
+    assert out["remount"] in ("EPERM", "EACCES"), out
+    assert out["write"] in ("EROFS", "ENOENT", "EACCES"), out
+    assert int(out["effective"], 16) == 0 and int(out["bounding"], 16) == 0, out
+    assert out["nnp"] == "1"
+    assert not target.exists()
+
+
+def _listen_unix(address: str | bytes, hits: list[str]) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(4)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            hits.append("connected")
+            conn.sendall(b"host service\n")
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+def test_a_host_service_behind_a_unix_socket_file_or_an_abstract_socket_is_unreachable(tmp_path):
+    """The red team's stand-in for docker.sock or a database: a service on the host that writes for
+    whoever connects. Neither its socket file nor its abstract socket can be reached."""
+    enclosure, workspace, tmp = folders(tmp_path)
+    (tmp_path / "host").mkdir()
+    path = str(tmp_path / "host" / "svc.sock")
+    abstract = f"\0harness-test-{uuid.uuid4().hex}"
+    hits: list[str] = []
+    servers = [_listen_unix(path, hits), _listen_unix(abstract.encode(), hits)]
+    try:
+        # Reachable from the harness's side: the test's own check that the services answer.
+        for address in (path, abstract.encode()):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            probe.connect(address)
+            probe.recv(100)
+            probe.close()
+        assert len(hits) == 2
+        box = Sandbox(writable=[workspace], readable=[enclosure], tmp=tmp)
+        out = run_inside(box, """
+        import socket
+        def connect(address):
+            def go():
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(5)
+                s.connect(address)
+                s.recv(100)
+            return go
+        print(json.dumps({"file": attempt(connect(sys.argv[1])), "abstract": attempt(connect(sys.argv[2].replace("@", "\\0", 1).encode()))}))
+        """, path, abstract.replace("\0", "@"))
+    finally:
+        for server in servers:
+            server.close()
+    assert out["file"] in ("ENOENT", "ECONNREFUSED", "EACCES"), out
+    assert out["abstract"] == "ECONNREFUSED", out
+    assert len(hits) == 2  # nothing more connected
+
+
+def test_the_harnesss_environment_does_not_reach_the_candidate(tmp_path, monkeypatch):
+    """A token set for the run came back in the JSON report: the candidate gets the allowlist and what
+    the target names, never the rest."""
+    token = f"ghp_{uuid.uuid4().hex}"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    monkeypatch.setenv("HARNESS_TEST_SECRET", token)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    enclosure, workspace, tmp = folders(tmp_path)
+    box = Sandbox(writable=[workspace], readable=[enclosure], tmp=tmp, env={"NAMED_BY_SPEC": "yes"})
+    out = run_inside(box, """
+    import json, os
+    print(json.dumps(dict(os.environ)))
+    """)
+    assert token not in json.dumps(out)
+    assert "GITHUB_TOKEN" not in out and "HARNESS_TEST_SECRET" not in out
+    assert out["NAMED_BY_SPEC"] == "yes" and out["LANG"] == "C.UTF-8" and out["TMPDIR"] == str(tmp)
+    assert set(out) <= {*sandbox.ALLOWED_ENV, "TMPDIR", "TMP", "TEMP", "HOME", "NAMED_BY_SPEC", "PWD"}
+
+
+def test_writes_to_home_the_temp_roots_two_levels_up_and_through_a_hard_link_fail(tmp_path):
+    """The escapes earlier waves documented as not detected: each write fails inside, nothing lands."""
+    enclosure, workspace, tmp = folders(tmp_path)
+    (tmp_path / "victim").mkdir()
+    outside = tmp_path / "victim" / "outside.txt"  # readable inside: the link is refused, not the look-up
+    outside.write_text("outside\n")
+    name = f"escaped-{uuid.uuid4().hex[:10]}.txt"
+    home = os.path.expanduser("~")
+    places = {"home": home, "var_tmp": "/var/tmp", "tmp": "/tmp", "dev_shm": "/dev/shm",
+              "two_up": str(workspace.parent.parent), "beside": str(enclosure)}
+    box = Sandbox(writable=[workspace], readable=[enclosure, outside.parent], tmp=tmp)
+    try:
+        out = run_inside(box, """
+        places, name, outside, ws = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+        out = {key: attempt(lambda folder=folder: open(os.path.join(folder, name), "w").write("x"))
+               for key, folder in places.items()}
+        out["hard_link"] = attempt(lambda: os.link(outside, ws + "/linked.txt"))
+        print(json.dumps(out))
+        """, json.dumps({k: v for k, v in places.items() if os.path.isdir(v)}), name, str(outside), str(workspace))
+        landed = [os.path.join(folder, name) for folder in places.values() if os.path.lexists(os.path.join(folder, name))]
+    finally:
+        for folder in places.values():
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+    assert landed == []
+    assert out.pop("hard_link") == "EXDEV"
+    assert set(out.values()) == {"EROFS"}, out
+    assert outside.read_text() == "outside\n" and not (workspace / "linked.txt").exists()
+
+
+def test_the_network_beyond_loopback_and_the_hosts_loopback_are_unreachable(tmp_path):
+    """Its own network namespace: only `lo`, no route (a UDP connect only looks the route up, so no
+    packet leaves even if the sandbox failed), and a TCP service on the host's loopback is not there."""
+    enclosure, workspace, tmp = folders(tmp_path)
+    host = socket.create_server(("127.0.0.1", 0))
+    port = host.getsockname()[1]
+    try:
+        box = Sandbox(writable=[workspace], readable=[enclosure], tmp=tmp)
+        out = run_inside(box, """
+        import socket
+        def udp():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.connect(("192.0.2.1", 53))  # TEST-NET-1: documentation only, never routed
+        def host():
+            socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+        print(json.dumps({"interfaces": sorted(name for _, name in socket.if_nameindex()),
+                          "route": attempt(udp), "host_loopback": attempt(host)}))
+        """, str(port))
+    finally:
+        host.close()
+    assert out == {"interfaces": ["lo"], "route": "ENETUNREACH", "host_loopback": "ECONNREFUSED"}
+
+
+def test_a_forwarded_port_reaches_the_harnesss_fake_api_on_loopback(tmp_path):
+    """The fake model API the harness serves on the host's loopback stays reachable: the port is
+    listened on inside and relayed over a Unix socket; other ports stay closed."""
+    enclosure, workspace, tmp = folders(tmp_path)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the library's name)
+            body = b"fake api: " + self.path.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        box = Sandbox(writable=[workspace], readable=[enclosure], tmp=tmp, forward=[port])
+        out = run_inside(box, """
+        import urllib.request
+        text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/messages", timeout=10).read().decode()
+        import socket
+        print(json.dumps({"text": text, "other": attempt(lambda: socket.create_connection(("127.0.0.1", 1), timeout=5))}))
+        """, str(port))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out == {"text": "fake api: /v1/messages", "other": "ECONNREFUSED"}
+    assert not box._relays  # closed by run_inside
+
+
+def test_unavailable_says_why_in_one_line(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: (_ for _ in ()).throw(sandbox.SandboxError("no bubblewrap (bwrap)")))
+    ok, why = sandbox._probe()
+    assert not ok and why == "no bubblewrap (bwrap)"
