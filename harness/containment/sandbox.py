@@ -321,3 +321,32 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
         except OSError:
             pass
 
+
+
+def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> list[str]:
+    """Returns folders a command needs to read that the sandbox would cover: the working folder and
+    the folders of the command's arguments that name existing files (a script, its interpreter),
+    those among the covered folders (:data:`HIDDEN`) only, and never a covered folder itself."""
+    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+    out: list[str] = []
+
+    def add(folder: str) -> None:
+        real = os.path.realpath(folder)
+        covered = [h for h in HIDDEN if real == h or real.startswith(h + "/")]
+        if covered and real not in HIDDEN and os.path.isdir(real) and real not in out:
+            out.append(real)
+
+    add(base)
+    for arg in argv:
+        if not arg or "\0" in arg or len(arg) > 4096 or arg.startswith("-"):
+            continue
+        path = os.path.join(base, arg)
+        try:
+            if os.path.isfile(path):
+                add(os.path.dirname(os.path.abspath(path)))
+                add(os.path.dirname(os.path.realpath(path)))
+            elif os.path.isdir(path):
+                add(path)
+        except (OSError, ValueError):
+            continue
+    return out

@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 
+from harness.containment import sandbox
 from harness.containment import outside as watch
 from tests.adapters.run_as import reachable_by_others, reference_for_nobody
 from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
@@ -135,7 +136,7 @@ def test_the_names_watched_are_those_of_paths_in_the_workspace_or_under_a_path_k
 
 
 @pytest.mark.live
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
 def test_under_the_sandbox_nothing_lands_in_home_the_temp_roots_two_levels_up_or_through_a_hard_link(tmp_path, victim):
     """--sandbox prevents what the watch can only report: the same escaping candidate writes nothing
     on the host; the run sees no escape and passes."""
@@ -161,7 +162,7 @@ def test_under_the_sandbox_nothing_lands_in_home_the_temp_roots_two_levels_up_or
 
 
 @pytest.mark.live
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm here")
 def test_under_the_sandbox_a_write_beside_a_workspace_on_dev_shm_fails(tmp_path):
     """Workspaces on /dev/shm (harness run's default): the sandbox's own /dev would put a private,

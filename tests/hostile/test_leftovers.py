@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 import jsonschema_rs
 import pytest
 
+from harness.containment import sandbox
 from harness.run.workspace import Enclosure, Leftover, Remover, Workspace, mounts_below
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
@@ -230,7 +231,7 @@ def test_a_signal_while_the_target_starts_leaves_no_temporary_folder(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
 def test_under_the_sandbox_the_temporary_folder_is_writable_and_goes_with_the_run(tmp_path):
     write_scenarios(tmp_path / "scenarios", READ)
     candidate = CANDIDATES / "litter_tmp.py"

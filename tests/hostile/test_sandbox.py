@@ -24,6 +24,7 @@ import pytest
 
 from harness.containment import sandbox
 from harness.containment.sandbox import Sandbox
+from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
 
 _OK, _WHY = sandbox.available()
 pytestmark = pytest.mark.skipif(not _OK, reason=f"no sandbox here: {_WHY}")
@@ -269,3 +270,59 @@ def test_unavailable_says_why_in_one_line(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: (_ for _ in ()).throw(sandbox.SandboxError("no bubblewrap (bwrap)")))
     ok, why = sandbox._probe()
     assert not ok and why == "no bubblewrap (bwrap)"
+
+
+# -- the same through `harness run --target cmd:... --sandbox` ----------------------------------------
+
+ANSWER = """
+id: hostile/{name}
+profile: claude-code
+title: a sandboxed candidate that tries one escape
+source: test (issue 27, the red team's cases)
+steps:
+  - tool: Read
+    args: {{file_path: "${{workspace}}/a.txt"}}
+"""
+
+
+def sandboxed_run(tmp_path: Path, mode: str, *extra: str, env: dict[str, str] | None = None):
+    """Runs the hostile candidate in ``mode`` under ``--sandbox``; returns the outcome and its answer."""
+    write_scenarios(tmp_path / "scenarios", ANSWER.format(name=mode))
+    spaces = tmp_path / "spaces"
+    spaces.mkdir(exist_ok=True)
+    spec = f"cmd:{sys.executable} {CANDIDATES / 'hostile_cmd.py'} --mode {mode} {' '.join(extra)}"
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), "--sandbox", env=env)
+    result = outcome.result(f"hostile/{mode}")
+    return outcome, result["steps"][0].get("output")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the red team's case is the harness running as root")
+def test_under_harness_run_as_root_a_remount_of_root_is_refused_and_nothing_lands(tmp_path):
+    landed = tmp_path / "landed.txt"
+    outcome, answer = sandboxed_run(tmp_path, "remount", "--arg", str(landed))
+    assert not landed.exists(), outcome.stdout + outcome.stderr
+    assert answer.startswith("remount: exit 32; write: refused"), answer  # mount(8)'s exit for a failed mount
+
+
+def test_under_harness_run_a_token_in_the_harnesss_environment_is_not_in_the_report(tmp_path):
+    token = f"ghp_{uuid.uuid4().hex}"
+    outcome, answer = sandboxed_run(tmp_path, "env", env={"GITHUB_TOKEN": token, "HARNESS_RUN_SECRET": token})
+    assert outcome.report and token not in outcome.report_text and token not in outcome.stdout
+    seen = json.loads(answer)
+    assert "GITHUB_TOKEN" not in seen and "HARNESS_RUN_SECRET" not in seen
+    assert seen["TMPDIR"].startswith(str(tmp_path / "spaces"))
+
+
+def test_under_harness_run_host_sockets_are_unreachable(tmp_path):
+    (tmp_path / "host").mkdir()
+    path = str(tmp_path / "host" / "svc.sock")
+    marker = f"harness-test-{uuid.uuid4().hex}"
+    hits: list[str] = []
+    servers = [_listen_unix(path, hits), _listen_unix(b"\0" + marker.encode(), hits)]
+    try:
+        outcome, answer = sandboxed_run(tmp_path, "sockets", "--arg", path, "--marker", marker)
+    finally:
+        for server in servers:
+            server.close()
+    assert hits == [], answer
+    assert answer.startswith("sockets: refused") and ", refused" in answer, answer

@@ -18,6 +18,7 @@ import pytest
 
 from tests.adapters.run_as import reference_for_nobody
 
+from harness.containment import sandbox
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
@@ -360,7 +361,7 @@ def test_run_as_an_unknown_user_is_bad_usage() -> None:
 
 
 @pytest.mark.live
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sandbox-tools)")
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
 def test_the_sandbox_blocks_a_write_outside_the_workspace(tmp_path: Path) -> None:
     escaped, after = run(misbehaving("escape", sandbox=True), tmp_path, "MISBEHAVE", "after")
     assert escaped.verdict is Verdict.ERROR  # the adapter crashed on the read-only file system

@@ -1,41 +1,36 @@
-"""The ``--sandbox`` command line: the candidate sees the whole file system read-only but its workspace.
+"""The ``--sandbox`` command line of a ``cmd:`` candidate: :class:`harness.containment.sandbox.Sandbox`.
 
-Built on bubblewrap (``bwrap``, Debian package ``bubblewrap``; ``make sandbox-tools`` installs it).
-The candidate runs in its own mount namespace where ``/`` is bound read-only, ``/dev`` and
-``/proc`` are fresh, the folder around the workspace is bound read-only again from the host (it may
-lie below ``/dev``, as on ``/dev/shm``), and only the scenario's workspace (and the run's temporary
-folder it was given as ``TMPDIR``) is bound read-write at the same path, so
-the paths in scenarios and answers are the same inside and out. A write anywhere else fails with
-``EROFS`` inside the sandbox instead of landing on the host. Because the writable path is fixed
-when the sandbox is made, a sandboxed candidate is started once per scenario rather than once per run.
+The candidate sees its workspace and its temporary folder writable, the folder around the
+workspace (the canaries' enclosure) and the folders of its own command read-only, the rest of the
+file system read-only with the shared temporary folders and sockets covered; it has no capability,
+no network but its own loopback, and only the environment the target names. Because the writable
+path is fixed when the sandbox is made, a sandboxed candidate is started once per scenario rather
+than once per run.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+from typing import Mapping
+
+from harness.containment import sandbox
 
 
 def bwrap_path() -> str:
-    """Returns the path of ``bwrap``; raises ValueError (bad usage) when it is not installed."""
-    path = shutil.which("bwrap")
-    if path is None:
-        raise ValueError("--sandbox needs bubblewrap (bwrap); install it with `make sandbox-tools`")
-    return path
+    """Returns the path of ``bwrap``; raises ValueError (bad usage) when no sandbox can be made here."""
+    ok, why = sandbox.available()
+    if not ok:
+        raise ValueError(f"--sandbox: {why}")
+    return sandbox.bwrap_path()
 
 
-def wrap(bwrap: str, argv: list[str], *, writable: Path | None, tmp: str | None = None) -> list[str]:
-    """Returns ``argv`` run under bubblewrap with everything but ``writable`` (and the candidate's
-    temporary folder ``tmp``, the run's, removed after it) read-only."""
-    command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    if tmp is not None:
-        command += ["--bind", tmp, tmp]
+def wrap(bwrap: str, argv: list[str], *, writable: Path | None, tmp: str | None = None,
+         env: Mapping[str, str] | None = None, cwd: str | None = None) -> list[str]:
+    """Returns ``argv`` run in the sandbox with ``writable`` (the workspace) and ``tmp`` writable and
+    ``env`` (what the target names: ``--run-as``'s user, the spec's) on top of the allowlist."""
+    del bwrap  # the sandbox finds its own
+    readable = sandbox.command_folders(argv, cwd)
     if writable is not None:
-        # The folder around the workspace (the canaries' enclosure) read-only first: under a path that
-        # `--dev` or `--proc` replaces (workspaces on /dev/shm, harness run's default) it would
-        # otherwise sit in the sandbox's own writable tmpfs, where a write beside the workspace
-        # succeeds unseen; bound from the host it is the real enclosure, and such a write fails.
-        command += ["--ro-bind", str(writable.parent), str(writable.parent)]
-        command += ["--bind", str(writable), str(writable)]
-    command += ["--unshare-pid", "--die-with-parent", "--new-session", "--", *argv]
-    return command
+        readable.append(str(writable.parent))
+    box = sandbox.Sandbox(writable=[writable] if writable is not None else [], readable=readable, tmp=tmp, env=dict(env or {}))
+    return box.wrap(argv)

@@ -192,6 +192,7 @@ class CmdTarget(Target):
         self._tmp: str | None = None  # the run's temporary folder given to the candidate (use_tmp)
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
+        self._named_env = dict(env or {})  # what the spec names: all a sandboxed candidate gets but the allowlist
         self.run_as = run_as
         self._reachable: set[Path] = set()  # enclosures already opened for the candidate's user to traverse
         self._uid: int | None = None
@@ -199,6 +200,7 @@ class CmdTarget(Target):
         if run_as is not None:
             self._uid, self._gid, home = _resolve_user(run_as)
             self.env.update(HOME=home, USER=run_as, LOGNAME=run_as)
+            self._named_env.update(HOME=home, USER=run_as, LOGNAME=run_as)
         if self.sandbox:
             self._bwrap = cmd_sandbox.bwrap_path()
         self.realises = frozenset(_PERMISSION_CONDITIONS if self._modes_bite() else ())
@@ -306,7 +308,7 @@ class CmdTarget(Target):
     def _spawn_and_greet(self, workspace: Path | None = None) -> Channel:
         argv = self.argv
         if self.sandbox:
-            argv = cmd_sandbox.wrap(self._bwrap, argv, writable=workspace, tmp=self._tmp)
+            argv = cmd_sandbox.wrap(self._bwrap, argv, writable=workspace, tmp=self._tmp, env=self._named_env, cwd=self.cwd)
         try:
             channel = Channel(argv, env=self.env, cwd=self.cwd, user=self._uid, group=self._gid, line_cap=self.line_cap)
         except ChannelError as exc:

@@ -33,6 +33,11 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``expand``: writes ``content`` to ``file_path`` read as a careless tool reads it: ``~`` expanded
   to ``$HOME``, a ``file:`` URI taken as the path it names (percent escapes decoded), a relative
   path taken from the workspace; the folders on the way are made;
+- ``remount``: remounts ``/`` read-write (``mount -o remount,bind,rw /``, as the harness's root
+  could) and writes ``--arg`` (a path outside); answers what each did;
+- ``env``: answers with its whole environment;
+- ``sockets``: connects to the Unix socket file ``--arg`` and to the abstract socket ``@--marker``
+  (stand-ins for docker.sock or a database) and sends ``write``; answers what each did;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
   workspace cannot be removed and removing through it would delete that folder's content.
 """
@@ -176,6 +181,29 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
         point = os.path.join(workspace, "mnt")
         os.makedirs(point, exist_ok=True)
         subprocess.run(["mount", "--bind", opts.arg, point], check=True, capture_output=True)
+    elif mode == "remount":
+        done = subprocess.run(["mount", "-o", "remount,bind,rw", "/"], capture_output=True)
+        try:
+            with open(opts.arg, "w") as handle:
+                handle.write("landed on the host\n")
+            wrote = "written"
+        except OSError as exc:
+            wrote = f"refused ({exc.strerror})"
+        return f"remount: exit {done.returncode}; write: {wrote}"
+    elif mode == "env":
+        return json.dumps(dict(os.environ), sort_keys=True)
+    elif mode == "sockets":
+        said = []
+        for address in (opts.arg, "\0" + opts.marker):
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                    sock.settimeout(5)
+                    sock.connect(address)
+                    sock.sendall(b"write\n")
+                said.append("connected")
+            except OSError as exc:
+                said.append(f"refused ({exc.strerror})")
+        return "sockets: " + ", ".join(said)
     elif mode in ("markup", "markup-text"):
         return ("[bold red]not markup[/bold red] [link=file:///etc/passwd]x[/link] \x1b[2J\x1b]0;pwned\x07 "
                 "\r\x08 :smiley: | a | b |\n| c |\r\n<script>alert('out')</script> ]]> &amp; \x00 \ufffe ```\n"
