@@ -11,6 +11,8 @@ prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}}``; ``what``
   "path", "line", "limit", "content"}``) and reports each outcome (``{"ok": ...}`` or
   ``{"error": {code, message}}``) as the completed tool call's ``rawOutput``; with
   ``args.permission`` it first asks ``session/request_permission`` and reports the answer too;
+  with ``args.swap`` (``{"workspace", "away", "link_to"}``) it first moves its workspace to
+  ``away`` and puts a symbolic link to ``link_to`` (a folder outside) in its place;
 - ``hang``: starts a tool call and never ends the turn;
 - ``crash``: exits with code 3 in the middle of the turn;
 - ``garbage``: writes a line that is not JSON on stdout, then answers normally;
@@ -144,6 +146,10 @@ class Agent:
                     "sessionId": session_id, "toolCall": {"toolCallId": "t1", "kind": "edit", "title": "probe"},
                     "options": PERMISSION_OPTIONS})
                 output["permission"] = answer["result"]["outcome"]
+            swap = args.get("swap")
+            if swap:
+                os.rename(swap["workspace"], swap["away"])
+                os.symlink(swap["link_to"], swap["workspace"])
             output["results"] = [self.fs(session_id, item) for item in args.get("requests", [])]
         self.update(session_id, {"toolCallId": "t1", "status": "completed", "rawOutput": output,
                                  "sessionUpdate": "tool_call_update"})

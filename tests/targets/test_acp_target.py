@@ -386,3 +386,29 @@ def test_bad_acp_settings_are_a_scenario_error(scenario_from):
               - tool: write_text_file
                 args: {path: "${workspace}/f", content: ""}
         """)
+
+
+def test_an_agent_that_swaps_its_workspace_for_a_link_gets_no_write_there_nor_a_secret(prober, workspace, tmp_path):
+    """The red team's case: the agent moves its workspace away and links an outside folder in its
+    place; the client, which once opened the root by its path for every request, wrote there and
+    served a secret from there. Every request now walks from the root held since the session began."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP-SECRET")
+    (workspace / "mine.txt").write_text("mine")
+    away = tmp_path / "moved-away"
+    swap = {"workspace": str(workspace), "away": str(away), "link_to": str(outside)}
+    try:
+        result = _probe(prober, workspace, [
+            {"method": "write", "path": f"{workspace}/planted.txt", "content": "owned"},
+            {"method": "read", "path": f"{workspace}/secret.txt"},
+            {"method": "read", "path": f"{workspace}/mine.txt"},
+        ], swap=swap)
+    finally:
+        if workspace.is_symlink():
+            workspace.unlink()
+            away.rename(workspace)
+    assert not (outside / "planted.txt").exists() and not (workspace / "planted.txt").exists()
+    assert "TOP-SECRET" not in str(result.output) and "TOP-SECRET" not in str(result.extra)
+    assert all("moved or replaced" in item["error"]["message"] for item in result.output["results"]), result.output
+    assert [entry.get("escape") for entry in result.extra["fs"]] == [True, True, True]

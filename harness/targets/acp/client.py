@@ -145,8 +145,10 @@ class EditorClient(Client):
         self.sessions[session_id] = _Bound(WorkspaceFiles(workspace, create_parents=policy.create_parents), recorder, policy)
 
     def unbind(self, session_id: str) -> None:
-        """Forgets a session (its scenario is over)."""
-        self.sessions.pop(session_id, None)
+        """Forgets a session (its scenario is over) and lets go of its workspace."""
+        bound = self.sessions.pop(session_id, None)
+        if bound is not None:
+            bound.files.close()
 
     def recorder_of(self, session_id: Any) -> Recorder | None:
         """Returns the recorder of a bound session, or None."""

@@ -10,8 +10,13 @@ Rules, because the agent is a candidate and candidates are hostile:
 - the path must be absolute; it is normalised lexically (``a/../b`` is ``b``) and must then lie
   inside the workspace (as the harness named it, or its real path). Anything else is refused as an
   *escape attempt*: nothing outside is ever opened, stat'ed or created;
+- every path is resolved from a descriptor of the workspace root opened once, when the session is
+  bound (``O_NOFOLLOW``), never from the root's path again: an agent that moves its workspace away
+  and puts a link to another folder in its place does not lead the client there. A request after
+  such a swap (the root's path no longer names the folder held) is refused as an escape attempt;
 - every component is opened relative to the directory before it, without following symbolic
-  links (``O_NOFOLLOW``; a link anywhere on the way is refused, even one pointing back inside);
+  links (``O_NOFOLLOW``, what ``openat2``'s ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`` would do; a
+  link anywhere on the way is refused, even one pointing back inside);
 - only regular files are read or written (a FIFO or device is never opened for blocking I/O:
   ``O_NONBLOCK``, then ``fstat``);
 - reads are bounded (`READ_LIMIT`) and decoded as strict UTF-8; ``line`` (1-based) and ``limit``
@@ -67,6 +72,19 @@ class WorkspaceFiles:
         self.root = Path(root).absolute()
         self.create_parents = create_parents
         self._roots = {str(self.root), os.path.realpath(self.root)}
+        # The root, held: every request walks from here (raises OSError when it is no folder now).
+        self._fd: int | None = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        held = os.fstat(self._fd)
+        self._identity = (held.st_dev, held.st_ino)
+
+    def close(self) -> None:
+        """Lets go of the root's descriptor (the session is over)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
 
     def relative(self, path: object) -> list[str]:
         """Returns the components of ``path`` below the root; raises FsRefusal for anything else."""
@@ -137,7 +155,16 @@ class WorkspaceFiles:
 
     def _walk(self, parts: list[str], path: str, *, create: bool) -> int:
         """Returns an fd of the directory ``parts`` below the root, opened component by component."""
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        if self._fd is None:
+            raise FsRefusal(FAILED, f"the session is over: {path}")
+        try:
+            now = os.stat(self.root, follow_symlinks=False)
+            same = (now.st_dev, now.st_ino) == self._identity
+        except OSError:
+            same = False
+        if not same:
+            raise FsRefusal(REFUSED, f"the workspace was moved or replaced; not served: {path}", escape=True)
+        fd = os.dup(self._fd)
         try:
             for part in parts:
                 if create:
