@@ -16,8 +16,10 @@ entries directly in a watched folder (not below), and only at what happened whil
   (created, replaced or written since) is an escape.
 - **the candidate's own user** (``--run-as``): an entry owned by that user, created or changed
   (ctime) since the session opened, is an escape whatever its name; no one else runs as that user.
-  The workspace folders the harness makes (``harness-*`` in the folder that holds them) are left
-  out.
+  The harness's own folders in the folder that holds the workspaces (``harness-*``: the enclosure,
+  the candidate's temporary folder, handed to that user) are left out: those that were there when
+  the session opened, the same folder (device and inode) still. A ``harness-*`` entry the candidate
+  makes during the session is an escape like any other.
 
 Not seen: writes deeper than one level below a watched folder, into folders not watched, and,
 without ``--run-as``, under names the scenario did not give. ``--sandbox`` prevents them instead
@@ -27,6 +29,7 @@ without ``--run-as``, under names the scenario did not give. ``--sandbox`` preve
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import time
 from typing import Any, Iterable
@@ -90,11 +93,34 @@ class Watch:
         self.uid = uid  # the candidate's user under --run-as, else None (then only given names count)
         self._names: set[str] = set()
         self._start = 0
+        self._own: set[tuple[str, int, int]] = set()  # the harness's folders present at begin (name, dev, ino)
 
     def begin(self, names: set[str]) -> None:
         """Notes the names the scenario's paths end with, and the time (just before the session opens)."""
         self._start = time.time_ns() - CTIME_SLACK_NS
         self._names = names
+        self._own = self._harness_folders() if self.uid is not None else set()
+
+    def _harness_folders(self) -> set[tuple[str, int, int]]:
+        """Returns the ``harness-*`` folders in the folder that holds the workspaces, as they are now."""
+        out: set[tuple[str, int, int]] = set()
+        if not self.parent:
+            return out
+        try:
+            with os.scandir(self.parent) as entries:
+                for count, entry in enumerate(entries):
+                    if count >= MAX_SCANNED:
+                        break
+                    if entry.name.startswith(WORKSPACE_PREFIX):
+                        try:
+                            info = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        if stat.S_ISDIR(info.st_mode):
+                            out.add((entry.name, info.st_dev, info.st_ino))
+        except OSError:
+            pass
+        return out
 
     def end(self) -> list[str]:
         """Returns the escapes seen since ``begin``, one line each naming the path and the rule.
@@ -125,12 +151,12 @@ class Watch:
                 for count, entry in enumerate(entries):
                     if count >= MAX_SCANNED:
                         break
-                    if folder == self.parent and entry.name.startswith(WORKSPACE_PREFIX):
-                        continue  # the harness's own workspace folders, handed to the candidate's user
                     try:
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    if folder == self.parent and (entry.name, info.st_dev, info.st_ino) in self._own:
+                        continue  # the harness's own folders (the candidate's temporary folder is that user's)
                     if info.st_uid == self.uid and info.st_ctime_ns >= self._start:
                         out.append(entry.path)
         except OSError:

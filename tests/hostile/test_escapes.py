@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +178,39 @@ def test_under_the_sandbox_a_write_beside_a_workspace_on_dev_shm_fails(tmp_path)
     outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", "/dev/shm", "--sandbox")
     result = outcome.result("hostile/beside")
     assert outcome.code == 0 and result["verdict"] == "pass", outcome.stdout + outcome.stderr
+
+
+def test_the_harness_name_exception_covers_only_the_harnesss_own_folders(tmp_path):
+    """Under --tmp DIR, an entry named harness-* that the candidate's user makes there was hidden by
+    the name exception; only the harness's own folders (there when the session opened) are left out."""
+    parent = tmp_path / "spaces"
+    own = parent / "harness-tmp-own"
+    own.mkdir(parents=True)
+    seen = watch.Watch([str(parent)], uid=os.getuid())
+    seen.begin(set())
+    (own / "scratch.txt").write_text("the candidate's temporary file")  # its own folder: not an escape
+    (parent / "harness-evil").mkdir()
+    (parent / "plain.txt").write_text("x")
+    assert seen.end() == [f"created or changed {parent / 'harness-evil'} (by the candidate's user, uid {os.getuid()})",
+                          f"created or changed {parent / 'plain.txt'} (by the candidate's user, uid {os.getuid()})"]
+
+
+def test_under_run_as_a_harness_named_folder_made_by_the_candidate_is_an_escape(tmp_path):
+    if reference_for_nobody() is None:
+        pytest.skip("--run-as needs root, the user nobody and a python3 every user can run")
+    python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
+    if not reachable_by_others(CANDIDATES):
+        pytest.skip(f"{CANDIDATES} is not reachable by other users (a clone in a 0700 folder)")
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    write_scenarios(tmp_path / "scenarios", READ.format(name="harness-named"))
+    spaces = Path(tempfile.mkdtemp(prefix="test-spaces-", dir="/tmp"))  # a folder nobody can reach
+    os.chmod(spaces, 0o1777)  # and make entries in, as in /tmp
+    spec = f"cmd:{python} {CANDIDATES / 'hostile_cmd.py'} --mode harness-named --marker {mark}"
+    try:
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--run-as", "nobody",
+                              "--tmp", str(spaces))
+    finally:
+        shutil.rmtree(spaces, ignore_errors=True)
+    result = outcome.result("hostile/harness-named")
+    assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout + outcome.stderr
+    assert f"created or changed {spaces.resolve() / f'harness-{mark}'}" in result["reason"]

@@ -36,6 +36,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``remount``: remounts ``/`` read-write (``mount -o remount,bind,rw /``, as the harness's root
   could) and writes ``--arg`` (a path outside); answers what each did;
 - ``env``: answers with its whole environment;
+- ``harness-named``: makes a folder ``harness-MARKER`` two levels above its workspace (where the
+  harness's own folders are), a file in it, and answers;
 - ``sockets``: connects to the Unix socket file ``--arg`` and to the abstract socket ``@--marker``
   (stand-ins for docker.sock or a database) and sends ``write``; answers what each did;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
@@ -190,6 +192,11 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
         except OSError as exc:
             wrote = f"refused ({exc.strerror})"
         return f"remount: exit {done.returncode}; write: {wrote}"
+    elif mode == "harness-named":
+        folder = os.path.join(os.path.dirname(os.path.dirname(workspace)), f"harness-{opts.marker}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "escaped.txt"), "w") as handle:
+            handle.write("escaped\n")
     elif mode == "env":
         return json.dumps(dict(os.environ), sort_keys=True)
     elif mode == "sockets":
