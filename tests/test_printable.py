@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 from harness.util import printable
-from harness.util.printable import MAX_DEPTH, json_safe, json_safe_at
+from harness.util.printable import MAX_DEPTH, json_safe, json_safe_at, shown
 
 
 def _oracle(value: Any, depth: int = 0) -> Any:
@@ -71,3 +71,14 @@ def test_plain_data_is_given_back_as_it_is_without_the_encoder(monkeypatch):
         raise AssertionError("encoded")
     monkeypatch.setattr(printable.json, "dumps", refuse)
     assert json_safe(value) is value
+
+
+def test_bidirectional_and_invisible_characters_are_shown_escaped():
+    """U+202E once reached the terminal, HTML, Markdown and JUnit raw: `a\u202ecba` reads as `aabc`."""
+    assert shown("a\u202ecba\u202c") == "a\\u202ecba\\u202c"
+    for char in ("\u202a", "\u202b", "\u202d", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f", "\u061c",
+                 "\u200b", "\u200c", "\u200d", "\u2060", "\u2063", "\ufeff", "\u3164", "\ufe0f"):
+        assert shown(f"x{char}y") == f"x\\u{ord(char):04x}y"
+    assert shown("tag\U000e0041") == "tag\\U000e0041" and shown("soft\u00adhyphen") == "soft\\xadhyphen"
+    assert shown("plain, accents: é ü, CJK: 漢字, emoji: 🙂, tab\tand newline\n") == \
+        "plain, accents: é ü, CJK: 漢字, emoji: 🙂, tab\tand newline\n"

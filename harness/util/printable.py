@@ -4,9 +4,16 @@ Everything a candidate returns and everything a scenario names is shown literall
 escape sequence, no Rich markup, no lone surrogate (which no UTF-8 file or terminal accepts), no
 NaN or Infinity (which strict JSON has not), no nesting deeper than a report can hold.
 
-- :func:`shown` escapes control characters (all but newline and tab) as ``\\x1b`` / ``\\u009b``
-  and lone surrogates as ``\\udc80``; Rich markup is left as plain text by the callers (they
-  print :class:`rich.text.Text` or escape it).
+- :func:`shown` escapes control characters (all but newline and tab) as ``\\x1b`` / ``\\u009b``,
+  lone surrogates as ``\\udc80``, and the characters that change how text looks without being
+  seen: the bidirectional controls (U+202A-202E embeddings and overrides, U+2066-2069 isolates,
+  U+200E/200F/061C marks), which can make a diff of two different texts look equal or a path read
+  backwards, and the invisible ones (zero-width spaces and joiners, word joiner and invisible
+  operators, the byte-order mark, soft hyphen, Hangul fillers, variation selectors, tag
+  characters, interlinear annotations) as ``\\u202e`` or ``\\U000e0041``. Every report that shows a
+  candidate's or a scenario's text (terminal, Markdown, HTML, JUnit, GitHub annotations) passes it
+  through here; Rich markup is left as plain text by the callers (they print
+  :class:`rich.text.Text` or escape it).
 - :func:`json_safe` returns a value that ``json.dumps(..., allow_nan=False)`` and a UTF-8 file
   accept: NaN and the infinities become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
   lone surrogates are escaped as above; a value nested deeper than :data:`MAX_DEPTH` becomes a
@@ -24,16 +31,23 @@ from typing import Any
 #: Containers deeper than this in one observed value are replaced by a summary.
 MAX_DEPTH = 64
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+#: Control characters, lone surrogates, and the bidirectional and invisible characters (see above).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\ud800-\udfff\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def shown(text: str) -> str:
-    """Returns ``text`` with control characters (but newline and tab) and lone surrogates escaped."""
+    """Returns ``text`` with control characters (but newline and tab), lone surrogates and the
+    bidirectional and invisible characters escaped."""
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
 
 

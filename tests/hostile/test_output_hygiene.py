@@ -29,6 +29,10 @@ steps:
 """
 
 
+#: The bidirectional controls and invisible characters the hostile candidate answers with.
+INVISIBLE = ("\u202e", "\u202c", "\u2066", "\u2069", "\u200b", "\ufeff", "\U000e0041")
+
+
 def test_hostile_strings_are_shown_literally_and_the_json_report_stays_strict(tmp_path):
     write_scenarios(tmp_path / "scenarios", SCENARIO)
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode markup"
@@ -37,6 +41,8 @@ def test_hostile_strings_are_shown_literally_and_the_json_report_stays_strict(tm
     assert "\x1b" not in outcome.stdout and "\x07" not in outcome.stdout
     assert "[bold red]not markup[/bold red]" in outcome.stdout  # printed, not interpreted
     assert "[red]evil[/red]\\x1b[31m" in outcome.stdout  # the hello name, as it was sent
+    assert not [c for c in INVISIBLE if c in outcome.stdout]  # a diff cannot be made to look equal
+    assert "\\u202eevil\\u202c" in outcome.stdout
     # Strict JSON: NaN and Infinity refused by the parser, so none may be in the file.
     document = json.loads(outcome.report_text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
     (result,) = document["results"]
@@ -114,7 +120,11 @@ def test_hostile_strings_reach_the_markdown_html_and_junit_reports_escaped_and_l
     raw = {kind: path.read_bytes() for kind, path in paths.items()}
     for kind, data in raw.items():  # no terminal escape, NUL, bell or carriage return reaches a file
         assert not any(byte in data for byte in (b"\x1b", b"\x00", b"\x07", b"\x08", b"\r")), kind
-        data.decode("utf-8")  # no lone surrogate either (it could not be encoded)
+        text = data.decode("utf-8")  # no lone surrogate either (it could not be encoded)
+        # Nor a bidirectional override or isolate, nor an invisible character: each shown escaped.
+        assert not [c for c in INVISIBLE if c in text], kind
+        assert all(shown in text for shown in ("\\u202eevil\\u202c", "\\u2066iso\\u2069", "zero\\u200bwidth",
+                                               "\\ufeff", "\\U000e0041")), kind
 
     # JUnit: well-formed XML 1.0 (ElementTree alone writes ESC and NUL raw, which no parser accepts);
     # what XML forbids is shown escaped, not dropped.

@@ -9,7 +9,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``special``: puts a FIFO, a socket and a sparse 10 GB file in the workspace;
 - ``markup``: a hello name, version and answers full of Rich markup, terminal escapes, table
   pipes, newlines, tags, a NUL and U+FFFE (which XML 1.0 forbids), a code fence, a lone surrogate,
-  NaN, Infinity, 900-deep nesting and a 400-character name;
+  NaN, Infinity, 900-deep nesting and a 400-character name, bidirectional overrides and isolates,
+  a zero-width space, a byte-order mark and a tag character;
 - ``markup-text``: the same hello, and the same hostile text as the whole output (a string);
 - ``protocol-2``: answers hello with protocol version 2;
 - ``escape``: writes to ``$HOME``, the temp roots, two levels above the workspace (a file named
@@ -214,7 +215,7 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
     elif mode in ("markup", "markup-text"):
         return ("[bold red]not markup[/bold red] [link=file:///etc/passwd]x[/link] \x1b[2J\x1b]0;pwned\x07 "
                 "\r\x08 :smiley: | a | b |\n| c |\r\n<script>alert('out')</script> ]]> &amp; \x00 \ufffe ```\n"
-                "\ud800")
+                "bidi: \u202eevil\u202c \u2066iso\u2069 zero\u200bwidth \ufeff \U000e0041 \ud800")
     return "done"
 
 
