@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings, strategies as st
 
 from harness.util import printable
-from harness.util.printable import MAX_DEPTH, json_safe, json_safe_at, shown
+from harness.util.printable import MAX_DEPTH, defused, json_safe, json_safe_at, shown
 
 
 def _oracle(value: Any, depth: int = 0) -> Any:
@@ -82,3 +82,10 @@ def test_bidirectional_and_invisible_characters_are_shown_escaped():
     assert shown("tag\U000e0041") == "tag\\U000e0041" and shown("soft\u00adhyphen") == "soft\\xadhyphen"
     assert shown("plain, accents: é ü, CJK: 漢字, emoji: 🙂, tab\tand newline\n") == \
         "plain, accents: é ü, CJK: 漢字, emoji: 🙂, tab\tand newline\n"
+
+
+def test_workflow_commands_are_defused_whatever_the_indentation():
+    text = "ok\n::error::x\n    ::warning::y\n\u3000\t::add-mask::z\nnot :: a command\nlegacy ##[error]w\n"
+    assert defused(text) == ("ok\n\\x3a:error::x\n    \\x3a:warning::y\n\u3000\t\\x3a:add-mask::z\nnot :: a command\n"
+                             "legacy \\x23#[error]w\n")
+    assert defused("plain text") == "plain text"

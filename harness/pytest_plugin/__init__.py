@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from harness.run.options import timeout_argument
+from harness.util.printable import defused, shown
 
 _RUNNER = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
@@ -140,7 +141,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     dirs = config.stash.get(_DIRS, [])
     if runner is not None and runner.start_error:  # each item said only that; here is why, once
         terminalreporter.write_sep("=", "the target did not start", red=True)
-        terminalreporter.write_line(runner.start_error)
+        terminalreporter.write_line(defused(shown(runner.start_error)))
     if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
         return
     from harness.scenario import catalog
@@ -302,10 +303,11 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, ScenarioFailed):
             from harness.report.terminal import explain
             diff = excinfo.value.snapshot_diff
-            return explain(excinfo.value.result) + (f"\nsnapshot differs too:\n{diff}" if diff else "")
+            # The log of a CI job reads workflow commands: a candidate's text must not make one.
+            return defused(explain(excinfo.value.result) + (f"\nsnapshot differs too:\n{shown(diff)}" if diff else ""))
         from harness.pytest_plugin.syrupy import SnapshotDiverged
         if isinstance(excinfo.value, SnapshotDiverged):
-            return excinfo.value.render()
+            return defused(shown(excinfo.value.render()))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -327,7 +329,7 @@ class InvalidScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """Shows the problems."""
-        return f"invalid {self.kind} file:\n{self.problems}"
+        return defused(shown(f"invalid {self.kind} file:\n{self.problems}"))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Points at the file."""

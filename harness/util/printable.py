@@ -14,6 +14,12 @@ NaN or Infinity (which strict JSON has not), no nesting deeper than a report can
   candidate's or a scenario's text (terminal, Markdown, HTML, JUnit, GitHub annotations) passes it
   through here; Rich markup is left as plain text by the callers (they print
   :class:`rich.text.Text` or escape it).
+- :func:`defused` keeps a text shown in a CI log from being read as a GitHub Actions workflow
+  command: a line that starts with ``::`` once the runner trims its white space (any Unicode
+  white space, so indentation defuses nothing) gets its first colon shown as ``\\x3a``, and the
+  legacy ``##[`` form, read anywhere in a line, becomes ``\\x23#[``. ``harness run`` stops
+  workflow commands around its own output instead (harness/report/github.py); the pytest plugin,
+  which shares the log with other plugins, defuses what it prints.
 - :func:`json_safe` returns a value that ``json.dumps(..., allow_nan=False)`` and a UTF-8 file
   accept: NaN and the infinities become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
   lone surrogates are escaped as above; a value nested deeper than :data:`MAX_DEPTH` becomes a
@@ -49,6 +55,16 @@ def shown(text: str) -> str:
     """Returns ``text`` with control characters (but newline and tab), lone surrogates and the
     bidirectional and invisible characters escaped."""
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+
+
+_COMMAND = re.compile(r"^([^\S\n]*):(?=:)|##\[", re.MULTILINE)
+
+
+def defused(text: str) -> str:
+    """Returns ``text`` with every line GitHub Actions would read as a workflow command defused."""
+    if "::" not in text and "##[" not in text:
+        return text
+    return _COMMAND.sub(lambda m: "\\x23#[" if m.group(0) == "##[" else m.group(1) + "\\x3a", text)
 
 
 def _text(text: str) -> str:

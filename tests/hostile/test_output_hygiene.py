@@ -11,11 +11,14 @@ stay whole, each showing the values escaped.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
+from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
 SCENARIO = """
 id: hostile/markup
@@ -256,3 +259,30 @@ steps:
         assert "Injected" in log  # shown, literally ...
         commands = _commands_github_reads(outcome.stdout)
         assert commands and all(c.startswith("::error file=") and "Injected" not in c for c in commands), commands
+
+
+def test_under_pytest_a_candidates_text_is_never_read_as_a_github_workflow_command(tmp_path):
+    """The pytest route has no stop-commands (other plugins' annotations would stop too), and the
+    runner trims the indentation that was meant to defuse a candidate's `::error` line: what the
+    plugin prints is defused line by line."""
+    project = tmp_path / "project"
+    write_scenarios(project / "scenarios", """
+id: hostile/workflow-pytest
+profile: claude-code
+title: a candidate printing workflow commands
+source: test
+steps:
+  - tool: Read
+    args: {file_path: "${workspace}/a.txt"}
+    expect: {output: "something else"}
+""")
+    (project / "pytest.ini").write_text("[pytest]\nharness_scenarios = scenarios\n")
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(WORKFLOW_COMMANDS, "utf-8")
+    for mode in ("answers", "dies"):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
+                               "--target", f"cmd:{sys.executable} {candidate} {mode}"], cwd=project, capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "GITHUB_ACTIONS": "true", "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "Injected" in done.stdout  # shown, literally ...
+        assert _commands_github_reads(done.stdout) == [], done.stdout  # ... and never a command
