@@ -242,14 +242,16 @@ def run(options: RunOptions) -> int:
     finally:
         reports.close()
     tallies = [reports.tally(run) for run in runs]
-    postrun.reports(options, cat, runs, reports.columns())
+    lost = reports.lost + postrun.reports(options, cat, runs, reports.columns())
+    for line in lost:  # one line each, naming the file; the other reports were written
+        console.print(f"[red]error:[/red] {escape(shown(line))}", highlight=False, soft_wrap=True)
     if options.exitfirst and any(tally.verdicts[Verdict.FAIL] or tally.verdicts[Verdict.ERROR] for tally in tallies):
         console.print("[yellow]stopped at the first failure (-x)[/yellow]")
     if several:  # before the annotations: the table shows what candidates said of themselves (hello)
         console.print(terminal.targets_table(runs, tallies=tallies))
     # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
     github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
-    if cat.problems:
+    if cat.problems or lost:
         return EXIT_USAGE
     return EXIT_FAILED if bad else EXIT_OK
 

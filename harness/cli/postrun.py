@@ -138,19 +138,23 @@ def _snapshots(options: RunOptions, console: Any, catalog: Any, checker: Any) ->
     return bool(outcome.diverged) and not options.snapshot_update or bool(outcome.refused)
 
 
-def reports(options: RunOptions, catalog: Any, runs: list[Any], columns: Any = None) -> None:
+def reports(options: RunOptions, catalog: Any, runs: list[Any], columns: Any = None) -> list[str]:
     """Writes the Markdown and HTML reports: the matrix of every target's results (TargetRun), or of
-    the columns ``columns(runs)`` gives (harness/record/observations.py ``Collector``, filled as the run went)."""
+    the columns ``columns(runs)`` gives (harness/record/observations.py ``Collector``, filled as the run went).
+    Returns one line per report that could not be written (a full disk): the other is still written."""
     if not (options.markdown or options.html):
-        return
+        return []
     from harness.record import observations
     from harness.report import grid as matrix_mod
     columns = columns(runs) if columns is not None else observations.from_runs(runs)
     grid = matrix_mod.build(columns, {s.id: s for s in catalog.scenarios})
     title = f"File-tool conformance: {', '.join(run.spec for run in runs)}"
-    if options.markdown:
-        from harness.report import markdown
-        markdown.write(options.markdown, grid, title=title)
-    if options.html:
-        from harness.report import html
-        html.write(options.html, grid, title=title)
+    from harness.report import html, markdown
+    lost = []
+    for path, writer in ((options.markdown, markdown), (options.html, html)):
+        if path:
+            try:
+                writer.write(path, grid, title=title)
+            except OSError as exc:
+                lost.append(f"cannot write a report: {path}: {exc.strerror or exc}")
+    return lost

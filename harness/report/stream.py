@@ -58,9 +58,15 @@ class _File:
         os.replace(self.partial, self.path)
 
     def abandon(self) -> None:
-        """Closes the file and removes it: nothing of it is left."""
-        self.handle.close()
-        self.partial.unlink(missing_ok=True)
+        """Closes the file and removes it: nothing of it is left (also when its disk is full)."""
+        try:
+            self.handle.close()
+        except OSError:
+            pass  # the buffered rest could not be written either; the descriptor is closed all the same
+        try:
+            self.partial.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _report_names(slugs: Any) -> list[str]:
@@ -123,6 +129,9 @@ class Reports:
         self.json_combined: Any = None
         self.json_combined_file: _File | None = None
         self.junit_file: _File | None = None
+        #: One line per report file that could not be written (a full disk, a folder gone), in order:
+        #: that report is dropped (nothing half-written is left) and the others are still written.
+        self.lost: list[str] = []
         # A report folder's files of an earlier run go now, for every target: a run interrupted
         # before a target began must not leave that target's old report passing for this run's.
         for folder, suffix in ((options.json, ".json"), (options.junit, ".xml")):
@@ -170,14 +179,22 @@ class Reports:
                 part.json = self.json_combined.stream()
             else:
                 path = options.json / f"{self._name(run)}.json" if options.json.is_dir() else options.json
-                part.json_file = _File(path, self._taken)
-                part.json = json_report.Stream(part.json_file.handle)
-            part.json.begin(run.info, run.spec, start_error=run.start_error)
+                try:
+                    part.json_file = _File(path, self._taken)
+                    part.json = json_report.Stream(part.json_file.handle)
+                except OSError as exc:
+                    self._lose(path, exc)
+            if part.json is not None:
+                self._guard(part, "json", lambda: part.json.begin(run.info, run.spec, start_error=run.start_error))
         if options.junit:
             from harness.report import junit
             if options.junit.is_dir():
-                part.junit = junit.Suites(run.info, "", run.start_error)
-                part.junit_file = _File(options.junit / f"{self._name(run)}.xml", self._taken)
+                path = options.junit / f"{self._name(run)}.xml"
+                try:
+                    part.junit_file = _File(path, self._taken)
+                    part.junit = junit.Suites(run.info, "", run.start_error)
+                except OSError as exc:
+                    self._lose(path, exc)
             else:
                 part.junit = junit.Suites(run.info, f"{run.spec} ", run.start_error)
         if self.state is not None:
@@ -220,7 +237,7 @@ class Reports:
         part.tally.add(result)  # marks a baseline's known failure first: every report shows it
         data = result.as_dict()
         if part.json is not None:
-            part.json.add(data)
+            self._guard(part, "json", lambda: part.json.add(data))
         if part.junit is not None:
             part.junit.add(result)
         if part.state is not None:
@@ -237,6 +254,38 @@ class Reports:
             part.snapshots.add(data)
         if self.collector is not None:
             self.collector.add(part.run, data)
+
+    def _lose(self, path: Path, exc: OSError) -> None:
+        """Notes that the report ``path`` could not be written, in one line naming it and why."""
+        why = exc.strerror or str(exc)
+        self.lost.append(f"cannot write a report: {path}: {why}")
+
+    def _guard(self, part: _Target, kind: str, write: Any) -> None:
+        """Runs ``write`` (a step of ``part``'s ``kind`` report); when it fails the report is dropped."""
+        try:
+            write()
+        except OSError as exc:
+            self._drop(part, kind, exc)
+
+    def _drop(self, part: _Target, kind: str, exc: OSError) -> None:
+        """Drops ``part``'s ``kind`` report (``json`` or ``junit``) after ``exc``: its file removed, said once."""
+        if kind == "json":
+            if self.json_combined is not None and part.json is not None and part.json_file is None:
+                made = self.json_combined_file
+                self.json_combined, self.json_combined_file = None, None
+                for other in self.targets:
+                    other.json = None
+            else:
+                made, part.json_file, part.json = part.json_file, None, None
+        elif part.junit_file is not None:
+            made, part.junit_file, part.junit = part.junit_file, None, None
+        else:
+            made, self.junit_file = self.junit_file, None
+            for other in self.targets:
+                other.junit = None
+        if made is not None:
+            made.abandon()
+            self._lose(made.path, exc)
 
     def finish(self, runs: list[Any]) -> None:
         """Begins the reports of the runs no result reached (every target has its report)."""
@@ -272,26 +321,38 @@ class Reports:
         for part in self.targets:
             run = part.run
             if part.json is not None:
-                part.json.end(part.tally.summary(), run.seconds, baseline=self._baseline_section(part),
-                              leftovers=run.leftovers, interrupted=interrupted)
-                if part.json_file is not None:
-                    part.json_file.handle.write("\n")
-                    part.json_file.done()
+                def end_json(part: _Target = part, run: Any = run) -> None:
+                    part.json.end(part.tally.summary(), run.seconds, baseline=self._baseline_section(part),
+                                  leftovers=run.leftovers, interrupted=interrupted)
+                    if part.json_file is not None:
+                        part.json_file.handle.write("\n")
+                        part.json_file.done()
+                self._guard(part, "json", end_json)
             if part.junit is not None:
                 if part.junit_file is not None:
-                    junit.write_stream(part.junit_file.handle, f"harness on {run.spec}", [(part.junit, run.leftovers)],
-                                       interrupted=interrupted)
-                    part.junit_file.done()
+                    def end_junit(part: _Target = part, run: Any = run) -> None:
+                        junit.write_stream(part.junit_file.handle, f"harness on {run.spec}",
+                                           [(part.junit, run.leftovers)], interrupted=interrupted)
+                        part.junit_file.done()
+                    self._guard(part, "junit", end_junit)
                 else:
                     junit_parts.append((part.junit, run.leftovers))
             self._remember(part, interrupted)
         if self.json_combined is not None and self.json_combined_file is not None:
-            self.json_combined.close(interrupted=interrupted)
-            self.json_combined_file.done()
+            try:
+                self.json_combined.close(interrupted=interrupted)
+                self.json_combined_file.done()
+            except OSError as exc:
+                self.json_combined_file.abandon()
+                self._lose(self.json_combined_file.path, exc)
         if self.junit_file is not None:
-            junit.write_stream(self.junit_file.handle, f"harness on {len(self.targets)} targets", junit_parts,
-                               interrupted=interrupted)
-            self.junit_file.done()
+            try:
+                junit.write_stream(self.junit_file.handle, f"harness on {len(self.targets)} targets", junit_parts,
+                                   interrupted=interrupted)
+                self.junit_file.done()
+            except OSError as exc:
+                self.junit_file.abandon()
+                self._lose(self.junit_file.path, exc)
 
     def _baseline_section(self, part: _Target) -> dict[str, Any] | None:
         """Returns the JSON report's ``baseline`` member (None without a readable baseline)."""
