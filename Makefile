@@ -66,7 +66,7 @@ profiles: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/harness lint
 
-## bench: the whole catalog in-process and through cmd: and mcp:, their ratios and the per-call overhead; the
+## bench: the whole catalog in-process, through cmd: (also in the default sandbox) and mcp:, their ratios and the per-call overhead; the
 ## speed ratios of docs/performance.md (replay floor, --jobs, roots, several targets, start-up)
 bench: $(STAMP)
 	$(BIN)/python -m harness.drivers.bench

@@ -3,7 +3,9 @@
 ``python -m harness.drivers.bench`` (``make bench``) runs the same scenarios on the in-process reference
 and on ``cmd:python -m reference_impl.serve`` (one persistent process), ``--repeat`` times each,
 and prints the best time of each, their ratio, the same over each scenario's fastest run (which
-a busy machine disturbs less), and two per-call figures:
+a busy machine disturbs less), two per-call figures, and what the default sandbox costs (the same
+``cmd:`` target sandboxed, per run and per scenario, as ratios to it unsandboxed; and the sandbox's
+own start against a plain start of ``true``):
 
 harness overhead per call
     CPU time the harness's own thread spends inside ``CmdSession.call`` (encoding the request,
@@ -101,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default=REFERENCE_CMD, help=f"the cmd: target to compare (default {REFERENCE_CMD})")
     parser.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR",
                         help="scenario directories (default: the built-in catalog)")
+    parser.add_argument("--sandbox-repeat", type=int, default=1,
+                        help="runs of the cmd: target in the default sandbox; the best counts (default 1; 0 leaves it out)")
     args = parser.parse_args(argv)
 
     cat = catalog.load(args.scenarios or [catalog.builtin_dir()])
@@ -142,7 +146,56 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  end-to-end cost per call    {per_call * 1e6:8.1f} us   ((cmd: - in-process) / calls, adapter side included)")
     if verdicts["in-process"] != verdicts["cmd:"]:
         print("  note: the verdicts differ between the two runs")
+    if args.sandbox_repeat > 0:
+        _bench_sandbox(args, scenarios, cmd_best, cmd_start, fastest["cmd:"], verdicts["cmd:"])
     return 0
+
+
+def _bench_sandbox(args: argparse.Namespace, scenarios: list[Scenario], cmd_best: float, cmd_start: float,
+                   cmd_each: dict[str, float], cmd_verdicts: dict[str, int]) -> None:
+    """Prints what the default sandbox (harness/containment/sandbox.py) costs the cmd: target: per run
+    and per scenario, as ratios to the same target unsandboxed (a sandboxed candidate is started
+    once per scenario: its workspace is bound when the sandbox is made)."""
+    from harness.containment import sandbox
+    ok, why = sandbox.available()
+    if not ok:
+        print(f"  sandbox: not measured ({why})")
+        return
+    best, start, each, counts = float("inf"), float("inf"), {}, {}
+    for _ in range(args.sandbox_repeat):
+        startup, seconds, counts, one = time_scenarios(CmdTarget(args.target, sandbox=True), scenarios)
+        best, start = min(best, seconds), min(start, startup)
+        _keep_fastest(each, one)
+    unsandboxed_run, sandboxed_run = cmd_start + cmd_best, start + best
+    per_scenario = sorted(each[key] / cmd_each[key] for key in each if cmd_each.get(key))
+    median = per_scenario[len(per_scenario) // 2] if per_scenario else float("nan")
+    extra = (sum(each.values()) - sum(cmd_each.get(key, 0.0) for key in each)) / len(each) if each else float("nan")
+    print(f"  cmd: in the sandbox {best * 1000:9.1f} ms   {_counts(counts)}   (+ {start * 1000:.1f} ms to start; "
+          f"best of {args.sandbox_repeat})")
+    print(f"  ratio sandboxed/unsandboxed, per run       {sandboxed_run / unsandboxed_run if unsandboxed_run else float('nan'):6.2f}x")
+    print(f"  ratio sandboxed/unsandboxed, per scenario  {median:6.2f}x   (median; {extra * 1000:.1f} ms more per scenario, "
+          "a sandbox and a candidate started for each)")
+    if counts != cmd_verdicts:
+        print("  note: the verdicts differ between the sandboxed and the unsandboxed run")
+    plain, boxed = _start_cost(sandbox)
+    print(f"  the sandbox alone: {boxed * 1000:.1f} ms to start `true` in it against {plain * 1000:.1f} ms without "
+          f"({boxed / plain if plain else float('nan'):.1f}x); the rest is the candidate started once per scenario")
+
+
+def _start_cost(sandbox: Any, times: int = 20) -> tuple[float, float]:
+    """Returns the best seconds to run ``true`` plainly and in a sandbox."""
+    import shutil
+    import subprocess
+    import tempfile
+    true = shutil.which("true") or "/bin/true"
+    best = [float("inf"), float("inf")]
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
+        for _ in range(times):
+            for index, argv in enumerate(([true], sandbox.Sandbox(writable=[folder]).wrap([true]))):
+                started = time.perf_counter()
+                subprocess.run(argv, check=True)
+                best[index] = min(best[index], time.perf_counter() - started)
+    return best[0], best[1]
 
 
 def _counts(counts: dict[str, int]) -> str:
