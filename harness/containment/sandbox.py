@@ -195,6 +195,24 @@ class Sandbox:
     cwd: str | os.PathLike[str] | None = None
     _relays: list["_Relay"] = field(default_factory=list, init=False, repr=False)
 
+    @classmethod
+    def around(cls, argv: Sequence[str], *, workspace: str | os.PathLike[str] | None = None,
+               tmp: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
+               cwd: str | os.PathLike[str] | None = None, forward: Sequence[int] = (),
+               writable: Sequence[str | os.PathLike[str]] = (), readable: Sequence[str | os.PathLike[str]] = ()) -> "Sandbox":
+        """Returns the sandbox a target starts ``argv`` in: ``workspace`` writable and the folder around
+        it (the canaries' enclosure) readable, ``tmp`` its temporary folder, the folders of the command
+        itself and of ``cwd`` readable (:func:`command_folders`), ``env`` what the target names
+        explicitly, ``forward`` the ports of the harness's own services on loopback (a fake model API).
+        A folder of the target's own the candidate must write (a CLI's scratch ``HOME``) goes in
+        ``writable``. Every target kind that starts a process builds its sandbox here."""
+        seen = [*command_folders(argv, cwd), *(os.fspath(path) for path in readable)]
+        rw = [os.fspath(path) for path in writable]
+        if workspace is not None:
+            seen.append(os.path.dirname(os.path.abspath(os.fspath(workspace))))
+            rw.append(os.fspath(workspace))
+        return cls(writable=rw, readable=seen, env=dict(env or {}), forward=list(forward), tmp=tmp, cwd=cwd)
+
     def __post_init__(self) -> None:
         if self.network != "loopback":
             raise SandboxError(f"sandbox network {self.network!r}: only 'loopback' (a namespace of its own) is offered")

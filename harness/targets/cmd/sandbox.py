@@ -29,8 +29,4 @@ def wrap(bwrap: str, argv: list[str], *, writable: Path | None, tmp: str | None 
     """Returns ``argv`` run in the sandbox with ``writable`` (the workspace) and ``tmp`` writable and
     ``env`` (what the target names: ``--run-as``'s user, the spec's) on top of the allowlist."""
     del bwrap  # the sandbox finds its own
-    readable = sandbox.command_folders(argv, cwd)
-    if writable is not None:
-        readable.append(str(writable.parent))
-    box = sandbox.Sandbox(writable=[writable] if writable is not None else [], readable=readable, tmp=tmp, env=dict(env or {}))
-    return box.wrap(argv)
+    return sandbox.Sandbox.around(argv, workspace=writable, tmp=tmp, env=env, cwd=cwd).wrap(argv)
