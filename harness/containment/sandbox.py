@@ -342,27 +342,33 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
 
 
 def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> list[str]:
-    """Returns folders a command needs to read that the sandbox would cover: the working folder and
-    the folders of the command's arguments that name existing files (a script, its interpreter),
-    those among the covered folders (:data:`HIDDEN`) only, and never a covered folder itself."""
+    """Returns what a command needs to read that the sandbox would cover (what lies in a folder of
+    :data:`HIDDEN`, never such a folder itself): its working folder; the folders of the first two
+    arguments that name files (the program and its script: a script imports what lies beside it);
+    any later argument that names a file or a folder, itself only (not what lies beside it)."""
     base = os.fspath(cwd) if cwd is not None else os.getcwd()
     out: list[str] = []
 
-    def add(folder: str) -> None:
-        real = os.path.realpath(folder)
+    def add(path: str) -> None:
+        real = os.path.realpath(path)
         covered = [h for h in HIDDEN if real == h or real.startswith(h + "/")]
-        if covered and real not in HIDDEN and os.path.isdir(real) and real not in out:
+        if covered and real not in HIDDEN and os.path.exists(real) and real not in out:
             out.append(real)
 
     add(base)
+    programs = 0
     for arg in argv:
         if not arg or "\0" in arg or len(arg) > 4096 or arg.startswith("-"):
             continue
         path = os.path.join(base, arg)
         try:
             if os.path.isfile(path):
-                add(os.path.dirname(os.path.abspath(path)))
-                add(os.path.dirname(os.path.realpath(path)))
+                if programs < 2:
+                    programs += 1
+                    add(os.path.dirname(os.path.abspath(path)))
+                    add(os.path.dirname(os.path.realpath(path)))
+                else:
+                    add(path)
             elif os.path.isdir(path):
                 add(path)
         except (OSError, ValueError):

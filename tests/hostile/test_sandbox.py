@@ -43,7 +43,9 @@ def attempt(action):
 
 def run_inside(box: Sandbox, code: str, *args: str, timeout: float = 60) -> dict:
     """Runs ``code`` (Python after :data:`TRY`; it prints one JSON document) in ``box``; returns that document."""
-    argv = box.wrap([sys.executable, "-I", "-c", TRY + textwrap.dedent(code), *args])
+    command = [sys.executable, "-I", "-c", TRY + textwrap.dedent(code), *args]
+    box.readable = [*box.readable, *sandbox.command_folders(command)]  # the interpreter, wherever it lies
+    argv = box.wrap(command)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     finally:
@@ -326,3 +328,22 @@ def test_under_harness_run_host_sockets_are_unreachable(tmp_path):
             server.close()
     assert hits == [], answer
     assert answer.startswith("sockets: refused") and ", refused" in answer, answer
+
+
+def test_a_command_in_a_covered_folder_still_starts_and_sees_its_own_folder_only(tmp_path):
+    """/tmp and /dev/shm are covered, yet a candidate kept there (a test's temporary folder, a clone in
+    /tmp) must start: Sandbox.around binds the folders of its program and script readable, not the
+    folders around them."""
+    enclosure, workspace, tmp = folders(tmp_path)
+    (tmp_path / "candidate").mkdir()
+    (tmp_path / "candidate" / "helper.py").write_text("VALUE = 'helper read'\n")
+    script = tmp_path / "candidate" / "main.py"
+    script.write_text("import json, os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nimport helper\n"
+                      "print(json.dumps({'helper': helper.VALUE, 'beside': os.path.exists(sys.argv[1][len('--look='):])}))\n")
+    (tmp_path / "elsewhere.txt").write_text("not for the candidate")
+    argv = [sys.executable, "-I", str(script), f"--look={tmp_path / 'elsewhere.txt'}"]  # an option: not bound
+    box = Sandbox.around(argv, workspace=workspace, tmp=tmp)
+    done = subprocess.run(box.wrap(argv), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"helper": "helper read", "beside": False}
+    assert str(enclosure) in box.readable and str(workspace) in box.writable
