@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.run.options import RunOptions, default_jobs, timeout_argument
+from harness.run.options import RunOptions, add_arguments
 from harness.util import processes
 from harness.cli.console import add_color, make_console
 from harness.util.printable import shown
@@ -39,84 +39,22 @@ def state_dir() -> Path | None:
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
-    """Adds the options that choose scenarios: --scenarios, --no-builtin, --profile, -k."""
-    parser.add_argument("--scenarios", action="append", type=Path, default=[], metavar="DIR",
-                        help="also load scenario files from DIR (repeatable)")
-    parser.add_argument("--no-builtin", action="store_true", help="do not load the built-in catalog")
-    parser.add_argument("--profile", action="append", default=[], help="only this profile (repeatable)")
-    parser.add_argument("-k", dest="keyword", metavar="EXPR", type=keyword_expression,
-                        help="only scenarios whose id, title or tags match (pytest -k syntax)")
-
-
-def keyword_expression(text: str) -> str:
-    """The ``-k`` option's type: an expression pytest's grammar takes, else bad usage (exit 2) saying why."""
-    from harness.scenario.catalog import compile_keyword
-    try:
-        compile_keyword(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(shown(str(exc))) from None
-    return text
-
-
-def add_target_options(parser: argparse.ArgumentParser) -> None:
-    """Adds --target and the run-wide target settings."""
-    from harness.targets import TARGET_HELP
-    parser.add_argument("--target", action="append", default=None,
-                        help=f"the target: {TARGET_HELP} (default: reference); repeatable: each target runs the same scenarios")
-    parser.add_argument("--timeout", type=timeout_argument, default=10.0,
-                        help="per-call timeout in seconds, above 0 and at most 86400 (default 10)")
-    parser.add_argument("--run-as", metavar="USER", help="run the candidate as USER (realises permission scenarios)")
-    parser.add_argument("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
-    # cmd: and mcp: targets name and shape their tools their own way (harness/targets/bindings.py, docs/bindings.md).
-    parser.add_argument("--binding", type=Path, metavar="FILE",
-                        help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
-    parser.add_argument("--tool-map", action="append", default=[], metavar="TOOL=NAME",
-                        help="cmd:/mcp: call the profile's TOOL as the target's NAME; TOOL.ARG=NAME renames an argument (repeatable)")
-    parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="cmd:/mcp: tool and argument renames from a YAML file")
-
-
-def _shard(text: str) -> tuple[int, int]:
-    from harness.run.options import parse_shard
-    try:
-        return parse_shard(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """Adds the options that choose scenarios: --scenarios, --no-builtin, --profile, -k (harness/run/options.py)."""
+    add_arguments(parser, ("selection",))
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Returns the argument parser of the ``harness`` command."""
     import harness
     from harness.cli import compare as cli_compare
-    from harness.cli import postrun
     parser = argparse.ArgumentParser(prog="harness", description="Conformance harness for AI coding agents' file tools.")
     parser.add_argument("--version", action="version", version=f"harness {harness.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run scenarios against a target and report")
-    add_selection(run)
-    add_target_options(run)
-    run.add_argument("--jobs", "-j", type=int, default=default_jobs(), metavar="N",
-                     help=f"worker processes (default: the number of cores, here {default_jobs()}; 1: all in this process)")
-    run.add_argument("--tmp", type=Path, metavar="DIR",
-                     help="the folder that holds the workspaces (default: /dev/shm where present, else $TMPDIR)")
-    run.add_argument("--shard", type=_shard, metavar="K/N",
-                     help="run only part K of N (by a stable hash of each scenario id; with several "
-                          "targets, of each target spec): N CI jobs cover the run once; harness report merges them")
-    run.add_argument("--json", type=Path, metavar="FILE",
-                     help="write the JSON report to FILE; with several targets FILE holds them all, "
-                          "or an existing folder gets one <target>.json each (<target>-2.json for a second target of that name)")
-    run.add_argument("--junit", type=Path, metavar="FILE",
-                     help="write a JUnit XML report to FILE (an existing folder: one <target>.xml per target, "
-                          "<target>-2.xml for a second target of that name)")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress, no failure details")
-    run.add_argument("--aspects", type=_aspect_selection, metavar="A,B",
-                     help="judge only these aspects (effects, outcome, output); the others are recorded "
-                          "and never fail the run (docs/scenario-format.md, Aspects)")
-    run.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first fail or error")
-    run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
-                     help="only the scenarios that failed or errored last time on this target (all when none did)")
-    add_color(run)
-    postrun.add_options(run)  # snapshots, baseline, --markdown/--html
+    # Every option of run is declared once, with its flag and help, in harness/run/options.py.
+    add_arguments(run, ("selection", "which", "target", "run", "report"))
+    add_arguments(run.add_argument_group("snapshots and baselines"), ("snapshots",))
     run.set_defaults(handler=cmd_run)
 
     lst = sub.add_parser("list", help="list scenarios")
@@ -174,13 +112,13 @@ def run(options: RunOptions) -> int:
     from harness.scenario import catalog
     from harness.cli import postrun
     from harness.scenario.model import Result, Scenario, Verdict
-    from harness.targets import make_target
+    from harness.run import assemble
 
     console = make_console(options.color)
     cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     try:
-        targets = [make_target(spec, **options.target_options()) for spec in options.targets]
-    except ValueError as exc:  # an unknown target, or a binding with mistakes: file:line: [field] message
+        targets = assemble.targets(options)
+    except ValueError as exc:  # an unknown target, a binding with mistakes (file:line: [field] message), refused isolation
         console.print(f"[red]error:[/red] {escape(shown(str(exc)))}", soft_wrap=True)
         return EXIT_USAGE
     if options.usage_error():
@@ -254,14 +192,6 @@ def run(options: RunOptions) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
-def _aspect_selection(text: str) -> tuple[str, ...]:
-    from harness.scenario.aspects import parse_selection
-    try:
-        return parse_selection(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _file_kind(problem) -> str:
     """Returns what kind of file a problem is in: a profile (profile.yaml) or a scenario file."""
     from harness.scenario.profiles import FILE_NAME
@@ -276,7 +206,9 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     """Returns the scenarios that failed last time on these targets (``--lf``); all when none did."""
     from harness.record import lastfailed
     state = state_dir()
-    failed = lastfailed.load(state, [target.slug for target in targets]) if state is not None else set()
+    # Under the name the reports save them (harness/report/stream.py): the spec's, known before the
+    # target starts (a cmd: target's own slug comes from its hello, once it runs).
+    failed = lastfailed.load(state, [spec_slug(target.spec) for target in targets]) if state is not None else set()
     chosen = [scenario for scenario in scenarios if scenario.id in failed]
     if not chosen:
         console.print("--lf: no recorded failure among the selected scenarios; running them all")

@@ -28,10 +28,9 @@ from typing import Any
 
 from harness.scenario import catalog
 from harness.scenario.model import Scenario, Verdict
-from harness.run.runner import Runner
+from harness.run import assemble
 from harness.targets.base import Target
-from harness.targets.cmd.target import CmdSession, CmdTarget
-from harness.targets.reference import ReferenceTarget
+from harness.targets.cmd.target import CmdSession
 
 REFERENCE_CMD = "cmd:python -m reference_impl.serve"
 
@@ -70,7 +69,7 @@ def time_catalog(target: Target, scenarios: list[Scenario]) -> tuple[float, floa
 def time_scenarios(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int], dict[str, float]]:
     """Returns what :func:`time_catalog` does, and the seconds of each scenario by id."""
     started = time.perf_counter()
-    runner = Runner(target)
+    runner = assemble.runner(target, record_states=False, tmp=None)
     runner.start()
     ready = time.perf_counter()
     try:
@@ -113,11 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: dict[str, dict[str, int]] = {}
     fastest: dict[str, dict[str, float]] = {"in-process": {}, "cmd:": {}}
     for _ in range(max(1, args.repeat)):
-        _, seconds, verdicts["in-process"], each = time_scenarios(ReferenceTarget("reference"), scenarios)
+        _, seconds, verdicts["in-process"], each = time_scenarios(assemble.target("reference"), scenarios)
         inproc_best = min(inproc_best, seconds)
         _keep_fastest(fastest["in-process"], each)
         with _CallMeter() as meter:
-            startup, seconds, verdicts["cmd:"], each = time_scenarios(CmdTarget(args.target), scenarios)
+            startup, seconds, verdicts["cmd:"], each = time_scenarios(assemble.target(args.target), scenarios)
         cmd_best = min(cmd_best, seconds)
         cmd_start = min(cmd_start, startup)
         _keep_fastest(fastest["cmd:"], each)
