@@ -115,12 +115,12 @@ def run(options: RunOptions) -> int:
     from harness.run import assemble
 
     console = make_console(options.color)
-    cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     try:
         targets = assemble.targets(options)
     except ValueError as exc:  # an unknown target, a binding with mistakes (file:line: [field] message), refused isolation
         console.print(f"[red]error:[/red] {escape(shown(str(exc)))}", soft_wrap=True)
         return EXIT_USAGE
+    cat = catalog.load_with(options.scenarios, builtin=options.builtin)
     if options.usage_error():
         console.print(f"[red]error:[/red] {options.usage_error()}")
         return EXIT_USAGE
@@ -274,8 +274,10 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, reports, 
     for line in terminal.skip_reasons(tally):
         console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
     terminal.print_leftovers(console, target_run.leftovers)  # what the run left on disk fails it
+    if tally.nothing_ran:  # every scenario skipped: a green run would say the candidate conforms
+        console.print(Text(shown(f"{spec}: {tally.nothing_ran}"), style="bold red"), highlight=False, soft_wrap=True)
     return postrun.finish(options, console, cat, tally, reports.snapshots(target_run), spec) or bad \
-        or bool(target_run.leftovers)
+        or bool(target_run.leftovers) or bool(tally.nothing_ran)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

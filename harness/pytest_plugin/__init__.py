@@ -27,6 +27,10 @@ import pytest
 from harness.run.options import add_pytest_options
 
 _RUNNER = pytest.StashKey["Any"]()
+_TARGET = pytest.StashKey["Any"]()
+_SKIPPED = pytest.StashKey["list[int]"]()
+_SKIP_REASON = pytest.StashKey["str"]()
+_NOTHING_RAN = pytest.StashKey["str"]()
 _OPTIONS = pytest.StashKey["Any"]()
 _BASELINE = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
@@ -71,6 +75,27 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_CATALOG] = catalog
     config.stash[_DIRS] = dirs
     config.stash[_ROOTS] = tuple(str(directory).rstrip("/") + "/" for directory in dirs)
+    if dirs or options.target != RunOptions().target:  # the target is built (not started) now: a refusal is a usage error
+        from harness.run import assemble
+        try:
+            config.stash[_TARGET] = assemble.target(options.target, options)
+        except ValueError as exc:  # an unknown target, a binding with mistakes, isolation it cannot apply
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[_SKIPPED] = [0, 0]  # scenario items that ran, and those of them skipped
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fails a session whose scenario items were all skipped (nothing ran on the target), as
+    ``harness run`` does: CI must not go green when no scenario ran."""
+    counts = session.config.stash.get(_SKIPPED, None)
+    if counts is None:  # under pytest-xdist each worker judges the items it ran
+        return
+    from harness.report.tally import nothing_ran
+    line = nothing_ran(counts[0], counts[1], session.config.stash.get(_SKIP_REASON, None))
+    if line and session.exitstatus == 0:
+        session.config.stash[_NOTHING_RAN] = line
+        session.exitstatus = 1
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -136,6 +161,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     """Lists stored snapshots of the target that no scenario of the configured folders matches."""
     runner = config.stash.get(_RUNNER, None)
     dirs = config.stash.get(_DIRS, [])
+    if config.stash.get(_NOTHING_RAN, None):  # said once, in one line; the session failed (exit 1)
+        terminalreporter.write_sep("=", config.stash[_NOTHING_RAN], red=True)
     if runner is not None and runner.start_error:  # each item said only that; here is why, once
         terminalreporter.write_sep("=", "the target did not start", red=True)
         terminalreporter.write_line(runner.start_error)
@@ -196,7 +223,7 @@ def _runner(config: pytest.Config) -> Any:
         from harness.run import assemble
         options = config.stash[_OPTIONS]
         try:  # built as harness run builds its own: the same options, isolation, workspace folder
-            target = assemble.target(options.target, options)
+            target = config.stash.get(_TARGET, None) or assemble.target(options.target, options)
         except ValueError as exc:  # an unknown target, a binding with mistakes, refused isolation
             raise pytest.UsageError(str(exc)) from None
         # Per-step workspace states go into snapshots.
@@ -284,7 +311,11 @@ class ScenarioItem(pytest.Item):
             aspects.apply(result, options.aspects)
             self.user_properties.append(("aspects", ",".join(f"{k}={v}" for k, v in result.aspects.items())))
         self.user_properties.append(("verdict", result.verdict.value))
+        counts = self.config.stash[_SKIPPED]
+        counts[0] += 1
         if result.verdict is Verdict.SKIP:
+            counts[1] += 1
+            self.config.stash[_SKIP_REASON] = self.config.stash.get(_SKIP_REASON, result.reason)
             pytest.skip(result.reason)
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
