@@ -66,7 +66,7 @@ steps:
   - tool: Read
     args: {{file_path: "${{workspace}}/a.txt"}}
     expect:
-      output: {{$contains: "     1→{line}"}}
+      output: {{$contains: "{line}"}}
 """
 WRITE = """\
 id: mcp/write-{name}
@@ -201,7 +201,7 @@ def test_the_pytest_plugin_builds_its_runner_with_the_workspace_folder(pytester,
         seen.append(made.tmp)
         return made
     monkeypatch.setattr(assemble, "runner", spy)
-    result = pytester.runpytest_inprocess("--harness-tmp", str(folder), "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(f"--harness-tmp={folder}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert seen == [str(folder)]
 
@@ -317,11 +317,11 @@ def test_the_pytest_route_judges_by_the_baseline(kind, pytester):
     put(folder, "b.yaml", read("k2"))
     known = pytester.path / "baseline.yaml"
     known.write_text("claude-code/read/k1: a known failure\n", "utf-8")
-    result = pytester.runpytest("--target", KINDS[kind], "--baseline", str(known))
+    result = pytester.runpytest("--target", KINDS[kind], f"--baseline={known}")
     result.assert_outcomes(passed=1, xfailed=1)
     assert result.ret == 0
     known.write_text("claude-code/read/k1: a known failure\nclaude-code/read/k2: passes now\n", "utf-8")
-    result = pytester.runpytest("--target", KINDS[kind], "--baseline", str(known))
+    result = pytester.runpytest("--target", KINDS[kind], f"--baseline={known}")
     result.assert_outcomes(failed=1, xfailed=1)
     result.stdout.fnmatch_lines(["*stale baseline entry: claude-code/read/k2 passes now*"])
 

@@ -395,8 +395,8 @@ def test_the_cli_hands_bindings_and_tool_maps_to_the_target(tmp_path: Path) -> N
     args = build_parser().parse_args(["run", "--target", "mcp:x", "--tool-map", "a=b", "--tool-map", "a.c=d",
                                       "--tool-map-file", str(tmp_path / "m.yaml"), "--binding", str(tmp_path / "b.yaml")])
     options = RunOptions.from_namespace(args).target_options()
-    assert options["tool_map"] == ["a=b", "a.c=d"] and options["tool_map_file"] == tmp_path / "m.yaml"
-    assert options["binding"] == tmp_path / "b.yaml"
+    assert options.tool_map == ("a=b", "a.c=d") and options.tool_map_file == tmp_path / "m.yaml"
+    assert options.binding == tmp_path / "b.yaml"
 
 
 def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
