@@ -1,6 +1,6 @@
 """``harness run``: runs the selected scenarios on each target, reports, and decides the exit code.
 
-Exit codes: 0 when nothing failed or errored, 1 when something did, 2 for bad usage or invalid
+Exit codes (decided in ``exit_code`` and ``target_failed``): 0 when nothing failed or errored, 1 when something did, 2 for bad usage or invalid
 scenario files (the valid ones still run, the broken ones are reported as errors). Besides a
 ``fail`` or ``error`` verdict, a run fails (1) when
 
@@ -121,9 +121,22 @@ def run(options: RunOptions) -> int:
         console.print(terminal.targets_table(runs, tallies=tallies))
     # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
     github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
-    if cat.problems:
+    return exit_code(invalid_files=bool(cat.problems), failed=bad)
+
+
+def exit_code(*, invalid_files: bool, failed: bool) -> int:
+    """Returns the exit code of a run that ran: 2 when a scenario or profile file was invalid, else
+    1 when a target failed (:func:`target_failed`), else 0. (Bad usage ends a run before it runs: 2.)"""
+    if invalid_files:
         return EXIT_USAGE
-    return EXIT_FAILED if bad else EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def target_failed(*, verdicts: bool, snapshots: bool, leftovers: bool, nothing_ran: bool) -> bool:
+    """Returns True when one target's run fails ``harness run``: a ``fail`` or ``error`` verdict (under
+    ``--baseline``: a new failure or a stale entry), an observation that differs from its snapshot
+    (or a baseline that could not be written), a workspace left on disk, or nothing ran."""
+    return verdicts or snapshots or leftovers or nothing_ran
 
 
 def file_kind(problem) -> str:
@@ -209,8 +222,9 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, reports, 
     terminal.print_leftovers(console, target_run.leftovers)  # what the run left on disk fails it
     if tally.nothing_ran:  # every scenario skipped: a green run would say the candidate conforms
         console.print(Text(shown(f"{spec}: {tally.nothing_ran}"), style="bold red"), highlight=False, soft_wrap=True)
-    return after_run(options, console, cat, tally, reports.snapshots(target_run), spec) or bad \
-        or bool(target_run.leftovers) or bool(tally.nothing_ran)
+    snapshots = after_run(options, console, cat, tally, reports.snapshots(target_run), spec)
+    return target_failed(verdicts=bad, snapshots=snapshots, leftovers=bool(target_run.leftovers),
+                         nothing_ran=bool(tally.nothing_ran))
 
 
 
