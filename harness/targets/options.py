@@ -43,5 +43,5 @@ def refusal(kind: str, honours: frozenset[str], options: TargetOptions) -> str |
     refused = [flag for name, flag in options.isolation().items() if name not in honours]
     if not refused:
         return None
-    return (f"{' and '.join(refused)}: a {kind} target cannot apply it (its candidate would run unconfined, "
+    return (f"{' and '.join(refused)}: the {kind} target cannot apply it (its candidate would run unconfined, "
             "as the harness's user); leave it out, or use a target that applies it (cmd:)")
