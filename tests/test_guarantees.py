@@ -373,11 +373,12 @@ def test_a_run_where_something_ran_and_something_skipped_is_not_nothing_ran(tmp_
     assert "nothing ran" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("spec", [CMD_MISSPELT, CLAUDE_CODE], ids=["cmd:", "claude-code"])
-def test_the_pytest_route_fails_when_nothing_ran(spec, pytester):
+@pytest.mark.parametrize("spec,xdist", [(CMD_MISSPELT, False), (CLAUDE_CODE, False), (CLAUDE_CODE, True)],
+                         ids=["cmd:", "claude-code", "claude-code-xdist"])
+def test_the_pytest_route_fails_when_nothing_ran(spec, xdist, pytester):
     pytester.makeini("[pytest]\nharness_scenarios = scenarios\n")
     put(pytester.path / "scenarios", "a.yaml", read("q1"))
-    result = pytester.runpytest("--target", spec)
+    result = pytester.runpytest("--target", spec, *(["-n", "1"] if xdist else []))
     result.assert_outcomes(skipped=1)
     assert result.ret == 1
     assert len([line for line in result.stdout.lines if "nothing ran: all 1 scenario(s)" in line]) == 1

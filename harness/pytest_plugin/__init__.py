@@ -82,6 +82,27 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:  # an unknown target, a binding with mistakes, isolation it cannot apply
             raise pytest.UsageError(str(exc)) from None
     config.stash[_SKIPPED] = [0, 0]  # scenario items that ran, and those of them skipped
+    config.pluginmanager.register(_Counter(config), "harness-scenario-counter")
+
+
+class _Counter:
+    """Counts a session's scenario items that ran, and those skipped, by their ``verdict`` property
+    (registered per config: in the controller too under pytest-xdist, where every worker's reports arrive)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Counts one scenario item's call."""
+        verdict = dict(report.user_properties).get("verdict") if report.when == "call" else None
+        if verdict is None:
+            return
+        counts = self.config.stash[_SKIPPED]
+        counts[0] += 1
+        if verdict == "skip":
+            counts[1] += 1
+            if _SKIP_REASON not in self.config.stash and isinstance(report.longrepr, tuple):
+                self.config.stash[_SKIP_REASON] = str(report.longrepr[2]).removeprefix("Skipped: ")
 
 
 @pytest.hookimpl(trylast=True)
@@ -89,7 +110,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fails a session whose scenario items were all skipped (nothing ran on the target), as
     ``harness run`` does: CI must not go green when no scenario ran."""
     counts = session.config.stash.get(_SKIPPED, None)
-    if counts is None:  # under pytest-xdist each worker judges the items it ran
+    if counts is None or getattr(session.config, "workerinput", None) is not None:  # the controller judges
         return
     from harness.report.tally import nothing_ran
     line = nothing_ran(counts[0], counts[1], session.config.stash.get(_SKIP_REASON, None))
@@ -311,11 +332,7 @@ class ScenarioItem(pytest.Item):
             aspects.apply(result, options.aspects)
             self.user_properties.append(("aspects", ",".join(f"{k}={v}" for k, v in result.aspects.items())))
         self.user_properties.append(("verdict", result.verdict.value))
-        counts = self.config.stash[_SKIPPED]
-        counts[0] += 1
         if result.verdict is Verdict.SKIP:
-            counts[1] += 1
-            self.config.stash[_SKIP_REASON] = self.config.stash.get(_SKIP_REASON, result.reason)
             pytest.skip(result.reason)
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
