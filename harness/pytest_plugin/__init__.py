@@ -9,6 +9,12 @@ Usage (it is registered through the ``pytest11`` entry point when the package is
     $ pytest --target reference              # or cmd:..., mcp:..., claude-code
     $ pytest --harness-catalog               # also run the built-in catalog
     $ pytest -k "edit and not open"          # select by id, title, tags
+    $ pytest --baseline known.yaml           # listed failures xfail, listed passes fail as stale
+
+The run options (``--target``, ``--harness-timeout``, ``--run-as``, ``--sandbox``, ``--binding``,
+``--tool-map``, ``--aspects``, ``--harness-tmp``, ``--baseline``) are harness run's, declared once
+in harness/run/options.py; the target and its runner are built by harness/run/assemble.py, as for
+``harness run``. A session in which every scenario item was skipped fails (nothing ran).
 
 YAML files are collected only under the configured folders (or the built-in catalog when asked):
 installing the plugin changes nothing for a project that does not opt in. Nothing here has an
@@ -42,7 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """Adds --target and friends, and the ``harness_scenarios`` ini option."""
     group = parser.getgroup("harness", "file-tool conformance harness")
     # --target, --harness-timeout, --run-as, --sandbox, --binding, --tool-map(-file), --aspects,
-    # --harness-tmp, --harness-baseline: declared once, with harness run's (harness/run/options.py).
+    # --harness-tmp, --baseline: declared once, with harness run's (harness/run/options.py).
     add_pytest_options(group)
     group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
     parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
@@ -51,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Resolves the scenario folders and the run options once (a bad --aspects value is refused by
-    its type, a missing or malformed --harness-baseline here: usage errors)."""
+    its type, a missing or malformed --baseline here: usage errors)."""
     from harness.run.options import RunOptions
     options = RunOptions.from_pytest(config)
     config.stash[_OPTIONS] = options
@@ -62,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
         try:
             config.stash[_BASELINE] = baseline.load(options.baseline)
         except ValueError as exc:
-            raise pytest.UsageError(f"--harness-baseline: {exc}") from None
+            raise pytest.UsageError(f"--baseline: {exc}") from None
     dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
     if config.getoption("--harness-catalog"):
         from harness.scenario.catalog import builtin_dir
@@ -337,7 +343,7 @@ class ScenarioItem(pytest.Item):
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
         known = self.config.stash.get(_BASELINE, None)
-        if known is not None:  # --harness-baseline: as harness run --baseline judges it
+        if known is not None:  # --baseline: as harness run --baseline judges it
             from harness.record import baseline
             judged = baseline.classify(known, result.id, result.verdict.value)
             if judged == "known":
