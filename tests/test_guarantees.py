@@ -335,6 +335,7 @@ NOTHING = {
     "mcp: listing none of the profile's tools": (MCP_NO_TOOL, write),
     "mcp: under --profile claude-code": (MCP, read),
     "claude-code without its CLI": (CLAUDE_CODE, read),
+    "acp: serving another profile": (f"acp:profile=mcp-write-text-file {PY} {ADAPTERS / 'acp_misbehaving.py'}", read),
 }
 
 
