@@ -1,8 +1,12 @@
-"""The options of one ``harness run``, as one typed, immutable object.
+"""The options of a run, as one typed, immutable object, declared once.
 
-The CLI parses its arguments once (:meth:`RunOptions.from_namespace`) and hands this object down:
-to the runner and its workers, to the targets (:meth:`RunOptions.target_options`), to the
-after-run steps (harness/cli/postrun.py) and to the reports. Nothing below the CLI sees argparse.
+Each field of :class:`RunOptions` carries its command-line flag, help and default (:func:`option`):
+``harness run`` (and ``diff``/``report``, for how targets run now are reached) add their options
+with :func:`add_arguments`, the pytest plugin with :func:`add_pytest_options`, and both parse them
+back with :meth:`RunOptions.from_namespace` / :meth:`RunOptions.from_pytest`. The drivers build a
+``RunOptions`` themselves. The object goes to harness/run/assemble.py (targets, through
+:meth:`RunOptions.target_options`, and runners), to the workers, to the reports and to the exit
+code (harness/cli/run.py). Nothing below the CLI sees argparse.
 """
 
 from __future__ import annotations
