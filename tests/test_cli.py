@@ -126,6 +126,7 @@ def test_python_dash_m_harness_is_the_same_command():
 def test_skip_reasons_are_listed_under_the_summary(folder, capsys):
     put(folder, "skip.yaml", GOOD.replace("cli-good", "cli-skip").replace(
         "source:", "requires: [disk-full]\nsource:").replace("given:", "given:\n  disk_free: 0"))
+    put(folder, "good.yaml", GOOD)  # one that runs: a run in which every scenario skipped fails (nothing ran)
     assert main(["run", "--no-builtin", "--scenarios", str(folder), "--target", "cmd:python -m reference_impl.serve"]) == 0
     assert re.search(r"^1 skipped: .*cannot realise disk-full", capsys.readouterr().out, re.M)
 

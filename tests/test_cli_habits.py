@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from harness.cli import main as cli
+from harness.cli import run as cli
 from harness.run import workers
 from harness.cli.main import main
 from tests.test_cli import GOOD, WRONG, put

@@ -71,8 +71,8 @@ def test_an_invalid_file_is_a_failing_item_naming_the_line(project):
 def test_an_unknown_target_is_reported(project):
     put(project, "good.yaml", GOOD)
     result = project.runpytest("-q", "--target", "nonsense")
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*unknown target 'nonsense'*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # said before any item runs
+    result.stderr.fnmatch_lines(["*unknown target 'nonsense'*"])
 
 
 def test_yaml_outside_the_configured_folders_is_not_collected(pytester):

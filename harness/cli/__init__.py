@@ -1,11 +1,15 @@
-"""The ``harness`` command (``harness.cli:entry``): main.py builds the parser and runs ``run``, ``list``,
-``lint``, ``show``...; compare.py ``diff`` and ``report``; postrun.py what follows a run (snapshots, baseline,
-Markdown and HTML); profile_pages.py the profiles' reference pages; console.py the output console.
+"""The ``harness`` command (``harness.cli:entry``): main.py is the entry point and the parser; run.py
+``run`` (the run, its reports, snapshots, baseline and exit code); catalog_commands.py ``list``,
+``lint``, ``coverage``, ``profiles``, ``show``; compare.py ``diff`` and ``report``; profile_pages.py
+the profiles' reference pages; console.py the output console.
 
 Only ``entry`` is re-exported: ``harness.cli.main`` stays the module (``main.main`` is the function), so a
-dotted path such as ``harness.cli.main.PROGRESS_AFTER`` names what it says.
+dotted path such as ``harness.cli.run.PROGRESS_AFTER`` names what it says.
 """
 
-from harness.cli.main import entry
+#: The exit codes of the harness command: nothing failed, something failed (or nothing ran), bad usage.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-__all__ = ["entry"]
+from harness.cli.main import entry  # noqa: E402 - after the exit codes, which main imports
+
+__all__ = ["entry", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE"]

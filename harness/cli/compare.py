@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 
 from harness.cli.console import add_color, make_console
-from harness.run.options import timeout_argument
+from harness.run.options import RunOptions, add_arguments
 from harness.util.printable import shown
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
@@ -41,7 +41,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     diff.add_argument("a", metavar="A", help=SOURCE_HELP)
     diff.add_argument("b", metavar="B", help=SOURCE_HELP)
     add_selection(diff)
-    diff.add_argument("--timeout", type=timeout_argument, default=10.0, help="per-call timeout for targets run now")
+    add_arguments(diff, ("target",))  # how targets run now are reached: as for harness run
     diff.add_argument("-q", "--quiet", action="store_true", help="list the scenarios only, no diffs")
     diff.add_argument("--aspects", metavar="A,B", default=None,
                       help="compare only these aspects of the behaviour (effects, outcome, output)")
@@ -51,7 +51,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report = sub.add_parser("report", help="the conformance matrix over several sources, in several formats")
     report.add_argument("sources", nargs="+", metavar="SOURCE", help=SOURCE_HELP + " (the first is the base)")
     add_selection(report)
-    report.add_argument("--timeout", type=timeout_argument, default=10.0, help="per-call timeout for targets run now")
+    add_arguments(report, ("target",))
     report.add_argument("--markdown", type=Path, metavar="FILE", help="write the Markdown report to FILE")
     report.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
     report.add_argument("--json", type=Path, metavar="FILE", help="write the combined JSON report to FILE")
@@ -72,11 +72,12 @@ def _load(args: argparse.Namespace, names: list[str], console: Any,
     scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
     wanted = {s.id for s in scenarios}
     known = {s.id for s in cat.scenarios}
+    options = RunOptions.from_namespace(args)
     loaded = []
     for name in names:
         try:
-            found = (sources.resolve_all(name, scenarios, timeout=args.timeout) if several
-                     else [sources.resolve(name, scenarios, timeout=args.timeout)])
+            found = (sources.resolve_all(name, scenarios, options) if several
+                     else [sources.resolve(name, scenarios, options)])
         except ValueError as exc:
             console.print(f"[red]error:[/red] {escape(str(exc))}")
             return None

@@ -30,10 +30,10 @@ from typing import Any
 
 from harness.scenario import catalog
 from harness.scenario.model import Scenario, Verdict
-from harness.run.runner import Runner
+from harness.run import assemble
+from harness.run.options import RunOptions
 from harness.targets.base import Target
-from harness.targets.cmd.target import CmdSession, CmdTarget
-from harness.targets.reference import ReferenceTarget
+from harness.targets.cmd.target import CmdSession
 
 REFERENCE_CMD = "cmd:python -m reference_impl.serve"
 
@@ -72,7 +72,7 @@ def time_catalog(target: Target, scenarios: list[Scenario]) -> tuple[float, floa
 def time_scenarios(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int], dict[str, float]]:
     """Returns what :func:`time_catalog` does, and the seconds of each scenario by id."""
     started = time.perf_counter()
-    runner = Runner(target)
+    runner = assemble.runner(target, record_states=False, tmp=None)
     runner.start()
     ready = time.perf_counter()
     try:
@@ -117,11 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: dict[str, dict[str, int]] = {}
     fastest: dict[str, dict[str, float]] = {"in-process": {}, "cmd:": {}}
     for _ in range(max(1, args.repeat)):
-        _, seconds, verdicts["in-process"], each = time_scenarios(ReferenceTarget("reference"), scenarios)
+        _, seconds, verdicts["in-process"], each = time_scenarios(assemble.target("reference"), scenarios)
         inproc_best = min(inproc_best, seconds)
         _keep_fastest(fastest["in-process"], each)
         with _CallMeter() as meter:
-            startup, seconds, verdicts["cmd:"], each = time_scenarios(CmdTarget(args.target), scenarios)
+            startup, seconds, verdicts["cmd:"], each = time_scenarios(assemble.target(args.target), scenarios)
         cmd_best = min(cmd_best, seconds)
         cmd_start = min(cmd_start, startup)
         _keep_fastest(fastest["cmd:"], each)
@@ -163,7 +163,7 @@ def _bench_sandbox(args: argparse.Namespace, scenarios: list[Scenario], cmd_best
         return
     best, start, each, counts = float("inf"), float("inf"), {}, {}
     for _ in range(args.sandbox_repeat):
-        startup, seconds, counts, one = time_scenarios(CmdTarget(args.target, sandbox=True), scenarios)
+        startup, seconds, counts, one = time_scenarios(assemble.target(args.target, RunOptions(sandbox=True)), scenarios)
         best, start = min(best, seconds), min(start, startup)
         _keep_fastest(each, one)
     unsandboxed_run, sandboxed_run = cmd_start + cmd_best, start + best

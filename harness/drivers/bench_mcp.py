@@ -34,8 +34,7 @@ from pathlib import Path
 
 from harness.scenario import catalog
 from harness.drivers.bench import count_calls, time_catalog
-from harness.targets.mcp.target import McpTarget
-from harness.targets.reference import ReferenceTarget
+from harness.run import assemble
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 
@@ -119,12 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     calls = count_calls(scenarios)
     local_best = remote_best = remote_start = float("inf")
     for _ in range(max(1, args.repeat)):
-        local_best = min(local_best, time_catalog(ReferenceTarget("reference"), scenarios)[1])
-        startup, seconds, _ = time_catalog(McpTarget(args.target), scenarios)
+        local_best = min(local_best, time_catalog(assemble.target("reference"), scenarios)[1])
+        startup, seconds, _ = time_catalog(assemble.target(args.target), scenarios)
         remote_best, remote_start = min(remote_best, seconds), min(remote_start, startup)
-    local = call_latencies(ReferenceTarget("reference"), args.calls)
+    local = call_latencies(assemble.target("reference"), args.calls)
     cpu: dict[str, float] = {}
-    remote = call_latencies(McpTarget(args.target), args.calls, cpu)
+    remote = call_latencies(assemble.target(args.target), args.calls, cpu)
     sdk = import_seconds("mcp", args.repeat)
 
     print(f"mcp: catalog {len(scenarios)} scenarios, {calls} tool calls; best of {args.repeat}")

@@ -63,7 +63,7 @@ from harness.run import workers
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.model import Action, Scenario
 from harness.scenario.placeholders import substitute
-from harness.targets.reference import ReferenceTarget
+from harness.run import assemble
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 FILESYSTEM = Path("tools/mcp-filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = RunOptions().workspace_parent()
 
     cat = catalog.load(args.scenarios or [catalog.builtin_dir()])
-    offered = set(ReferenceTarget("reference").start().profiles)
+    offered = set(assemble.target("reference").start().profiles)
     scenarios = [s for s in cat.scenarios if not s.requires and s.profile in offered]
     calls = sum(len(s.calls) for s in scenarios)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -186,19 +186,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:<44} {a * 1000:9.1f} ms / {b * 1000:9.1f} ms = {a / b if b else float('nan'):5.2f}   ({goal})")
 
     floor, bare, recorded = best(repeat, lambda: replay(scenarios, tmp),
-                                 catalog_run(lambda: ReferenceTarget("reference"), scenarios, tmp=tmp),
-                                 catalog_run(lambda: ReferenceTarget("reference"), scenarios, record_states=True, tmp=tmp))
+                                 catalog_run(lambda: assemble.target("reference"), scenarios, tmp=tmp),
+                                 catalog_run(lambda: assemble.target("reference"), scenarios, record_states=True, tmp=tmp))
     ratio("in-process / replay floor", bare, floor, "goal: at most 2")
     ratio("  with the workspace after each step", recorded, floor, "snapshots, JSON report")
 
-    serial, parallel = best(repeat, catalog_run(lambda: ReferenceTarget("reference"), scenarios, jobs=1, tmp=tmp),
-                            catalog_run(lambda: ReferenceTarget("reference"), scenarios, jobs=2, tmp=tmp))
+    serial, parallel = best(repeat, catalog_run(lambda: assemble.target("reference"), scenarios, jobs=1, tmp=tmp),
+                            catalog_run(lambda: assemble.target("reference"), scenarios, jobs=2, tmp=tmp))
     ratio("--jobs 2 / --jobs 1", parallel, serial, "goal: at most 0.65")
 
     if "mcp" not in args.skip:
-        from harness.targets.mcp.target import McpTarget
-        local, remote = best(repeat, catalog_run(lambda: ReferenceTarget("reference"), scenarios, tmp=tmp),
-                             catalog_run(lambda: McpTarget(REFERENCE_MCP, workspace_parent=tmp), scenarios, tmp=tmp))
+        local, remote = best(repeat, catalog_run(lambda: assemble.target("reference"), scenarios, tmp=tmp),
+                             catalog_run(lambda: assemble.target(REFERENCE_MCP), scenarios, tmp=tmp))
         ratio("mcp: (reference server) / in-process", remote, local, "goal: at most 1.5")
 
     if "filesystem" not in args.skip and FILESYSTEM.is_file() and shutil.which("node"):
@@ -263,12 +262,13 @@ def _pytest(repeat: int, ratio: Callable[..., None], dirs: list[Path], warm_up: 
 
 
 def _filesystem(cat: Any, count: int, tmp: str | None, ratio: Callable[..., None]) -> None:
-    from harness.targets.mcp.target import McpTarget
+    from harness.run.options import RunOptions
     spec = f"mcp:node {FILESYSTEM} {{workspace}}"
     chosen = [s for s in cat.scenarios if s.profile == "mcp-write-text-file" and not s.requires][:max(1, count)]
 
     def make(roots: bool) -> Any:
-        target = McpTarget(spec, tool_map=["write_text_file=write_file"], workspace_parent=tmp)
+        target = assemble.target(spec, RunOptions(tool_map=("write_text_file=write_file",),
+                                                  tmp=Path(tmp) if tmp else None))
         if not roots:
             target.start = _without_roots(target)  # type: ignore[method-assign]
         return target
@@ -320,7 +320,7 @@ def _scale(scenarios: list[Scenario], factors: list[int], memory_factors: list[i
     first = None
     for factor in factors:
         chosen = copies(scenarios, factor)
-        seconds = timed(catalog_run(lambda: ReferenceTarget("reference"), chosen, record_states=True, tmp=tmp))
+        seconds = timed(catalog_run(lambda: assemble.target("reference"), chosen, record_states=True, tmp=tmp))
         each = seconds / len(chosen)
         first = first or each
         print(f"  {f'scale {factor}x: {len(chosen)} scenarios':<44} {seconds:9.2f} s   "
@@ -338,7 +338,7 @@ def _scale(scenarios: list[Scenario], factors: list[int], memory_factors: list[i
             tracemalloc.start()
             before = tracemalloc.get_traced_memory()[0]
             reports = stream.Reports(options, [], several=False, state=out / "state")
-            runs = workers.run([ReferenceTarget("reference")], chosen, record_states=True, tmp=tmp,
+            runs = workers.run([assemble.target("reference")], chosen, record_states=True, tmp=tmp,
                                emit=reports.add, keep=False)
             reports.finish(runs)
             reports.close()

@@ -271,9 +271,10 @@ def known_profiles() -> list[str]:
 
 def discover_tools(spec: str, timeout: float) -> tuple[list[ToolInfo], str]:
     """Starts the target and returns its tools and its name; raises ValueError or TargetError."""
-    from harness.targets import make_target
+    from harness.run import assemble
+    from harness.run.options import RunOptions
     from harness.targets.mcp.target import McpTarget
-    target = make_target(spec, timeout=timeout)
+    target = assemble.target(spec, RunOptions(targets=(spec,), timeout=timeout))
     if not isinstance(target, McpTarget):
         target.stop()
         raise ValueError(f"discover lists the tools of an MCP server (mcp:<command line> or mcp+http://...); "

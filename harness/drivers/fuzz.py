@@ -652,8 +652,8 @@ def fuzz(target: Target, profile: str, *, reference: Target | None = None, max_e
     if profile not in PROFILES:
         raise ValueError(f"harness fuzz knows no profile {profile!r} (profiles: {', '.join(PROFILES)})")
     if reference is None:
-        from harness.targets.reference import ReferenceTarget
-        reference = ReferenceTarget("reference")
+        from harness.run import assemble
+        reference = assemble.target("reference")
     reference.start()
     target.start()
     budget = _Budget(max_seconds, progress)
@@ -756,14 +756,14 @@ def write_scenario(divergence: Divergence, out: Path, *, seed: int, examples: in
 def check_scenario(path: Path, reference: Target, target: Target) -> dict[str, str]:
     """Runs the written scenario on both: it must pass on the reference and fail on the target."""
     from harness.scenario.loader import ScenarioError, load_file
-    from harness.run.runner import Runner
+    from harness.run import assemble
     try:
         (scenario,) = load_file(path)
     except ScenarioError as exc:
         return {"load": f"invalid: {exc}"}
     out = {}
     for name, which in (("reference", reference), ("target", target)):
-        runner = Runner(which, tmp=_workspace_parent())
+        runner = assemble.runner(which, record_states=False)
         try:
             out[name] = runner.run(scenario).verdict.value
         finally:  # the targets go on (the caller stops them): the workspaces and their enclosure go now
@@ -810,10 +810,11 @@ def add_parser(sub: Any) -> None:
 
 def cmd_fuzz(args: Any) -> int:
     """Runs ``harness fuzz``; exit 0 without a divergence, 1 with one, 2 on a usage error."""
-    from harness.targets import make_target
+    from harness.run import assemble
+    from harness.run.options import RunOptions
     try:
         _hypothesis()
-        target = make_target(args.target, timeout=args.timeout)
+        target = assemble.target(args.target, RunOptions(targets=(args.target,), timeout=args.timeout))
     except (HypothesisMissing, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -267,8 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     import reference_impl
     from harness.scenario import catalog
     from harness.scenario.model import Verdict
-    from harness.run.runner import Runner
-    from harness.targets.reference import ReferenceTarget
+    from harness.run import assemble
     assert str(Path(reference_impl.__file__).resolve()).startswith(str(Path("mutants").resolve())), reference_impl.__file__
 
     cat = catalog.load()
@@ -276,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def run_one(name: str, scenarios: list[Any]) -> str | None:
         os.environ["MUTANT_UNDER_TEST"] = name
-        runner = Runner(ReferenceTarget("reference"))
+        runner = assemble.runner(assemble.target("reference"), record_states=False, tmp=None)
         try:
             for scenario in scenarios:
                 if runner.run(scenario).verdict in (Verdict.FAIL, Verdict.ERROR):
@@ -379,13 +378,12 @@ def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]],
     survivor and the scores do not change. An open scenario whose snapshot differs already on the
     unmutated reference could not tell, and is left out."""
     from harness.record import snapshot
-    from harness.run.runner import Runner
-    from harness.targets.reference import ReferenceTarget
+    from harness.run import assemble
     store = snapshot.SnapshotStore(snapshots, "reference")
 
     def record_one(name: str, scenarios: list[Any]) -> str | None:
         os.environ["MUTANT_UNDER_TEST"] = name
-        runner = Runner(ReferenceTarget("reference"), record_states=True)
+        runner = assemble.runner(assemble.target("reference"), record_states=True, tmp=None)
         checker = snapshot.Checker(store)
         try:
             for scenario in scenarios:

@@ -9,6 +9,12 @@ Usage (it is registered through the ``pytest11`` entry point when the package is
     $ pytest --target reference              # or cmd:..., mcp:..., claude-code
     $ pytest --harness-catalog               # also run the built-in catalog
     $ pytest -k "edit and not open"          # select by id, title, tags
+    $ pytest --baseline known.yaml           # listed failures xfail, listed passes fail as stale
+
+The run options (``--target``, ``--harness-timeout``, ``--run-as``, ``--sandbox``, ``--binding``,
+``--tool-map``, ``--aspects``, ``--harness-tmp``, ``--baseline``) are harness run's, declared once
+in harness/run/options.py; the target and its runner are built by harness/run/assemble.py, as for
+``harness run``. A session in which every scenario item was skipped fails (nothing ran).
 
 YAML files are collected only under the configured folders (or the built-in catalog when asked):
 installing the plugin changes nothing for a project that does not opt in. Nothing here has an
@@ -24,10 +30,16 @@ from typing import Any
 
 import pytest
 
-from harness.run.options import timeout_argument
+from harness.run.options import add_pytest_options
 from harness.util.printable import defused, shown
 
 _RUNNER = pytest.StashKey["Any"]()
+_TARGET = pytest.StashKey["Any"]()
+_SKIPPED = pytest.StashKey["list[int]"]()
+_SKIP_REASON = pytest.StashKey["str"]()
+_NOTHING_RAN = pytest.StashKey["str"]()
+_OPTIONS = pytest.StashKey["Any"]()
+_BASELINE = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
 _ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
@@ -36,32 +48,28 @@ _CATALOG = pytest.StashKey["Path"]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Adds --target and friends, and the ``harness_scenarios`` ini option."""
     group = parser.getgroup("harness", "file-tool conformance harness")
-    group.addoption("--target", default="reference",
-                    help="target for scenario items: reference | cmd:<cmd> | mcp:<cmd> | claude-code[:opts]")
+    # --target, --harness-timeout, --run-as, --sandbox, --binding, --tool-map(-file), --aspects,
+    # --harness-tmp, --baseline: declared once, with harness run's (harness/run/options.py).
+    add_pytest_options(group)
     group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
-    group.addoption("--aspects", default=None, metavar="A,B",
-                    help="judge only these aspects (effects, outcome, output); the others are recorded, never fail")
-    group.addoption("--harness-timeout", type=timeout_argument, default=10.0,
-                    help="per-call timeout in seconds, above 0 and at most 86400")
-    group.addoption("--run-as", default=None, help="run the candidate as this user")
-    group.addoption("--sandbox", action="store_true", help="run the candidate with all but its workspace read-only")
-    group.addoption("--binding", default=None, metavar="FILE",
-                    help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
-    group.addoption("--tool-map", action="append", default=[], metavar="TOOL=NAME",
-                    help="cmd:/mcp: call the profile's TOOL as the target's NAME (TOOL.ARG=NAME renames an argument)")
-    group.addoption("--tool-map-file", default=None, metavar="FILE", help="cmd:/mcp: tool and argument renames from YAML")
     parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
     parser.addini("harness_snapshots", "folder of scenario snapshots (default: snapshots/ at the root)", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolves the scenario folders once; refuses an --aspects value that names no aspect."""
-    if config.getoption("--aspects", None):
-        from harness.scenario.aspects import parse_selection
+    """Resolves the scenario folders and the run options once (a bad --aspects value is refused by
+    its type, a missing or malformed --baseline here: usage errors)."""
+    from harness.run.options import RunOptions
+    options = RunOptions.from_pytest(config)
+    config.stash[_OPTIONS] = options
+    if options.tmp is not None and not options.tmp.is_dir():
+        raise pytest.UsageError(f"--harness-tmp {options.tmp}: no such folder")
+    if options.baseline is not None:
+        from harness.record import baseline
         try:
-            parse_selection(config.getoption("--aspects"))
+            config.stash[_BASELINE] = baseline.load(options.baseline)
         except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
+            raise pytest.UsageError(f"--baseline: {exc}") from None
     dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
     if config.getoption("--harness-catalog"):
         from harness.scenario.catalog import builtin_dir
@@ -74,6 +82,48 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_CATALOG] = catalog
     config.stash[_DIRS] = dirs
     config.stash[_ROOTS] = tuple(str(directory).rstrip("/") + "/" for directory in dirs)
+    if dirs or options.target != RunOptions().target:  # the target is built (not started) now: a refusal is a usage error
+        from harness.run import assemble
+        try:
+            config.stash[_TARGET] = assemble.target(options.target, options)
+        except ValueError as exc:  # an unknown target, a binding with mistakes, isolation it cannot apply
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[_SKIPPED] = [0, 0]  # scenario items that ran, and those of them skipped
+    config.pluginmanager.register(_Counter(config), "harness-scenario-counter")
+
+
+class _Counter:
+    """Counts a session's scenario items that ran, and those skipped, by their ``verdict`` property
+    (registered per config: in the controller too under pytest-xdist, where every worker's reports arrive)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Counts one scenario item's call."""
+        verdict = dict(report.user_properties).get("verdict") if report.when == "call" else None
+        if verdict is None:
+            return
+        counts = self.config.stash[_SKIPPED]
+        counts[0] += 1
+        if verdict == "skip":
+            counts[1] += 1
+            if _SKIP_REASON not in self.config.stash and isinstance(report.longrepr, tuple):
+                self.config.stash[_SKIP_REASON] = str(report.longrepr[2]).removeprefix("Skipped: ")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fails a session whose scenario items were all skipped (nothing ran on the target), as
+    ``harness run`` does: CI must not go green when no scenario ran."""
+    counts = session.config.stash.get(_SKIPPED, None)
+    if counts is None or getattr(session.config, "workerinput", None) is not None:  # the controller judges
+        return
+    from harness.report.tally import nothing_ran
+    line = nothing_ran(counts[0], counts[1], session.config.stash.get(_SKIP_REASON, None))
+    if line and session.exitstatus == 0:
+        session.config.stash[_NOTHING_RAN] = line
+        session.exitstatus = 1
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -139,6 +189,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     """Lists stored snapshots of the target that no scenario of the configured folders matches."""
     runner = config.stash.get(_RUNNER, None)
     dirs = config.stash.get(_DIRS, [])
+    if config.stash.get(_NOTHING_RAN, None):  # said once, in one line; the session failed (exit 1)
+        terminalreporter.write_sep("=", config.stash[_NOTHING_RAN], red=True)
     if runner is not None and runner.start_error:  # each item said only that; here is why, once
         terminalreporter.write_sep("=", "the target did not start", red=True)
         terminalreporter.write_line(defused(shown(runner.start_error)))
@@ -196,19 +248,14 @@ def _snapshot_root(config: pytest.Config) -> Path:
 def _runner(config: pytest.Config) -> Any:
     runner = config.stash.get(_RUNNER, None)
     if runner is None:
-        from harness.run.options import RunOptions
-        from harness.run.runner import Runner
-        from harness.targets import make_target
-        try:
-            target = make_target(config.getoption("--target"), timeout=config.getoption("--harness-timeout"),
-                                 run_as=config.getoption("--run-as"), sandbox=config.getoption("--sandbox"),
-                                 binding=config.getoption("--binding"), tool_map=config.getoption("--tool-map"),
-                                 tool_map_file=config.getoption("--tool-map-file"))
-        except ValueError as exc:  # an unknown target, a binding with mistakes (file:line: [field] message)
+        from harness.run import assemble
+        options = config.stash[_OPTIONS]
+        try:  # built as harness run builds its own: the same options, isolation, workspace folder
+            target = config.stash.get(_TARGET, None) or assemble.target(options.target, options)
+        except ValueError as exc:  # an unknown target, a binding with mistakes, refused isolation
             raise pytest.UsageError(str(exc)) from None
-        # Per-step workspace states go into snapshots; the workspaces go where `harness run` puts
-        # them (a memory file system where present, unless $TMPDIR says otherwise).
-        runner = Runner(target, record_states=True, tmp=RunOptions().workspace_parent())
+        # Per-step workspace states go into snapshots.
+        runner = assemble.runner(target, options, record_states=True)
         runner.start()
         config.stash[_RUNNER] = runner
     return runner
@@ -251,10 +298,11 @@ class ProfileFile(pytest.File):
 class ScenarioFailed(Exception):
     """A scenario's verdict was fail or error."""
 
-    def __init__(self, result: Any, snapshot_diff: str | None = None) -> None:
+    def __init__(self, result: Any, snapshot_diff: str | None = None, stale: bool = False) -> None:
         super().__init__(result.reason)
         self.result = result
         self.snapshot_diff = snapshot_diff
+        self.stale = stale  # it passes, but the baseline lists it as a known failure
 
 
 class ScenarioItem(pytest.Item):
@@ -283,16 +331,26 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
         from harness.scenario.model import Verdict
+        from harness.run.options import RunOptions
         self.result = result = _runner(self.config).run(self.scenario)
-        if self.config.getoption("--aspects"):
+        options = self.config.stash[_OPTIONS]
+        if options.aspects != RunOptions().aspects:
             from harness.scenario import aspects
-            aspects.apply(result, aspects.parse_selection(self.config.getoption("--aspects")))
+            aspects.apply(result, options.aspects)
             self.user_properties.append(("aspects", ",".join(f"{k}={v}" for k, v in result.aspects.items())))
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is Verdict.SKIP:
             pytest.skip(result.reason)
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
+        known = self.config.stash.get(_BASELINE, None)
+        if known is not None:  # --baseline: as harness run --baseline judges it
+            from harness.record import baseline
+            judged = baseline.classify(known, result.id, result.verdict.value)
+            if judged == "known":
+                pytest.xfail(f"known failure (baseline): {known.entries[result.id]}")
+            if judged == "stale":
+                raise ScenarioFailed(result, stale=True)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
             raise ScenarioFailed(result, snapshot_diff=diff)
         if diff:
@@ -300,6 +358,9 @@ class ScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """Shows expected vs observed, not a traceback into the harness."""
+        if isinstance(excinfo.value, ScenarioFailed) and excinfo.value.stale:
+            return (f"stale baseline entry: {self.scenario.id} passes now ({excinfo.value.result.verdict.value}); "
+                    "remove it from the baseline")
         if isinstance(excinfo.value, ScenarioFailed):
             from harness.report.terminal import explain
             diff = excinfo.value.snapshot_diff

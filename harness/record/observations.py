@@ -19,12 +19,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from harness.util import limits
 from harness.record import snapshot as snap
 from harness.util.printable import json_safe
 from harness.util.safepath import read_regular
+
+if TYPE_CHECKING:
+    from harness.run.options import RunOptions
 
 
 @dataclass
@@ -388,32 +391,33 @@ class Collector:
         return columns
 
 
-def run_target(spec: str, scenarios: list[Any], **options: Any) -> Source:
-    """Runs ``scenarios`` on the target ``spec`` (recording the workspace after each step)."""
-    from harness.run.runner import Runner
-    from harness.targets import make_target
-    target = make_target(spec, **options)
-    with Runner(target, record_states=True) as runner:
+def run_target(spec: str, scenarios: list[Any], options: RunOptions | None = None) -> Source:
+    """Runs ``scenarios`` on the target ``spec`` with the run's ``options`` (harness/run/options.py
+    ``RunOptions``), recording the workspace after each step."""
+    from harness.run import assemble
+    target = assemble.target(spec, options)
+    with assemble.runner(target, options, record_states=True) as runner:
         results = runner.run_all(scenarios)
         info = runner.info
     return from_results(spec, results, info, spec)
 
 
-def resolve(name: str, scenarios: list[Any] | None = None, **options: Any) -> Source:
+def resolve(name: str, scenarios: list[Any] | None = None, options: RunOptions | None = None) -> Source:
     """Returns the source ``name`` stands for: a JSON report, a snapshot folder, or a target to run."""
     path = Path(name)
     if path.is_file():
         return from_report(path)
     if path.is_dir():
         return from_folder(path)
-    return run_target(name, scenarios or [], **options)
+    return run_target(name, scenarios or [], options)
 
 
-def resolve_all(name: str, scenarios: list[Any] | None = None, **options: Any) -> list[Source]:
+def resolve_all(name: str, scenarios: list[Any] | None = None,
+                options: RunOptions | None = None) -> list[Source]:
     """Returns the sources ``name`` stands for: like :func:`resolve`, every target of a combined report."""
     if Path(name).is_file():
         return from_reports(Path(name))
-    return [resolve(name, scenarios, **options)]
+    return [resolve(name, scenarios, options)]
 
 
 MERGE_CANDIDATES = 64  # runs of one spec a report may still merge into: past them, an overlapping one stays apart

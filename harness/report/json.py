@@ -119,6 +119,8 @@ class Stream:
             leftovers: list[Any] | None = None, interrupted: bool = False) -> None:
         """Writes the document's end: ``summary`` (the verdict counts), and what :func:`document` adds."""
         indent = " " * self.depth
+        if interrupted:  # a run cut short did not show that nothing would have run
+            summary = {key: value for key, value in summary.items() if key != "nothing_ran"}
         tail: dict[str, Any] = {"summary": summary}
         if baseline is not None:
             tail["baseline"] = baseline

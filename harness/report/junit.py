@@ -11,6 +11,7 @@ from typing import Any
 from harness.util.printable import shown
 from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
+from harness.report.tally import nothing_ran
 from harness.report.terminal import explain
 from harness.targets.base import TargetInfo
 
@@ -149,6 +150,8 @@ class Suites:
         self.target, self.prefix, self.start_error = target, prefix, start_error
         self.spools: dict[str, Any] = {}
         self.counts: dict[str, dict[str, Any]] = {}
+        self.invalid = 0  # results of invalid files (never skipped)
+        self.skip_reason: str | None = None  # the first skip's reason (said when nothing ran)
 
     def add(self, result: Result) -> None:
         """Writes one result's testcase."""
@@ -159,6 +162,9 @@ class Suites:
             self.counts[profile] = {"tests": 0, "seconds": 0.0, **{key: 0 for key in
                                                                     ("fail", "error", "skip", "known", "stale")}}
         counts = self.counts[profile]
+        self.invalid += result.id.startswith("<invalid>")
+        if result.verdict is Verdict.SKIP and self.skip_reason is None:
+            self.skip_reason = result.reason
         counts["tests"] += 1
         counts[result.counted_as] = counts.get(result.counted_as, 0) + 1
         counts["stale"] += result.stale is not None
@@ -167,7 +173,7 @@ class Suites:
         _add_case(holder, result, self.target, profile, self.start_error)
         self.spools[profile].write("\n    " + _text(holder[0], 2))
 
-    def write_to(self, handle: Any, leftovers: list[Any] | None = None) -> None:
+    def write_to(self, handle: Any, leftovers: list[Any] | None = None, *, interrupted: bool = False) -> None:
         """Writes the suites (each after ``\\n  ``) to ``handle``."""
         import shutil
         for profile in sorted(self.spools):
@@ -187,6 +193,17 @@ class Suites:
                 handle.write("\n    " + _text(error, 2))
             handle.write("\n  </testsuite>")
         self.spools.clear()
+        total = sum(counts["tests"] for counts in self.counts.values())
+        line = nothing_ran(total - self.invalid, sum(counts["skip"] for counts in self.counts.values()),
+                           self.skip_reason)
+        if line and not interrupted:  # every scenario skipped: the run failed, and CI says so
+            holder = ET.Element("testsuites")
+            suite = ET.SubElement(holder, "testsuite", name=self.prefix + "harness", tests="1", failures="1",
+                                  errors="0", skipped="0", time="0.000")
+            case = ET.SubElement(suite, "testcase", classname=f"{self.target.name}.harness", name="something ran",
+                                 time="0")
+            ET.SubElement(case, "failure", message=line)
+            handle.write("\n  " + _text(holder[0], 1))
         if leftovers:
             holder = ET.Element("testsuites")
             _add_leftovers(holder, leftovers, self.target, self.prefix)
@@ -201,7 +218,7 @@ def write_stream(handle: Any, name: str, parts: list[tuple["Suites", list[Any] |
     if any(suites.spools or leftovers for suites, leftovers in parts):
         handle.write(_open_tag("testsuites", name=name))
         for suites, leftovers in parts:
-            suites.write_to(handle, leftovers)
+            suites.write_to(handle, leftovers, interrupted=interrupted)
         handle.write("\n</testsuites>")
     else:
         handle.write(ET.tostring(_made_valid(ET.Element("testsuites", name=name)), encoding="unicode"))

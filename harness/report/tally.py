@@ -53,6 +53,19 @@ def held(result: Result) -> Result:
     return dataclasses.replace(result, reason=_cut(result.reason), steps=steps, workspace=None,
                                then_failures=[_shown(failure) for failure in result.then_failures])
 
+def nothing_ran(count: int, skipped: int, reason: str | None = None) -> str | None:
+    """Returns the one line that says a run ran nothing (``count`` scenarios, every one ``skipped``:
+    no profile or tool of the target's matched), or None when something ran or nothing was selected.
+
+    Such a run fails (exit 1) and every report says so: a CI job must not go green on a candidate
+    that offered no profile, a misspelt one, or an MCP server that lists no tools.
+    """
+    if count == 0 or skipped < count:
+        return None
+    why = f" (e.g. {reason})" if reason else ""
+    return f"nothing ran: all {count} scenario(s) were skipped{why}"
+
+
 class Tally:
     """Counts and failures of one target's results, fed one result at a time (``add``).
 
@@ -63,6 +76,8 @@ class Tally:
 
     def __init__(self, baseline: Any = None, baseline_error: str | None = None) -> None:
         self.count = 0
+        self.real = 0  # results of scenarios (not of invalid files)
+        self.real_skipped = 0
         self.per_profile: dict[str, Counter[str]] = {}  # profile -> counted_as -> count, in order of arrival
         self.verdicts: Counter[Verdict] = Counter()
         self.any_known = False
@@ -94,6 +109,8 @@ class Tally:
         if real and self.baseline is not None:
             self._judge(result)
         self.count += 1
+        self.real += real
+        self.real_skipped += real and result.verdict is Verdict.SKIP
         self.per_profile.setdefault(result.scenario.profile, Counter())[result.counted_as] += 1
         self.verdicts[result.verdict] += 1
         self.any_known = self.any_known or result.known is not None
@@ -131,4 +148,12 @@ class Tally:
             counts.update(per)
         out = {verdict.value: counts.get(verdict.value, 0) for verdict in Verdict}
         out["known"] = counts.get("known", 0)
+        if self.nothing_ran:
+            out["nothing_ran"] = self.nothing_ran  # type: ignore[assignment]  # the one line, not a count
         return out
+
+    @property
+    def nothing_ran(self) -> str | None:
+        """Returns the line saying no scenario ran on the target (see :func:`nothing_ran`), or None."""
+        reason = self.skips.most_common(1)[0][0] if self.skips else None
+        return nothing_ran(self.real, self.real_skipped, reason)

@@ -1,16 +1,22 @@
-"""The options of one ``harness run``, as one typed, immutable object.
+"""The options of a run, as one typed, immutable object, declared once.
 
-The CLI parses its arguments once (:meth:`RunOptions.from_namespace`) and hands this object down:
-to the runner and its workers, to the targets (:meth:`RunOptions.target_options`), to the
-after-run steps (harness/cli/postrun.py) and to the reports. Nothing below the CLI sees argparse.
+Each field of :class:`RunOptions` carries its command-line flag, help and default (:func:`option`):
+``harness run`` (and ``diff``/``report``, for how targets run now are reached) add their options
+with :func:`add_arguments`, the pytest plugin with :func:`add_pytest_options`, and both parse them
+back with :meth:`RunOptions.from_namespace` / :meth:`RunOptions.from_pytest`. The drivers build a
+``RunOptions`` themselves. The object goes to harness/run/assemble.py (targets, through
+:meth:`RunOptions.target_options`, and runners), to the workers, to the reports and to the exit
+code (harness/cli/run.py). Nothing below the CLI sees argparse.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from harness.targets.options import TargetOptions
 
 DEFAULT_TARGET = "reference"
 DEFAULT_TIMEOUT = 10.0
@@ -71,62 +77,172 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
+def _keyword(text: str) -> str:
+    """The ``-k`` option's type: an expression pytest's grammar takes, else bad usage (exit 2) saying why."""
+    import argparse
+    from harness.scenario.catalog import compile_keyword
+    from harness.util.printable import shown
+    try:
+        compile_keyword(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(shown(str(exc))) from None
+    return text
+
+
+def _shard(text: str) -> tuple[int, int]:
+    import argparse
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _aspects(text: str) -> tuple[str, ...]:
+    import argparse
+    from harness.scenario.aspects import parse_selection
+    try:
+        return parse_selection(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def option(initial: Any, *flags: str, help: str, group: str, pytest: dict[str, Any] | None = None,
+           **argparse_kwargs: Any) -> Any:
+    """Declares a run option: its value when not given (``initial``), its command-line ``flags``, ``help`` and ``group``
+    (``selection``, ``target``, ``run``, ``report``, ``snapshots``), the argparse settings, and
+    ``pytest``: how the pytest plugin offers it (its own flags and settings; None: not offered there,
+    pytest having its own, e.g. ``-x``, ``--lf``, ``-k``, ``--junit-xml``)."""
+    meta = {"flags": flags, "help": help, "group": group, "argparse": argparse_kwargs, "pytest": pytest}
+    return field(default=initial, metadata=meta)
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """Everything a ``harness run`` was asked to do (see ``harness run --help`` for each option)."""
+    """Everything a run was asked to do: declared once, here.
+
+    Each field carries its command-line flag, help and default (:func:`option`); ``harness run``
+    (:func:`add_arguments`), the pytest plugin (:func:`add_pytest_options`) and the drivers build
+    their options from these declarations, and ``harness/run/assemble.py`` builds targets and
+    runners from the object.
+    """
 
     # what runs, and against what
-    targets: tuple[str, ...] = (DEFAULT_TARGET,)
-    scenarios: tuple[Path, ...] = ()  # --scenarios DIR: folders beside the built-in catalog
-    builtin: bool = True  # False with --no-builtin
-    profiles: tuple[str, ...] = ()
-    keyword: str | None = None  # -k EXPR
-    aspects: tuple[str, ...] = ("effects", "outcome", "output")  # --aspects: the ones judged (harness/scenario/aspects.py)
+    scenarios: tuple[Path, ...] = option(
+        (), "--scenarios", action="append", type=Path, default=[], metavar="DIR", group="selection",
+        help="also load scenario files from DIR (repeatable)")
+    builtin: bool = option(
+        True, "--no-builtin", action="store_true", dest="no_builtin", group="selection",
+        help="do not load the built-in catalog")
+    profiles: tuple[str, ...] = option(
+        (), "--profile", action="append", default=[], dest="profile", group="selection",
+        help="only this profile (repeatable)")
+    keyword: str | None = option(
+        None, "-k", dest="keyword", metavar="EXPR", type=_keyword, group="selection",
+        help="only scenarios whose id, title or tags match (pytest -k syntax)")
+    targets: tuple[str, ...] = option(
+        (DEFAULT_TARGET,), "--target", action="append", default=None, dest="target", group="which",
+        help="the target: {targets} (default: reference); repeatable: each target runs the same scenarios",
+        pytest={"flags": ("--target",), "action": "store", "default": DEFAULT_TARGET,
+                "help": "target for scenario items: {targets}"})
     # how targets are reached
-    timeout: float = DEFAULT_TIMEOUT
-    run_as: str | None = None
-    sandbox: bool = False
-    binding: Path | None = None  # --binding FILE (harness/targets/bindings.py)
-    tool_map: tuple[str, ...] = ()
-    tool_map_file: Path | None = None
+    timeout: float = option(
+        DEFAULT_TIMEOUT, "--timeout", type=timeout_argument, default=DEFAULT_TIMEOUT, group="target",
+        help="per-call timeout in seconds, above 0 and at most 86400 (default 10)",
+        pytest={"flags": ("--harness-timeout",), "dest": "harness_timeout"})
+    run_as: str | None = option(
+        None, "--run-as", metavar="USER", group="target", pytest={},
+        help="run the candidate as USER (realises permission scenarios; refused by kinds that cannot)")
+    sandbox: bool = option(
+        False, "--sandbox", action="store_true", group="target", pytest={},
+        help="run the candidate with all but its workspace read-only (refused by kinds that cannot)")
+    binding: Path | None = option(
+        None, "--binding", type=Path, metavar="FILE", group="target", pytest={},
+        help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
+    tool_map: tuple[str, ...] = option(
+        (), "--tool-map", action="append", default=[], metavar="TOOL=NAME", group="target", pytest={},
+        help="cmd:/mcp: call the profile's TOOL as the target's NAME; TOOL.ARG=NAME renames an argument (repeatable)")
+    tool_map_file: Path | None = option(
+        None, "--tool-map-file", type=Path, metavar="FILE", group="target", pytest={},
+        help="cmd:/mcp: tool and argument renames from a YAML file")
+    aspects: tuple[str, ...] = option(
+        ("effects", "outcome", "output"), "--aspects", type=_aspects, metavar="A,B", group="report", pytest={},
+        help="judge only these aspects (effects, outcome, output); the others are recorded "
+             "and never fail the run (docs/scenario-format.md, Aspects)")
     # how the run is carried out
-    jobs: int = 1  # worker processes (the CLI's default: the cores this process may use)
-    tmp: Path | None = None  # the folder that holds the workspaces (--tmp; default: see workspace_parent)
-    shard: tuple[int, int] | None = None  # --shard K/N: this run's part (K of N, from 1)
+    jobs: int = option(
+        1, "--jobs", "-j", type=int, metavar="N", group="run",
+        help="worker processes (default: the number of cores, here {cores}; 1: all in this process)")
+    tmp: Path | None = option(
+        None, "--tmp", type=Path, metavar="DIR", group="run", pytest={"flags": ("--harness-tmp",), "dest": "harness_tmp"},
+        help="the folder that holds the workspaces (default: /dev/shm where present, else $TMPDIR)")
+    shard: tuple[int, int] | None = option(
+        None, "--shard", type=_shard, metavar="K/N", group="run",
+        help="run only part K of N (by a stable hash of each scenario id; with several targets, of each "
+             "target spec): N CI jobs cover the run once; harness report merges them")
     # what is written and shown afterwards
-    json: Path | None = None
-    junit: Path | None = None
-    markdown: Path | None = None
-    html: Path | None = None
-    quiet: bool = False
-    color: str = "auto"  # --color auto|always|never (NO_COLOR is honoured under auto)
+    json: Path | None = option(
+        None, "--json", type=Path, metavar="FILE", group="report",
+        help="write the JSON report to FILE; with several targets FILE holds them all, or an existing folder "
+             "gets one <target>.json each (<target>-2.json for a second target of that name)")
+    junit: Path | None = option(
+        None, "--junit", type=Path, metavar="FILE", group="report",
+        help="write a JUnit XML report to FILE (an existing folder: one <target>.xml per target, "
+             "<target>-2.xml for a second target of that name)")
+    quiet: bool = option(False, "-q", "--quiet", action="store_true", group="report",
+                         help="no progress, no failure details")
+    color: str = option(
+        "auto", "--color", choices=("auto", "always", "never"), default="auto", group="report",
+        help="colour the output: auto (on a terminal, unless NO_COLOR is set), always, never")
     # habits from pytest
-    exitfirst: bool = False  # -x: stop at the first fail or error
-    last_failed: bool = False  # --lf: only what failed last time on the same target
-    snapshot_update: bool = False
-    no_snapshots: bool = False
-    snapshots: Path | None = None
-    baseline: Path | None = None
-    write_baseline: Path | None = None
+    exitfirst: bool = option(False, "-x", "--exitfirst", action="store_true", group="run",
+                             help="stop at the first fail or error")
+    last_failed: bool = option(
+        False, "--lf", "--last-failed", dest="last_failed", action="store_true", group="run",
+        help="only the scenarios that failed or errored last time on this target (all when none did)")
+    snapshot_update: bool = option(False, "--snapshot-update", action="store_true", group="snapshots",
+                                   help="write the snapshots of this run instead of comparing with them")
+    no_snapshots: bool = option(False, "--no-snapshots", action="store_true", group="snapshots",
+                                help="do not compare with stored snapshots")
+    snapshots: Path | None = option(
+        None, "--snapshots", type=Path, metavar="DIR", group="snapshots",
+        help="snapshot root (default: $HARNESS_SNAPSHOTS or ./snapshots); files are DIR/<target>/<id>.yaml")
+    baseline: Path | None = option(
+        None, "--baseline", type=Path, metavar="FILE", group="snapshots", pytest={"flags": ("--baseline",),
+                                                                                 "dest": "harness_baseline"},
+        help="known failures (YAML: id: reason); listed failures pass, listed passes fail as stale")
+    write_baseline: Path | None = option(None, "--write-baseline", type=Path, metavar="FILE", group="snapshots",
+                                         help="write the failures of this run as a baseline")
+    markdown: Path | None = option(None, "--markdown", type=Path, metavar="FILE", group="snapshots",
+                                   help="write the Markdown report to FILE")
+    html: Path | None = option(None, "--html", type=Path, metavar="FILE", group="snapshots",
+                               help="write the self-contained HTML report to FILE")
 
     @classmethod
     def from_namespace(cls, args: Any) -> "RunOptions":
-        """Builds the options from parsed arguments (argparse's names; absent ones keep their default)."""
-        names = {"profile": "profiles", "target": "targets", "no_builtin": "builtin"}
+        """Builds the options from parsed arguments (absent ones keep their default)."""
         values: dict[str, Any] = {}
-        for name, value in vars(args).items():
-            key = names.get(name, name)
-            if key not in _FIELDS or value is None:
+        for item in fields(cls):
+            dest = _dest(item)
+            if not hasattr(args, dest) or getattr(args, dest) is None:
                 continue
-            if key == "builtin":
-                value = not value
-            elif key == "targets":
-                value = (value,) if isinstance(value, str) else tuple(value)
-            elif isinstance(value, list):
-                value = tuple(value)
-            values[key] = value
+            values[item.name] = _value(item, getattr(args, dest))
         if not values.get("targets"):
             values.pop("targets", None)
+        return cls(**values)
+
+    @classmethod
+    def from_pytest(cls, config: Any) -> "RunOptions":
+        """Builds the options from a pytest config (the options :func:`add_pytest_options` added)."""
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            offered = item.metadata.get("pytest")
+            if offered is None:
+                continue
+            value = config.getoption(offered.get("dest") or _dest(item), None)
+            if value is None or value == [] or value == ():
+                continue
+            values[item.name] = _value(item, value)
+        values["jobs"] = 1  # pytest runs its items in this process (pytest-xdist forks its own workers)
         return cls(**values)
 
     @property
@@ -143,11 +259,11 @@ class RunOptions:
         """Returns True when ``key`` (a scenario id, or a target spec) belongs to this run's shard."""
         return self.shard is None or shard_of(key, self.shard[1]) == self.shard[0]
 
-    def target_options(self) -> dict[str, Any]:
-        """Returns the run-wide settings handed to ``make_target`` (each target takes those it needs)."""
-        return {"timeout": self.timeout, "run_as": self.run_as, "sandbox": self.sandbox,
-                "binding": self.binding, "tool_map": list(self.tool_map), "tool_map_file": self.tool_map_file,
-                "workspace_parent": self.workspace_parent()}
+    def target_options(self) -> TargetOptions:
+        """Returns the run-wide settings every target is built with (each kind takes those it honours)."""
+        return TargetOptions(timeout=self.timeout, run_as=self.run_as, sandbox=self.sandbox, binding=self.binding,
+                             tool_map=tuple(self.tool_map), tool_map_file=self.tool_map_file,
+                             workspace_parent=self.workspace_parent())
 
     @property
     def records_states(self) -> bool:
@@ -192,4 +308,49 @@ class RunOptions:
         return None
 
 
-_FIELDS = frozenset(f.name for f in fields(RunOptions))
+def _dest(item: Any) -> str:
+    """Returns the argparse destination of a field (its name unless its declaration says otherwise)."""
+    return item.metadata.get("argparse", {}).get("dest") or item.name
+
+
+def _value(item: Any, value: Any) -> Any:
+    """Returns a parsed value as the field holds it (a tuple for a list; ``builtin`` from --no-builtin)."""
+    if item.name == "builtin":
+        return not value
+    if item.name == "targets" and isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _formatted(text: str) -> str:
+    from harness.targets import TARGET_HELP
+    return text.replace("{targets}", TARGET_HELP).replace("{cores}", str(default_jobs()))
+
+
+def add_arguments(parser: Any, groups: tuple[str, ...]) -> None:
+    """Adds the options of these ``groups`` to an argparse parser, from their one declaration."""
+    for item in fields(RunOptions):
+        meta = item.metadata
+        if meta.get("group") not in groups:
+            continue
+        kwargs = dict(meta["argparse"])
+        kwargs.setdefault("dest", item.name)
+        if item.name == "jobs":
+            kwargs["default"] = default_jobs()
+        parser.add_argument(*meta["flags"], help=_formatted(meta["help"]), **kwargs)
+
+
+def add_pytest_options(group: Any) -> None:
+    """Adds the run options the pytest plugin offers to a pytest option group, from their one declaration."""
+    for item in fields(RunOptions):
+        meta = item.metadata
+        offered = meta.get("pytest")
+        if offered is None:
+            continue
+        kwargs = {key: value for key, value in meta["argparse"].items() if key not in ("dest",)}
+        kwargs.update({key: value for key, value in offered.items() if key not in ("flags", "help")})
+        kwargs.setdefault("dest", _dest(item))
+        flags = offered.get("flags") or tuple(flag for flag in meta["flags"] if flag.startswith("--"))[:1]
+        group.addoption(*flags, help=_formatted(offered.get("help") or meta["help"]), **kwargs)

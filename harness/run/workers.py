@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 from harness.util import processes
 from harness.scenario.model import Result, Scenario, Verdict
+from harness.run import assemble
 from harness.run.runner import Runner
 from harness.targets.base import Target, TargetInfo
 from harness.run.workspace import remove_tree
@@ -96,7 +97,7 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
               on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None,
               emit: Callable[[TargetRun, Result], None] | None = None, keep: bool = True) -> TargetRun:
     started = time.perf_counter()
-    with Runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
+    with assemble.runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
         done = TargetRun(target, runner.info, target.slug, [], 0.0,  # type: ignore[arg-type]
                          runner.start_error, runner.start_reason)
 
@@ -173,7 +174,7 @@ def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario],
             if current is None or current[0] != index:
                 if current is not None:
                     _stop(conn, *current)
-                runner = Runner(targets[index], record_states=record_states, tmp=tmp, say_leftovers=False)
+                runner = assemble.runner(targets[index], record_states=record_states, tmp=tmp, say_leftovers=False)
                 current = (index, runner)
                 info = runner.start()
                 conn.send(("info", index, info, targets[index].slug, runner.start_error, runner.start_reason))

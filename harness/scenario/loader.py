@@ -239,6 +239,17 @@ def _misplaced_absent(value: Any, path: list[Any] | None = None, parent_is_mappi
             yield from _misplaced_absent(item, path + [index], False)
 
 
+def _then(then: Any) -> Any:
+    """Returns ``then`` with each ``files`` entry in the content form ``{pattern, size}`` made
+    ``{content: {pattern, size}}``: else its ``size`` read it as a size check, and ``pattern`` went
+    unchecked (docs/scenario-format.md, then). The schema allows ``pattern`` only in that form."""
+    if not isinstance(then, dict) or not isinstance(then.get("files"), dict):
+        return then
+    files = {name: {"content": want} if isinstance(want, dict) and "pattern" in want else want
+             for name, want in then["files"].items()}
+    return {**then, "files": files}
+
+
 def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | None) -> Scenario:
     step_lines = _step_lines(node)
     steps = []
@@ -246,7 +257,7 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
         step_line = step_lines[index] if index < len(step_lines) else line
         if "tool" in raw:
             steps.append(Call(tool=raw["tool"], args=raw.get("args", {}), expect=raw.get("expect"),
-                              then=raw.get("then"), name=raw.get("name"), answers=raw.get("answers", False),
+                              then=_then(raw.get("then")), name=raw.get("name"), answers=raw.get("answers", False),
                               line=step_line, aspect=raw.get("aspect")))
         else:
             steps.append(Action(action=raw["action"], path=raw["path"], content=raw.get("content"),
@@ -254,7 +265,7 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
                                 line=step_line, mtime=raw.get("mtime")))
     return Scenario(
         id=document["id"], profile=document["profile"], title=document["title"], source=document["source"],
-        steps=tuple(steps), given=document.get("given", {}), then=document.get("then"),
+        steps=tuple(steps), given=document.get("given", {}), then=_then(document.get("then")),
         tags=tuple(document.get("tags", ())), open_question=document.get("open_question"),
         requires=_requires(document), options=document.get("options", {}), acp=document.get("acp", {}),
         file=path, line=line, raw=document,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.targets.options import TargetOptions
+
 
 class TargetError(Exception):
     """The target itself broke (crash, hang, protocol violation): an ``error`` verdict, not a tool error."""
@@ -135,9 +137,17 @@ class Target(abc.ABC):
     #: A scenario sending one is skipped with this reason on a target that cannot.
     lone_surrogates_refused: str | None = "its transport cannot carry a lone surrogate"
 
-    def __init__(self, spec: str, **options: Any) -> None:
+    #: The isolation settings (harness/targets/options.py ``ISOLATION``) this kind applies to its
+    #: candidate; a run asking for another is refused before anything starts.
+    honours: frozenset[str] = frozenset()
+
+    def __init__(self, spec: str) -> None:
         self.spec = spec
-        self.options = options  # run-wide settings; each target uses those that concern it
+
+    @classmethod
+    def from_options(cls, spec: str, options: TargetOptions) -> "Target":
+        """Returns the target ``spec`` built with the run-wide ``options`` it honours (see ``honours``)."""
+        return cls(spec)
 
     @abc.abstractmethod
     def start(self) -> TargetInfo:

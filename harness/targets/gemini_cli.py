@@ -88,13 +88,16 @@ def command_line(node: str = "node") -> str:
 class GeminiCliTarget(CmdTarget):
     """The cmd: target on the gemini-cli adapter; skips everything when the package is missing."""
 
-    def __init__(self, spec: str = "gemini-cli", *, timeout: float | None = None, **options: Any) -> None:
+    def __init__(self, spec: str = "gemini-cli", *, timeout: float | None = None, run_as: str | None = None,
+                 sandbox: bool = False, binding: str | Path | None = None, tool_map: Any = (),
+                 tool_map_file: str | Path | None = None) -> None:
         self.name_spec = spec
         self.cli_options = parse_spec(spec)  # ValueError: a usage error, like any unknown target
         node = self.cli_options["node"]
         if "/" not in node and shutil.which(node) is None:
             node = shutil.which("nodejs") or node
-        super().__init__(command_line(node), timeout=max(timeout or 0.0, STARTUP_TIMEOUT), **options)
+        super().__init__(command_line(node), timeout=max(timeout or 0.0, STARTUP_TIMEOUT), run_as=run_as, sandbox=sandbox,
+                         binding=binding, tool_map=tool_map, tool_map_file=tool_map_file)
         self.spec = spec  # reports name the target as it was asked for
         self.installed = installed()
 

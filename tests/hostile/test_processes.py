@@ -7,6 +7,8 @@ live process with that marker may remain.
 
 from __future__ import annotations
 
+from harness.targets.options import TargetOptions
+
 import json
 import os
 import signal
@@ -270,7 +272,7 @@ def test_an_mcp_server_that_sigkills_its_keeper_still_leaves_no_process(tmp_path
     folder = scenarios(tmp_path, 1)
     scenario = load_text((folder / "s0.yaml").read_text("utf-8"), folder / "s0.yaml")[0]
     try:
-        with Runner(make_target(spec, timeout=20.0)) as runner:
+        with Runner(make_target(spec, TargetOptions(timeout=20.0))) as runner:
             runner.run(scenario)
             assert len(processes_with(mark)) >= 2  # the keeper is gone, its family is not
         assert not gone(mark), "processes left behind"

@@ -12,6 +12,7 @@ import pytest
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 from harness.targets.acp.target import AcpTarget, parse_spec
 from harness.targets.base import TargetError, Unsupported
 
@@ -276,7 +277,7 @@ def test_the_runner_turns_a_hang_into_an_error_verdict_and_goes_on(scenario_from
           - tool: write_text_file
             args: {path: "${workspace}/f", content: ""}
     """)
-    target = make_target(MISBEHAVING, timeout=1, tool_map=["write_text_file=hang"])
+    target = make_target(MISBEHAVING, TargetOptions(timeout=1, tool_map=["write_text_file=hang"]))
     with Runner(target) as runner:
         first = runner.run(hang)
         second = runner.run(hang)  # a fresh agent process after the broken one
@@ -294,7 +295,7 @@ def test_an_agent_that_cannot_start_is_an_error_for_every_scenario(scenario_from
           - tool: write_text_file
             args: {path: "${workspace}/f", content: ""}
     """)
-    with Runner(make_target(f"acp:{sys.executable} -c 'import sys; sys.exit(7)'", timeout=5)) as runner:
+    with Runner(make_target(f"acp:{sys.executable} -c 'import sys; sys.exit(7)'", TargetOptions(timeout=5))) as runner:
         result = runner.run(scenario)
     assert result.verdict == Verdict.ERROR and "exited with code 7" in result.reason
 

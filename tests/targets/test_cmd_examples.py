@@ -15,6 +15,7 @@ from harness.scenario import catalog
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "adapters"
 
@@ -32,7 +33,7 @@ def test_an_example_adapter_runs_its_profile(command: str) -> None:
     scenarios = [s for s in catalog.load([catalog.builtin_dir()]).scenarios if s.profile == "mcp-write-text-file"]
     if not scenarios:
         pytest.skip("no mcp-write-text-file scenario in the catalog")
-    target = make_target(f"cmd:{command}", timeout=30.0)
+    target = make_target(f"cmd:{command}", TargetOptions(timeout=30.0))
     with Runner(target) as runner:
         assert runner.info.name.startswith("minimal-")
         results = runner.run_all(scenarios)

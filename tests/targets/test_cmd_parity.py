@@ -17,6 +17,7 @@ from harness.scenario import catalog
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 from harness.targets.cmd.target import CmdTarget
 
 REFERENCE_CMD = "cmd:python -m reference_impl.serve"
@@ -41,7 +42,7 @@ def verdicts(results: dict) -> dict[str, str]:
 
 
 def test_cmd_reference_gives_the_in_process_verdicts_on_the_whole_catalog(scenarios, in_process) -> None:
-    with Runner(make_target(REFERENCE_CMD, timeout=30.0)) as runner:
+    with Runner(make_target(REFERENCE_CMD, TargetOptions(timeout=30.0))) as runner:
         over_cmd = {r.id: r for r in runner.run_all(scenarios)}
     conditional = {s.id for s in scenarios if s.requires}
     expected = verdicts(in_process)

@@ -23,6 +23,7 @@ from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 from harness.targets.base import TargetError, Unsupported
 from harness.targets.cmd.target import CmdTarget, parse_spec
 
@@ -76,7 +77,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def test_registry_makes_a_cmd_target_with_the_run_wide_options() -> None:
-    target = make_target(REFERENCE, timeout=2.5, run_as=None, sandbox=False)
+    target = make_target(REFERENCE, TargetOptions(timeout=2.5, run_as=None, sandbox=False))
     assert isinstance(target, CmdTarget)
     assert target.timeout == 2.5
     assert target.argv == [sys.executable, "-m", "reference_impl.serve"]
@@ -354,7 +355,7 @@ def test_run_as_realises_permissions_and_hands_over_the_workspace(tmp_path: Path
 
 def test_run_as_an_unknown_user_is_bad_usage() -> None:
     with pytest.raises(ValueError, match="no such user"):
-        make_target(REFERENCE, run_as="no-such-user-here")
+        make_target(REFERENCE, TargetOptions(run_as="no-such-user-here"))
 
 
 # -- the sandbox -------------------------------------------------------------------------------

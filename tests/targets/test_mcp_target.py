@@ -24,6 +24,7 @@ from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 from harness.targets.base import TargetError, Unsupported
 from harness.targets.mcp.target import McpTarget, parse_spec, workspace_parent
 from harness.targets.bindings import BindingError, from_tool_map
@@ -81,7 +82,7 @@ def run(target: McpTarget, tmp_path: Path, *names: str):
 
 @pytest.fixture(scope="module")
 def reference_target():
-    target = make_target(REFERENCE, timeout=10.0)
+    target = make_target(REFERENCE, TargetOptions(timeout=10.0))
     target.start()
     yield target
     target.stop()
@@ -180,7 +181,7 @@ steps:
 
 
 def test_registry_and_spec() -> None:
-    target = make_target(REFERENCE, timeout=2.5, run_as=None, sandbox=False, tool_map=["a=b"], tool_map_file=None)
+    target = make_target(REFERENCE, TargetOptions(timeout=2.5, run_as=None, sandbox=False, tool_map=["a=b"], tool_map_file=None))
     assert isinstance(target, McpTarget) and target.timeout == 2.5 and target.binding.tool("a") == "b"
     assert parse_spec("mcp:node 'my server.js' --x=1") == ["node", "my server.js", "--x=1"]
     assert parse_spec("mcp:python -m x")[0] == sys.executable
@@ -394,8 +395,8 @@ def test_the_cli_hands_bindings_and_tool_maps_to_the_target(tmp_path: Path) -> N
     args = build_parser().parse_args(["run", "--target", "mcp:x", "--tool-map", "a=b", "--tool-map", "a.c=d",
                                       "--tool-map-file", str(tmp_path / "m.yaml"), "--binding", str(tmp_path / "b.yaml")])
     options = RunOptions.from_namespace(args).target_options()
-    assert options["tool_map"] == ["a=b", "a.c=d"] and options["tool_map_file"] == tmp_path / "m.yaml"
-    assert options["binding"] == tmp_path / "b.yaml"
+    assert options.tool_map == ("a=b", "a.c=d") and options.tool_map_file == tmp_path / "m.yaml"
+    assert options.binding == tmp_path / "b.yaml"
 
 
 def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
@@ -432,7 +433,7 @@ def test_a_command_that_does_not_exist_cannot_start() -> None:
 def test_the_official_filesystem_server_ends_every_write_text_file_scenario_in_a_verdict() -> None:
     found = catalog.load([catalog.builtin_dir()])
     scenarios = found.select(profiles=["mcp-write-text-file"])
-    target = make_target(f"mcp:node {FILESYSTEM} {{workspace}}", timeout=10.0, tool_map=["write_text_file=write_file"])
+    target = make_target(f"mcp:node {FILESYSTEM} {{workspace}}", TargetOptions(timeout=10.0, tool_map=["write_text_file=write_file"]))
     with Runner(target) as runner:
         results = [runner.run(s) for s in scenarios]
         assert target.uses_roots  # one server for the run, each workspace given as its root
@@ -474,13 +475,13 @@ def test_the_reference_over_streamable_http_gives_the_in_process_verdicts(http_r
     scenarios = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["mcp-write-text-file", "claude-code"])
                  if not s.requires and not _sends_lone_surrogate(s)]  # neither can be sent through the mcp SDK
     local = [reference_results[s.id].verdict for s in scenarios]
-    with Runner(make_target(http_reference, timeout=10.0)) as runner:
+    with Runner(make_target(http_reference, TargetOptions(timeout=10.0))) as runner:
         remote = [runner.run(s) for s in scenarios]
     assert [r.verdict for r in remote] == local, [(r.scenario.id, r.reason) for r in remote if r.verdict is Verdict.ERROR]
 
 
 def test_an_http_server_that_is_not_there_is_an_error(tmp_path: Path) -> None:
-    with Runner(make_target("mcp+http://127.0.0.1:9/mcp", timeout=2.0)) as runner:
+    with Runner(make_target("mcp+http://127.0.0.1:9/mcp", TargetOptions(timeout=2.0))) as runner:
         result = runner.run(scenario(write("a"), tmp_path))
     assert result.verdict is Verdict.ERROR and "could not be reached at http://127.0.0.1:9/mcp" in result.reason
 

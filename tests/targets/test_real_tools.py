@@ -19,6 +19,7 @@ from harness.scenario import catalog
 from harness.scenario.model import Verdict
 from harness.run.runner import Runner
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_WORLD = ROOT / "docs" / "real-world.md"
@@ -55,7 +56,7 @@ def test_a_real_tool_fails_only_on_its_named_divergences(tool: str) -> None:
     scenarios = catalog.load([catalog.builtin_dir()]).select(profiles=[profile])
     if sample is not None:
         scenarios = [s for s in scenarios if s.id in named] + [s for s in scenarios if s.id not in named][:sample]
-    target = make_target(spec, timeout=60.0, binding=ROOT / binding if binding else None)
+    target = make_target(spec, TargetOptions(timeout=60.0, binding=ROOT / binding if binding else None))
     with Runner(target) as runner:
         results = [aspects.apply(runner.run(s), ("effects", "outcome")) for s in scenarios]
     # A tool that hangs on a scenario is an error verdict: a divergence too, when the docs name it.

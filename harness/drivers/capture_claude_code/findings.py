@@ -149,8 +149,8 @@ def load(path: Path) -> dict[str, Any]:
 
 def slug_of(report: dict[str, Any]) -> str:
     """Returns the snapshot folder name of the run (e.g. ``claude-code-2.1.330-acceptEdits-outside``)."""
-    from harness.targets.claude_code import ClaudeCodeTarget
-    target = ClaudeCodeTarget(report["target"]["spec"])
+    from harness.run import assemble
+    target = assemble.target(report["target"]["spec"])
     target.version = report["target"].get("version") or ""
     return target.slug
 

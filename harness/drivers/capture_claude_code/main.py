@@ -51,16 +51,17 @@ def capture(spec: str, scenarios: Sequence[Any], known_ids: Sequence[str], *, jo
     """
     from harness.record import snapshot as snap
     from harness.report import json as json_report
-    from harness.run.runner import Runner
-    from harness.targets import make_target
+    from harness.run import assemble
+    from harness.run.options import RunOptions
 
-    target = make_target(spec, run_as=run_as)
+    options = RunOptions(targets=(spec,), run_as=run_as)
+    target = assemble.target(spec, options)
     started = time.perf_counter()
     lock = threading.Lock()
     done = 0
     width = len(str(len(scenarios)))
 
-    with Runner(target, record_states=True) as runner:
+    with assemble.runner(target, options, record_states=True) as runner:
         info = runner.info
         print(f"{spec}: {info.name} {info.version}, {len(scenarios)} scenarios, {jobs} at a time -> "
               f"{snapshots / target.slug}", file=out, flush=True)

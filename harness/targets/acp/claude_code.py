@@ -187,8 +187,9 @@ def _one_text(content: Any) -> Any:
 class ClaudeCodeAcpTarget(AcpTarget):
     """``acp:[options] claude-code``: the pinned agent, one process and fake model per scenario."""
 
-    def __init__(self, spec: str, *, timeout: float | None = None, **options: Any) -> None:
-        super().__init__(spec, timeout=timeout, **options)
+    def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
+                 tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None) -> None:
+        super().__init__(spec, timeout=timeout, binding=binding, tool_map=tool_map, tool_map_file=tool_map_file, env=env)
         if "timeout" not in self.acp_options:
             self.timeout = max(timeout or 0.0, CALL_TIMEOUT)
         self.agent = agent_path()

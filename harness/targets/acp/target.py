@@ -52,6 +52,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.targets.options import TargetOptions
+
 from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
                                   name_slug)
 from harness.targets.channel import split_command_line
@@ -228,10 +230,16 @@ class AcpTarget(Target):
     lone_surrogates_refused = ("the ACP SDK writes its prompts through pydantic, whose JSON encoder refuses a "
                                "lone surrogate")
 
+    @classmethod
+    def from_options(cls, spec: str, options: TargetOptions) -> "AcpTarget":
+        """Returns the agent built with the run's timeout and tool names (no isolation yet)."""
+        return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
+                   tool_map_file=options.tool_map_file)
+
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
                  tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
-                 **options: Any) -> None:
-        super().__init__(spec, **options)
+) -> None:
+        super().__init__(spec)
         self.acp_options, self.argv = parse_spec(spec)
         self.timeout = float(self.acp_options.get("timeout") or timeout or DEFAULT_TIMEOUT)
         # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings.py).

@@ -48,6 +48,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.targets.options import TargetOptions
+
 from harness.record import snapshot
 from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
 from harness.targets.claude_code import cli as cli_mod
@@ -110,8 +112,14 @@ class ClaudeCodeTarget(Target):
 
     lone_surrogates_refused = "the CLI is driven by UTF-8 prompts, which cannot hold a lone surrogate"
 
-    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, run_as: str | None = None,
-                 **_run_wide: Any) -> None:
+    honours = frozenset({"run_as"})
+
+    @classmethod
+    def from_options(cls, spec: str, options: TargetOptions) -> "ClaudeCodeTarget":
+        """Returns the target built with the run's timeout and ``--run-as`` (``--sandbox`` is refused)."""
+        return cls(spec, timeout=options.timeout, run_as=options.run_as)
+
+    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, run_as: str | None = None) -> None:
         super().__init__(spec)
         self.options = parse_spec(spec)  # ValueError: a usage error, like any unknown target
         self.cli = Path(self.options["cli"]).expanduser() if "cli" in self.options else cli_mod.default_cli()

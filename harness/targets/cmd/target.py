@@ -21,6 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from harness.targets.options import TargetOptions
+
 from harness.targets import bindings
 from harness.util import schemas
 from harness.targets.channel import split_command_line
@@ -166,6 +168,13 @@ class CmdTarget(Target):
     """A candidate reached through the cmd: protocol, version 1."""
 
     lone_surrogates_refused = None  # requests are ASCII JSON: a lone surrogate travels as its \\ud800 escape
+    honours = frozenset({"sandbox", "run_as"})
+
+    @classmethod
+    def from_options(cls, spec: str, options: TargetOptions) -> "CmdTarget":
+        """Returns the target built with the run's timeout, isolation and binding."""
+        return cls(spec, timeout=options.timeout, run_as=options.run_as, sandbox=options.sandbox,
+                   binding=options.binding, tool_map=options.tool_map, tool_map_file=options.tool_map_file)
 
     def __init__(
         self,
@@ -180,9 +189,8 @@ class CmdTarget(Target):
         binding: str | Path | None = None,
         tool_map: Any = (),
         tool_map_file: str | Path | None = None,
-        **options: Any,
     ) -> None:
-        super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
+        super().__init__(spec)
         self.argv = parse_spec(spec)
         # The profile's tools as the adapter names and shapes them (harness/targets/bindings.py); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)

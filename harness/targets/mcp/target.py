@@ -54,6 +54,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.targets.options import TargetOptions
+
 from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
                                   name_slug)
 from harness.targets.channel import split_command_line
@@ -225,10 +227,16 @@ class McpTarget(Target):
     lone_surrogates_refused = ("the mcp SDK writes its requests through pydantic, whose JSON encoder refuses a "
                                "lone surrogate")
 
+    @classmethod
+    def from_options(cls, spec: str, options: TargetOptions) -> "McpTarget":
+        """Returns the target built with the run's timeout, binding and workspace folder (no isolation yet)."""
+        return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
+                   tool_map_file=options.tool_map_file, workspace_parent=options.workspace_parent)
+
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
                  tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
-                 cwd: str | None = None, workspace_parent: str | None = None, **options: Any) -> None:
-        super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
+                 cwd: str | None = None, workspace_parent: str | None = None) -> None:
+        super().__init__(spec)
         self.argv = parse_spec(spec)
         self.workspace_parent = workspace_parent  # where the runner makes workspaces (None: $TMPDIR)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
