@@ -175,6 +175,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         html.write(args.html, grid, title=args.title)
     if args.json:
         text = json.dumps(matrix_mod.as_json(grid), indent=1, ensure_ascii=False, default=str)
-        from harness.util.safepath import write_replacing
+        from harness.util.fileio import write_replacing
         write_replacing(args.json, text + "\n")
     return EXIT_OK

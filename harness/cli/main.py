@@ -387,7 +387,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     cat = _catalog(args)
     sections = coverage.build(seeds, cat.scenarios, coverage.load_notes())
     if args.markdown:
-        from harness.util.safepath import write_replacing
+        from harness.util.fileio import write_replacing
         write_replacing(args.markdown, coverage.markdown(sections, len(cat.scenarios)))
     else:
         table = Table(title=f"coverage of {seeds} by {len(cat.scenarios)} scenarios", title_justify="left")
@@ -444,7 +444,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if state is None:
             raise OSError("the state folder is a symbolic link: not read")
         from harness.util import limits
-        from harness.util.safepath import read_regular
+        from harness.util.fileio import read_regular
         document = json.loads(read_regular(last, limits.MAX_REPORT_FILE))
         if not isinstance(document, dict) or not isinstance(document.get("results"), list) or not all(
                 isinstance(r, dict) and isinstance(r.get("id"), str) for r in document["results"]):

@@ -292,7 +292,7 @@ def _sections(profile: Profile, scenarios: list[Scenario]) -> list[str]:
 
 def write_all(directory: Path, found: Iterable[Profile], scenarios: list[Scenario]) -> list[Path]:
     """Writes ``<directory>/<profile>.md`` for each profile; returns the paths written."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for profile in found:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from typing import Any, Iterable
 
-from harness.util.safepath import PATH_KEYS
+from harness.util.pathrules import PATH_KEYS
 
 #: Entries of one watched folder looked at by the ``--run-as`` rule at most (a huge /tmp stays cheap).
 MAX_SCANNED = 20000

@@ -16,7 +16,7 @@ guess; starting the server is the mcp: target's business.
 from __future__ import annotations
 
 from harness.run.options import timeout_argument
-from harness.util.safepath import write_replacing
+from harness.util.fileio import write_replacing
 
 import argparse
 import difflib

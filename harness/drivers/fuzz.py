@@ -47,7 +47,7 @@ from typing import Any, Callable
 import yaml
 
 from harness.run.options import timeout_argument
-from harness.util.safepath import write_replacing
+from harness.util.fileio import write_replacing
 from harness.targets.base import CallResult, Session, Target, TargetError, Unsupported
 from harness.run.workspace import Workspace
 

@@ -35,7 +35,7 @@ reference's own output, not the contract, so a recorded survivor is never counte
 
 from __future__ import annotations
 
-from harness.util.safepath import write_replacing
+from harness.util.fileio import write_replacing
 
 import argparse
 import fnmatch

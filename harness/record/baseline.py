@@ -149,7 +149,7 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
             failures.append((scenario_id, previous.entries.get(scenario_id) or entry_reason(verdict, reason)))
     # A new file renamed over ``path``: a link a checkout left there (``baseline.yaml`` is the likeliest
     # name to carry) is replaced, never written through, and a FIFO there never blocks the run.
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, render(failures, header))
     return len(failures)
 

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from harness.util import limits
 from harness.scenario.model import Result, Verdict
-from harness.util.safepath import read_regular, write_replacing
+from harness.util.fileio import read_regular, write_replacing
 
 FAILING = (Verdict.FAIL, Verdict.ERROR)
 

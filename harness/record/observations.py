@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from harness.util import limits
 from harness.record import snapshot as snap
 from harness.util.printable import json_safe
-from harness.util.safepath import read_regular
+from harness.util.fileio import read_regular
 
 
 @dataclass

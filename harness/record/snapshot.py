@@ -304,7 +304,7 @@ class SnapshotStore:
     The root is the user's (``--snapshots``, ``$HARNESS_SNAPSHOTS`` or ``./snapshots``); what lies
     below it comes with a checkout, from anyone who sent a pull request. Files below the root are
     read, written and removed by a walk from the root that follows no link leading out of it
-    (harness/util/safepath.py), only a regular file is read or replaced, and no more than the file cap is
+    (harness/containment/paths.py), only a regular file is read or replaced, and no more than the file cap is
     read: a snapshot that is a link to a secret, or a folder that is a link to ``/etc``, is never
     read or written through (:class:`SnapshotUnreadable`, shown as that scenario's snapshot failure).
     """
@@ -332,7 +332,7 @@ class SnapshotStore:
 
     def write(self, scenario_id: str, text: str) -> bool:
         """Stores ``text``; returns True when the file changed (or is new); raises SnapshotUnreadable."""
-        from harness.util.safepath import resolve
+        from harness.containment.paths import resolve
         if self.read(scenario_id) == text:
             return False
         rel = self._rel(scenario_id)
@@ -364,7 +364,7 @@ class SnapshotStore:
 
     def remove(self, scenario_id: str) -> None:
         """Removes one snapshot (a regular file, never through a link), and the folders it leaves empty."""
-        from harness.util.safepath import resolve
+        from harness.containment.paths import resolve
         root = os.path.abspath(self.root)
         parts = self._rel(scenario_id).split("/")
         try:
@@ -420,7 +420,8 @@ def read_below(root: Path | str, rel: str) -> str | None:
     """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
     link), None when it does not exist; raises SnapshotUnreadable for anything else."""
     from harness.util import limits
-    from harness.util.safepath import read_capped, resolve
+    from harness.util.fileio import read_capped
+    from harness.containment.paths import resolve
     where = Path(root) / rel
     _not_a_link(root)
     try:

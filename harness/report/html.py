@@ -211,5 +211,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the HTML report to ``path``."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, render(matrix, **kwargs))

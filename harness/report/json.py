@@ -10,7 +10,7 @@ from typing import Any, Iterable
 import harness
 from harness.util.printable import json_safe, json_safe_at
 from harness.scenario.model import Result, Verdict
-from harness.util.safepath import write_replacing
+from harness.util.fileio import write_replacing
 from harness.targets.base import TargetInfo
 
 FORMAT_VERSION = 1

@@ -150,5 +150,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the Markdown report to ``path``."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, render(matrix, **kwargs))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.scenario.model import Result
-from harness.util.safepath import open_new, write_replacing
+from harness.util.fileio import open_new, write_replacing
 from harness.report.tally import Tally
 
 PARTIAL = ".partial"
@@ -49,7 +49,7 @@ class _File:
         self.partial = partial
         if replace_now:
             _remove(self.path)  # an earlier run's report must not pass for this one's
-        # A new file, never one a checkout left there (a link to write through): see safepath.open_new.
+        # A new file, never one a checkout left there (a link to write through): see harness/util/fileio.py open_new.
         self.handle = os.fdopen(open_new(self.partial), "w", encoding="utf-8")
 
     def done(self) -> None:

@@ -6,9 +6,9 @@ Each scenario gets a fresh, empty workspace ``<base>/ws``, with canary files aro
 entries in ``<base>`` are checked, so a target that writes outside its workspace is caught naming
 the path, and the workspace is moved out and removed. The whole base is removed at the end.
 
-Everything the harness does here is contained (harness/util/safepath.py): paths are walked from a
+Everything the harness does here is contained (harness/containment/paths.py): paths are walked from a
 descriptor of the root with ``O_NOFOLLOW``, so no operation of the harness's own goes through a
-symbolic link out of the workspace; such an operation raises :class:`~harness.util.safepath.Outside`
+symbolic link out of the workspace; such an operation raises :class:`~harness.containment.paths.Outside`
 and is not performed. Reading the workspace back never opens what is not a regular file (FIFOs,
 sockets and devices are recorded by type), and the bytes read per file and per workspace and the
 entries recorded are capped (harness/util/limits.py), the cap shown in the record.
@@ -41,7 +41,7 @@ from harness.scenario.content_spec import describe, to_bytes
 from harness.util import textdiff as difference
 from harness.scenario.matchers import Mismatch, match
 from harness.scenario.placeholders import substitute
-from harness.util.safepath import Outside, check_link_target, resolve
+from harness.containment.paths import Outside, check_link_target, resolve
 
 CANARY = b"canary: nothing may write here\n"
 TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state

@@ -175,7 +175,7 @@ def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:
     import errno
     import os
     from harness.util import limits
-    from harness.util.safepath import read_regular
+    from harness.util.fileio import read_regular
     if follow_link and os.path.islink(path):
         path = Path(_link_inside(path))
     try:

@@ -38,7 +38,7 @@ from harness.util import limits
 from harness.util import schemas
 from harness.scenario.located_errors import (FileProblems, Problem, SchemaChecker, kind_of, line_of, located, packaged_schema, parse_documents,
                               read_yaml_text)
-from harness.util.safepath import PATH_KEYS, argument_path_problem
+from harness.util.pathrules import PATH_KEYS, argument_path_problem
 
 import re2 as _regex  # linear-time matching (google-re2): a binding's pattern cannot backtrack without end
 
@@ -636,7 +636,7 @@ def _templates(value: Any, where: list[Any]) -> Iterable[tuple[list[Any], str]]:
 
 def _path_problems(args: Mapping[str, Any], where: list[Any]) -> Iterable[tuple[list[Any], str]]:
     """Yields where a constant, a default or a template's own text under a key naming a path leads
-    beyond the folder around the workspace (``safepath.argument_path_problem``).
+    beyond the folder around the workspace (``pathrules.argument_path_problem``).
 
     A binding sends these as written, after every check of the scenario's paths: ``/etc/cron.d/x``
     here would reach a tool that takes absolute paths. A binding cannot know whether a scenario lays

@@ -16,7 +16,8 @@ import sys
 import pytest
 
 from harness.scenario.static_checks import built_path_problem
-from harness.util.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
+from harness.containment.paths import Outside, check_link_target, resolve
+from harness.util.pathrules import argument_path_problem, lexical_problem, link_target_problem
 from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
 
 DOTDOT = """

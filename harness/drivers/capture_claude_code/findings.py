@@ -343,7 +343,7 @@ def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshot
 
 def write(path: Path, reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshots")) -> None:
     """Writes the findings report to ``path``."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, markdown(reports, snapshots))
 
 
