@@ -24,7 +24,7 @@ from harness.report.tally import Tally
 from harness.targets import make_target
 from harness.targets.base import TargetInfo
 from harness.targets.reference import ReferenceTarget
-from harness.run.workspace import Leftover
+from harness.containment.cleanup import Leftover
 
 
 @pytest.fixture(scope="module")

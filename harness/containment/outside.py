@@ -1,6 +1,6 @@
 """Watching what a candidate can reach besides its workspace, without false escapes on a shared machine.
 
-The canaries and the folder around each workspace (harness/run/workspace.py) are the harness's own:
+The canaries and the folder around each workspace (harness/containment/enclosure.py) are the harness's own:
 anything that changes there is the candidate's doing. The folders a candidate can also reach --
 ``$HOME``, the temporary roots (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``$TMPDIR``), the folder that
 holds the workspaces, the harness's working folder and its snapshot root -- are shared: other

@@ -45,7 +45,7 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
         data["baseline"] = baseline
     if seconds is not None:
         data["seconds"] = round(seconds, 3)
-    if leftovers:  # workspaces that could not be removed (harness/run/workspace.py, Leftover): the run fails
+    if leftovers:  # workspaces that could not be removed (harness/containment/cleanup.py, Leftover): the run fails
         data["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
     return data
 

@@ -36,7 +36,7 @@ from harness.util import processes
 from harness.scenario.model import Result, Scenario, Verdict
 from harness.run.runner import Runner
 from harness.targets.base import Target, TargetInfo
-from harness.run.workspace import remove_tree
+from harness.containment.cleanup import remove_tree
 
 #: Chunks per worker and target: enough for the fast workers to take over from a slow one.
 CHUNKS_PER_WORKER = 4
@@ -63,7 +63,7 @@ class TargetRun:
     start_error: str | None = None  # why the target did not start, in full (Runner.start_error)
     start_reason: str | None = None  # each scenario's short error then (Runner.start_reason)
     baseline: dict[str, Any] | None = None  # what --baseline made of this run (the JSON report's member)
-    #: Workspaces that could not be removed (harness/run/workspace.py, Leftover): every report names them.
+    #: Workspaces that could not be removed (harness/containment/cleanup.py, Leftover): every report names them.
     leftovers: list[Any] = field(default_factory=list)
 
     @property

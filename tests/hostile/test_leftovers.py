@@ -12,7 +12,9 @@ import xml.etree.ElementTree as ET
 import jsonschema_rs
 import pytest
 
-from harness.run.workspace import Enclosure, Leftover, Remover, Workspace, mounts_below
+from harness.containment.enclosure import Enclosure
+from harness.containment.cleanup import Leftover, Remover, mounts_below
+from harness.run.workspace import Workspace
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
 READ = """
