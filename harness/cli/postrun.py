@@ -1,6 +1,6 @@
 """What ``harness run`` does once the results are in, beyond its summary table.
 
-- Snapshots (harness/record/snapshot.py): compare each observation with the stored snapshot of the target
+- Snapshots (harness/record/snapshot/): compare each observation with the stored snapshot of the target
   and report a changed one as a divergence with a unified diff; ``--snapshot-update`` writes them
   instead; ``--no-snapshots`` skips both. Stored snapshots that no scenario of the catalog matches
   are listed, and removed by ``--snapshot-update`` when the run covers the whole catalog (built-in
@@ -73,7 +73,7 @@ def judge(options: RunOptions, console: Any, tally: Any) -> tuple[bool, dict[str
 
 def finish(options: RunOptions, console: Any, catalog: Any, tally: Any, snapshots: Any, spec: str) -> bool:
     """Runs the after-run steps of target ``spec``: the snapshots compared as the results came
-    (``snapshots``, a harness/record/snapshot.py ``Checker``, or None) are reported, a baseline written from
+    (``snapshots``, a harness/record/snapshot/ ``Checker``, or None) are reported, a baseline written from
     the failures (``tally``); returns True when a snapshot diverged. The verdicts are judged before,
     by ``judge``.
 
@@ -89,7 +89,8 @@ def finish(options: RunOptions, console: Any, catalog: Any, tally: Any, snapshot
         from harness.record import baseline
         real = [result for result in tally.failures if not result.id.startswith("<invalid>")]
         try:
-            count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
+            count = baseline.write(options.write_baseline, real, header=f"target: {spec}",
+                                   masks=snapshots.masks if snapshots is not None else ())
         except OSError as exc:  # a folder that is not there, or not writable: said, and the run fails
             console.print(f"baseline: cannot write {shown(str(options.write_baseline))}: "
                           f"{shown(exc.strerror or str(exc))}", highlight=False, markup=False)

@@ -275,6 +275,11 @@ class ScenarioItem(pytest.Item):
         return _runner(self.config).target.slug
 
     @property
+    def snapshot_masks(self) -> tuple[tuple[str, str], ...]:
+        """Returns the target's own snapshot masks (``Target.snapshot_masks``)."""
+        return _runner(self.config).target.snapshot_masks
+
+    @property
     def snapshot_root(self) -> Path:
         """Returns the snapshot root (see ``_snapshot_root``)."""
         return _snapshot_root(self.config)

@@ -8,7 +8,7 @@ Syrupy then does what it does for any test: reads the stored snapshot, compares,
 and counts the snapshot in its end-of-run summary.
 
 The extension stores files where the CLI does, ``<snapshot root>/<target slug>/<scenario id>.yaml``
-(harness/record/snapshot.py makes the text), instead of syrupy's ``__snapshots__`` beside a test module:
+(harness/record/snapshot/ makes the text), instead of syrupy's ``__snapshots__`` beside a test module:
 the path comes from the item (``item.scenario.id``, ``item.snapshot_root``, ``item.target_slug``).
 Syrupy's location logic reads ``item.obj``; ScenarioItem provides one.
 
@@ -128,7 +128,7 @@ def assert_result(item: Any, result: Any) -> str | None:
     store = snap.SnapshotStore(item.snapshot_root, item.target_slug)
     try:
         stored = store.read(item.scenario.id)
-    except snap.SnapshotUnreadable as exc:  # a link, a FIFO, too big: never read through (harness/record/snapshot.py)
+    except snap.SnapshotUnreadable as exc:  # a link, a FIFO, too big: never read through (harness/record/snapshot/)
         return f"{exc}\n"
     if stored is None and not update:
         return None
@@ -136,7 +136,7 @@ def assert_result(item: Any, result: Any) -> str | None:
     from syrupy.location import PyTestLocation
     assertion = SnapshotAssertion(update_snapshots=update, extension_class=ScenarioSnapshotExtension,
                                   test_location=PyTestLocation(item), session=session)
-    doc = snap.document(shape)
+    doc = snap.document(shape, getattr(item, "snapshot_masks", ()))
     if stored is not None and not update and snap.stored_behaviour(stored) == snap.behaviour(doc):
         # A match decided on data, as `harness run` decides it (libyaml parses fast): the pure-Python
         # emitter runs only to write a file or to show a difference; syrupy still counts the match.

@@ -7,7 +7,7 @@ judged by the run's aspects and baseline, counted (harness/report/tally.py) and 
   several targets in one file are written to a spool each and put together at the end;
 - the JUnit report: each testcase written to its profile's spool, the suites put together at the end
   (their counts are attributes that come first);
-- the snapshots: compared, or written, at once (harness/record/snapshot.py ``Checker``);
+- the snapshots: compared, or written, at once (harness/record/snapshot/ ``Checker``);
 - the last run's state (for ``harness show`` and ``--lf``);
 - the Markdown and HTML reports: a small observation per result (harness/record/observations.py ``Collector``).
 
@@ -197,7 +197,7 @@ class Reports:
         if not options.no_snapshots or options.snapshot_update:
             from harness.record import snapshot as snap
             store = snap.SnapshotStore(options.snapshots or snap.default_root(), run.slug)
-            part.snapshots = snap.Checker(store, update=options.snapshot_update)
+            part.snapshots = snap.Checker(store, update=options.snapshot_update, masks=run.target.snapshot_masks)
         for result in self.broken:  # each target's report holds the invalid files first
             self._take(part, result)
         return part

@@ -135,6 +135,11 @@ class Target(abc.ABC):
     #: A scenario sending one is skipped with this reason on a target that cannot.
     lone_surrogates_refused: str | None = "its transport cannot carry a lone surrogate"
 
+    #: Masks for volatile values only this target puts into what it returns (a scratch folder's random
+    #: name): (regex, placeholder) pairs the snapshots apply before their built-in ones
+    #: (harness/record/snapshot/normalise.py). The report stream hands them to the snapshot checker.
+    snapshot_masks: tuple[tuple[str, str], ...] = ()
+
     def __init__(self, spec: str, **options: Any) -> None:
         self.spec = spec
         self.options = options  # run-wide settings; each target uses those that concern it
