@@ -234,7 +234,7 @@ class AcpTarget(Target):
         super().__init__(spec, **options)
         self.acp_options, self.argv = parse_spec(spec)
         self.timeout = float(self.acp_options.get("timeout") or timeout or DEFAULT_TIMEOUT)
-        # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings.py).
+        # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings/).
         self.tool_map = bindings.from_options(binding, [tool_map] if isinstance(tool_map, str) else tool_map or (),
                                               tool_map_file)
         self.env = dict(os.environ if env is None else env)

@@ -184,7 +184,7 @@ class CmdTarget(Target):
     ) -> None:
         super().__init__(spec, **options)  # run-wide settings, some meant for other kinds of target
         self.argv = parse_spec(spec)
-        # The profile's tools as the adapter names and shapes them (harness/targets/bindings.py); raises BindingError.
+        # The profile's tools as the adapter names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.line_cap = line_cap

@@ -32,7 +32,7 @@ Results -> normal forms (``CallResult``), with ``extra["channel"]`` naming the c
 - any other result -> ``output``: its ``structuredContent`` when present, else its one text block,
   parsed as JSON when it is JSON (several or non-text blocks: the blocks as a list), channel ``result``.
 
-A binding (harness/targets/bindings.py) maps the profile's tools onto the server's: the mapped arguments
+A binding (harness/targets/bindings/) maps the profile's tools onto the server's: the mapped arguments
 are checked against the tool's ``inputSchema`` before the call (a mapping the server would reject
 is a :class:`TargetError` of kind ``binding``: an ``error`` verdict, never a result), and the
 normal form is then read the binding's way (failure signals, codes, JMESPath projection).
@@ -233,7 +233,7 @@ class McpTarget(Target):
         self.workspace_parent = workspace_parent  # where the runner makes workspaces (None: $TMPDIR)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        # The profile's tools as this server names and shapes them (harness/targets/bindings.py); raises BindingError.
+        # The profile's tools as this server names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd
