@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
-from reference_impl import claude_code, gemini_safe_patch, mcp_write_text_file
 from harness.targets.base import Session, TargetInfo
 from harness.targets.reference import ReferenceSession, ReferenceTarget
+from reference_impl import claude_code, gemini_safe_patch, mcp_write_text_file
 
 
 class PlantedTarget(ReferenceTarget):
@@ -122,7 +122,7 @@ def _js_replace(text: str, old: str, new: str, count: int) -> str:
         index = text.find(old, start)
         if index < 0:
             break
-        expanded = re.sub(r"\$([$&`'])", lambda m: {"$": "$", "&": old, "`": text[:index],
+        expanded = re.sub(r"\$([$&`'])", lambda m, index=index: {"$": "$", "&": old, "`": text[:index],
                                                      "'": text[index + len(old):]}[m.group(1)], new)
         out += [text[start:index], expanded]
         start, done = index + len(old), done + 1

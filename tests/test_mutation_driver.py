@@ -3,8 +3,6 @@ real trampolines), and how the report shows mutants no scenario reaches, stale c
 open questions the catalog records."""
 
 import importlib
-import json
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,9 +164,10 @@ def test_the_recording_pass_names_the_open_scenario_whose_snapshot_changes(tmp_p
     MUTANT_UNDER_TEST names it) that keeps a leading U+FEFF is recorded by that scenario; and a
     scenario whose snapshot differs already unmutated is left out."""
     import os
+
     import reference_impl.aptix_tul_004 as aptix
-    from harness.scenario import catalog
     from harness.record import snapshot
+    from harness.scenario import catalog
     scenario = catalog.load().by_id("aptix-tul-004/open/bom-in-content")
     assert scenario.open_question
     stored = snapshot.SnapshotStore(Path("snapshots").resolve(), "reference").read(scenario.id)

@@ -11,20 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog
-from harness.run import workers
-from harness.record.baseline import Baseline
 from harness.cli.main import main
-from harness.scenario.model import Result, Scenario, Verdict
-from harness.run.options import RunOptions
+from harness.containment.cleanup import Leftover
+from harness.record.baseline import Baseline
 from harness.report import json as json_report
-from harness.report import junit
-from harness.report import stream
+from harness.report import junit, stream
 from harness.report.tally import Tally
+from harness.run import workers
+from harness.run.options import RunOptions
+from harness.scenario import catalog
+from harness.scenario.model import Result, Scenario, Verdict
 from harness.targets import make_target
 from harness.targets.base import TargetInfo
 from harness.targets.reference import ReferenceTarget
-from harness.containment.cleanup import Leftover
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-
 from fakes import ScriptedTarget, read_scenario
-from harness.scenario.model import Verdict
-from harness.run.runner import Runner
-from harness.targets.base import CallResult, TargetError
-from harness.run.workspace import Workspace
+
 from harness.run.judge import check_then
+from harness.run.runner import Runner
+from harness.run.workspace import Workspace
+from harness.scenario.model import Verdict
+from harness.targets.base import CallResult, TargetError
 
 READ = read_scenario("claude-code/read/t", '"     1→x"')
 
@@ -482,8 +482,8 @@ def test_an_inline_remover_removes_each_batch_in_the_calling_thread_without_a_th
 
 
 def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_a_thread(tmp_path):
-    from harness.targets.reference import ReferenceTarget
     from harness.containment.cleanup import _MOUNTS, in_memory
+    from harness.targets.reference import ReferenceTarget
     if not os.path.isfile("/proc/self/mountinfo"):
         pytest.skip("no mount table here (not Linux)")
     assert _MOUNTS.type_of("/proc") == "proc" and _MOUNTS.type_of("/proc/self") == "proc"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.util import limits
-from harness.run import workspace as workspace_mod
-from harness.containment.enclosure import Enclosure
-from harness.run.workspace import Workspace, entry_state
 from harness.containment import enclosure as enclosure_mod
+from harness.containment.enclosure import Enclosure
+from harness.run import workspace as workspace_mod
 from harness.run.judge import check_then
+from harness.run.workspace import Workspace, entry_state
+from harness.util import limits
 
 
 def _fwalk_state(ws: Workspace, with_text: bool = True) -> dict:

@@ -17,14 +17,15 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from harness.run.options import RunOptions, default_jobs, timeout_argument
-from harness.util import processes
 from harness.cli.console import add_color, make_console
-from harness.util.printable import shown
+from harness.run.options import RunOptions, default_jobs, timeout_argument
 from harness.targets.base import spec_slug
+from harness.util import processes
+from harness.util.printable import shown
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -171,8 +172,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
     from rich.markup import escape
-    from harness.scenario import catalog
+
     from harness.cli import postrun
+    from harness.scenario import catalog
     from harness.scenario.model import Result, Scenario, Verdict
     from harness.targets import make_target
 
@@ -323,6 +325,7 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
 def _report_target(options: RunOptions, console: Any, cat, target_run, reports, *, several: bool) -> bool:
     """Prints what concerns one target (from its tally: counts and failures); returns True when it failed."""
     from rich.text import Text
+
     from harness.cli import postrun
     from harness.report import terminal
     tally = reports.tally(target_run)
@@ -379,6 +382,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     """Prints (or writes) the coverage table; exits 1 when a section is neither covered nor noted."""
     from rich.console import Console
     from rich.table import Table
+
     from harness.scenario import coverage
     seeds = args.seeds or coverage.seeds_dir()
     if not seeds.is_dir():

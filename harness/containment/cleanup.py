@@ -20,18 +20,19 @@ content is the same, only shallower; removing it is then the usual removal.
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 import functools
+import os
 import queue
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 from harness.util import processes
 
@@ -112,7 +113,7 @@ def flatten(top: str | os.PathLike[str], depth: int = FLAT_DEPTH) -> int:
             except OSError:
                 continue
             try:
-                walk(first, lambda fd, child, info, level: visit(fd, child, info, level, limit))
+                walk(first, lambda fd, child, info, level, limit=limit: visit(fd, child, info, level, limit))
             finally:
                 os.close(first)
     finally:
@@ -211,15 +212,15 @@ class Leftover:
 class Tree:
     """A folder to remove (a finished workspace moved to the trash); what a :class:`Remover` takes."""
 
-    def __init__(self, base: "str | Path") -> None:
+    def __init__(self, base: str | Path) -> None:
         self.base = base
 
-    def remove(self) -> "Leftover | None":
+    def remove(self) -> Leftover | None:
         """Removes it; returns what could not be removed, or None."""
         return remove_tree(self.base)
 
 
-def remove_tree(base: "str | Path") -> "Leftover | None":
+def remove_tree(base: str | Path) -> Leftover | None:
     """Removes ``base`` and everything under it, whatever modes, flags or depth a candidate left.
 
     Folders are made searchable first (mode 000 trees); what still resists (an immutable flag)
@@ -242,7 +243,7 @@ def remove_tree(base: "str | Path") -> "Leftover | None":
         return Leftover(str(base), f"folders nested too deep to remove: {exc}")
 
 
-def _remove_tree(base: Path) -> "Leftover | None":
+def _remove_tree(base: Path) -> Leftover | None:
     try:
         info = os.lstat(base)
     except FileNotFoundError:
@@ -269,7 +270,7 @@ def _remove_tree(base: Path) -> "Leftover | None":
     return Leftover(str(base), f"{_count(base, set())} entries left")
 
 
-def _plain_rmtree(base: "str | Path") -> bool:
+def _plain_rmtree(base: str | Path) -> bool:
     """Tries a plain removal first (what nearly every workspace needs); returns whether it is gone."""
     failed: list[Any] = []
     shutil.rmtree(base, onerror=lambda *error: failed.append(error))

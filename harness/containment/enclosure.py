@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.util import limits
 from harness.containment.cleanup import Leftover, Tree, mounts_below, remove_tree, searchable
+from harness.util import limits
 from harness.util.fileio import READ_FLAGS, WALK_FLAGS, type_name
 
 CANARY = b"canary: nothing may write here\n"
@@ -180,7 +180,7 @@ class Enclosure:
         self.current = name
         return path
 
-    def move_out(self, root: Path) -> "Tree | None":
+    def move_out(self, root: Path) -> Tree | None:
         """Moves a finished workspace into the trash (one rename); returns it for removal, or None if it is gone.
 
         A workspace with a mount point below it is not moved (None; the enclosure is then spoiled:
@@ -206,7 +206,7 @@ class Enclosure:
             raise
         return Tree(place)
 
-    def remove(self) -> "Leftover | None":
+    def remove(self) -> Leftover | None:
         """Removes the trash and the base (see :func:`remove_tree`); returns what could not be removed, or None."""
         self.close()
         trash = remove_tree(self.trash) if self.trash else None
@@ -216,7 +216,7 @@ class Enclosure:
         return base or trash
 
 
-def _signature(path: "str | Path") -> tuple[int, ...] | None:
+def _signature(path: str | Path) -> tuple[int, ...] | None:
     """Returns what a write, a replacement or a new entry changes: inode and ctime first, then the rest."""
     try:
         info = os.lstat(path)
@@ -225,7 +225,7 @@ def _signature(path: "str | Path") -> tuple[int, ...] | None:
     return info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size, info.st_mode, info.st_nlink
 
 
-def _head(path: "str | Path", size: int) -> bytes | None:
+def _head(path: str | Path, size: int) -> bytes | None:
     """Returns the first ``size`` bytes of a regular file (never through a link, never a FIFO), or None."""
     try:
         fd = os.open(path, READ_FLAGS)

@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from harness.util.pathrules import PATH_KEYS
 from harness.util.places import default_snapshot_root

@@ -26,8 +26,8 @@ import errno
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from harness.util.fileio import DIR_FLAGS
 from harness.util.pathrules import climb_problem

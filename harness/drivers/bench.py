@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.run.runner import Runner
 from harness.scenario import catalog
 from harness.scenario.model import Scenario, Verdict
-from harness.run.runner import Runner
 from harness.targets.base import Target
 from harness.targets.cmd.target import CmdSession, CmdTarget
 from harness.targets.reference import ReferenceTarget
@@ -44,7 +44,7 @@ class _CallMeter:
         self.cpu = 0.0
         self._original = CmdSession.call
 
-    def __enter__(self) -> "_CallMeter":
+    def __enter__(self) -> _CallMeter:
         original, meter = self._original, self
 
         def call(session: CmdSession, tool: str, args: dict[str, Any]):

@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.scenario import catalog
 from harness.drivers.bench import count_calls, time_catalog
+from harness.scenario import catalog
 from harness.targets.mcp.target import McpTarget
 from harness.targets.reference import ReferenceTarget
 

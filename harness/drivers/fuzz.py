@@ -39,18 +39,26 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
+from harness.drivers.fuzz_compare import (
+    VersionSlack,
+    _failed,
+    compare_call,
+    compare_effects,
+    hunks_definite,
+    make_diff,
+    workspace_state,
+)
 from harness.run.options import timeout_argument
-from harness.util.fileio import write_replacing
-from harness.targets.base import CallResult, Session, Target, TargetError, Unsupported
 from harness.run.workspace import Workspace
-from harness.drivers.fuzz_compare import (VersionSlack, _failed, compare_call, compare_effects, hunks_definite,
-                                         make_diff, workspace_state)
+from harness.targets.base import CallResult, Session, Target, TargetError, Unsupported
+from harness.util.fileio import write_replacing
 
 PROFILES = ("claude-code", "gemini-safe-patch", "aptix-tul-004", "mcp-write-text-file")
 
@@ -125,11 +133,12 @@ class FuzzResult:
 # --- comparing ------------------------------------------------------------------------------------
 
 
-def _build_machine(profile: str, reference: Target, target: Target, budget: "_Budget"):
+def _build_machine(profile: str, reference: Target, target: Target, budget: _Budget):
     """Returns the RuleBasedStateMachine class for ``profile``."""
-    hypothesis = _hypothesis()
-    from hypothesis import assume, strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+    _hypothesis()  # raises HypothesisMissing (said to the user) when it is not installed
+    from hypothesis import assume
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, rule
 
     given = GIVEN[profile]
     parent = _workspace_parent()
@@ -545,8 +554,8 @@ def write_scenario(divergence: Divergence, out: Path, *, seed: int, examples: in
 
 def check_scenario(path: Path, reference: Target, target: Target) -> dict[str, str]:
     """Runs the written scenario on both: it must pass on the reference and fail on the target."""
-    from harness.scenario.loader import ScenarioError, load_file
     from harness.run.runner import Runner
+    from harness.scenario.loader import ScenarioError, load_file
     try:
         (scenario,) = load_file(path)
     except ScenarioError as exc:

@@ -35,8 +35,6 @@ reference's own output, not the contract, so a recorded survivor is never counte
 
 from __future__ import annotations
 
-from harness.util.fileio import write_replacing
-
 import argparse
 import fnmatch
 import hashlib
@@ -52,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.drivers.mutation_report import NOT_REACHED, classify, exclusions, load_classes, render, status
+from harness.util.fileio import write_replacing
 
 EXCLUDED_PROFILES = ("claude-code-captured",)  # the real CLI's captured behaviour, not a reference profile
 
@@ -252,9 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     tempfile.tempdir = str(tmp)
 
     import reference_impl
+    from harness.run.runner import Runner
     from harness.scenario import catalog
     from harness.scenario.model import Verdict
-    from harness.run.runner import Runner
     from harness.targets.reference import ReferenceTarget
     assert str(Path(reference_impl.__file__).resolve()).startswith(str(Path("mutants").resolve())), reference_impl.__file__
 
@@ -318,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\r{len(results)}/{len(mutants)} " + " ".join(f"{k} {v}" for k, v in sorted(counts.items())),
                   end="", flush=True)
 
-    for path, name in mutants:
+    for _path, name in mutants:
         scenarios = plan(name, reached_by, first_killer, scenario_seconds)
         if not scenarios:  # no scenario enters the function: nothing can notice the mutant
             results[name] = {"code": NOT_REACHED, "killer": "", "seconds": 0.0}
@@ -338,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     log_file.close()
     seconds = time.monotonic() - started + done_before.get("__run__", {}).get("seconds", 0.0)
     if args.rerun_survivors:  # the full run's figures stay; survivors killed now are killed since
-        for name, result in results.items():
+        for result in results.values():
             if result["code"] not in (0, NOT_REACHED):
                 result["killed_since"] = result["killer"]
                 result["code"] = 0

@@ -143,8 +143,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(runner.start_error)
     if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
         return
-    from harness.scenario import catalog
     from harness.record.snapshot import SnapshotStore
+    from harness.scenario import catalog
     store = SnapshotStore(_snapshot_root(config), runner.target.slug)
     known = {scenario.id for scenario in catalog.load(dirs).scenarios}
     orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from syrupy.location import PyTestLocation
 
 
-def _scenario_item(test_location: "PyTestLocation") -> Any | None:
+def _scenario_item(test_location: PyTestLocation) -> Any | None:
     item = getattr(test_location, "item", None)
     return item if hasattr(item, "scenario") and hasattr(item, "target_slug") else None
 
@@ -59,7 +59,7 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         return snap.body(str(serialized_data)) == snap.body(str(snapshot_data))
 
     @classmethod
-    def get_location(cls, *, test_location: "PyTestLocation", index: Any) -> str:
+    def get_location(cls, *, test_location: PyTestLocation, index: Any) -> str:
         """Returns full filepath where snapshot data is stored."""
         item = _scenario_item(test_location)
         if item is None:
@@ -75,7 +75,7 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
                                                         snapshot_name=snapshot_name, session_id=session_id)
 
     @classmethod
-    def dirname(cls, *, test_location: "PyTestLocation") -> str:
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
         """Returns the target's snapshot folder."""
         item = _scenario_item(test_location)
         if item is None:
@@ -83,17 +83,17 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         return str(Path(item.snapshot_root) / item.target_slug)
 
     @classmethod
-    def discovery_dirname(cls, *, test_location: "PyTestLocation") -> str:
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
         """Returns the folder scanned for snapshots (the target's folder; see discover_snapshots)."""
         return cls.dirname(test_location=test_location)
 
-    def discover_snapshots(self, *, test_location: "PyTestLocation",
+    def discover_snapshots(self, *, test_location: PyTestLocation,
                            ignore_extensions: list[str] | None = None) -> SnapshotCollections:
         """Returns no collection: unused scenario snapshots are the plugin's business (see above)."""
         return SnapshotCollections()
 
     @classmethod
-    def matches_test_location(cls, *, test_location: "PyTestLocation", snapshot_location: str) -> bool:
+    def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
         """Returns True: the location is derived from the item itself."""
         return True
 

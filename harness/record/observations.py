@@ -17,14 +17,15 @@ that observation (harness/record/snapshot/), so any two sources compare the same
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from harness.util import limits
 from harness.record import snapshot as snap
-from harness.util.printable import json_safe
+from harness.util import limits
 from harness.util.fileio import read_regular
+from harness.util.printable import json_safe
 
 
 @dataclass
@@ -72,7 +73,7 @@ class Observation:
             self.raw = snap.render(self.doc)
         return self.raw
 
-    def same_behaviour(self, other: "Observation") -> bool:
+    def same_behaviour(self, other: Observation) -> bool:
         """Returns True when both recorded the same behaviour (the scenario's words aside)."""
         return snap.behaviour(self.document or {}) == snap.behaviour(other.document or {})
 
@@ -178,7 +179,7 @@ def _list_of_objects(value: Any, where: str) -> str | None:
 def _workspace_problem(state: Any, where: str) -> str | None:
     if not isinstance(state, dict):
         return f"{where}: {_kind(state)}, not an object"
-    for rel, entry in state.items():
+    for entry in state.values():
         if not isinstance(entry, dict):
             return f"{where}: an entry is {_kind(entry)}, not an object"
         problem = _texts(entry, ("text", "target"), f"{where}.<entry>.")

@@ -6,7 +6,8 @@ reports (harness/report/markdown.py, html.py) are rendered from the columns at t
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from harness.record import observations
 from harness.report.writer import Part

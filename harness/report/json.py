@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import harness
-from harness.util.printable import json_safe, json_safe_at
-from harness.scenario.model import Result, Verdict
-from harness.util.fileio import write_replacing
-from harness.targets.base import TargetInfo
 from harness.report.writer import remove_folder_reports
+from harness.scenario.model import Result, Verdict
+from harness.targets.base import TargetInfo
+from harness.util.fileio import write_replacing
+from harness.util.printable import json_safe, json_safe_at
 
 FORMAT_VERSION = 1
 

@@ -8,12 +8,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.util.printable import shown
-from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
 from harness.report.terminal import explain
-from harness.targets.base import TargetInfo
 from harness.report.writer import remove_folder_reports
+from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
+from harness.targets.base import TargetInfo
+from harness.util.printable import shown
 
 
 def write(path: Path, results: list[Result], target: TargetInfo, spec: str, *, start_error: str | None = None,
@@ -194,7 +194,7 @@ class Suites:
             handle.write("\n  " + _text(holder[0], 1))
 
 
-def write_stream(handle: Any, name: str, parts: list[tuple["Suites", list[Any] | None]], *,
+def write_stream(handle: Any, name: str, parts: list[tuple[Suites, list[Any] | None]], *,
                  interrupted: bool = False) -> None:
     """Writes a JUnit file from targets' :class:`Suites` (with their leftovers): the text :func:`write`
     and :func:`write_runs` give; after an interruption, a comment saying so follows the root."""

@@ -7,8 +7,9 @@ target's own masks (``Target.snapshot_masks``). What the checks found is read at
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness.record import snapshot as snap
 from harness.report.writer import Part

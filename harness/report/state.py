@@ -8,8 +8,9 @@ read-only checkout must still run, so a file that cannot be written is dropped w
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import harness
 from harness.record import lastfailed

@@ -18,8 +18,9 @@ passes for this run's report unless it is complete.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.report import formats
 from harness.report.columns import ColumnsWriter

@@ -16,8 +16,9 @@ passes for this one's.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from harness.report.tally import Tally
 from harness.scenario.model import Result

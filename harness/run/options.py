@@ -110,7 +110,7 @@ class RunOptions:
     write_baseline: Path | None = None
 
     @classmethod
-    def from_namespace(cls, args: Any) -> "RunOptions":
+    def from_namespace(cls, args: Any) -> RunOptions:
         """Builds the options from parsed arguments (argparse's names; absent ones keep their default)."""
         names = {"profile": "profiles", "target": "targets", "no_builtin": "builtin"}
         values: dict[str, Any] = {}

@@ -13,25 +13,31 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from harness.scenario import static_checks
-from harness.targets import faults
-from harness.util import limits
-from harness.util import printable
-from harness.util import processes
 from harness.containment import outside
-from harness.scenario.matchers import PatternError
-from harness.util.memo import by_identity
-from harness.scenario.content_spec import lone_surrogate_in
-from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
-from harness.scenario.placeholders import UnknownPlaceholder, constant, has_references, holds, resolve_references, substitute
-from harness.targets.base import Session, Target, TargetError, TargetInfo, Unsupported
 from harness.containment.cleanup import Leftover, Remover, Tree, in_memory
 from harness.containment.enclosure import Enclosure
 from harness.run import judge
 from harness.run.judge import check_call, check_then, finish
 from harness.run.workspace import Workspace, steps_capped
+from harness.scenario import static_checks
+from harness.scenario.content_spec import lone_surrogate_in
+from harness.scenario.matchers import PatternError
+from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
+from harness.scenario.placeholders import (
+    UnknownPlaceholder,
+    constant,
+    has_references,
+    holds,
+    resolve_references,
+    substitute,
+)
+from harness.targets import faults
+from harness.targets.base import Session, Target, TargetError, TargetInfo, Unsupported
+from harness.util import limits, printable, processes
+from harness.util.memo import by_identity
 
 
 class Runner:
@@ -114,7 +120,7 @@ class Runner:
                     print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
             self._remover.leftovers.clear()
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         try:
             self.start()
         except BaseException:  # a signal during the start: what it made (the temporary folder) still goes

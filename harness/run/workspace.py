@@ -69,12 +69,12 @@ class Workspace:
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
 
-    def remove(self) -> "Leftover | None":
+    def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
         candidate left (see :func:`remove_tree`). Returns why it could not be removed, or None."""
         return self.enclosure.remove() if self._owned else remove_tree(self.root)
 
-    def retire(self) -> "Tree | Workspace | None":
+    def retire(self) -> Tree | Workspace | None:
         """Frees the enclosure's place at once: the workspace is moved to the trash and returned for removal.
 
         A workspace with its own enclosure is returned whole. Raises OSError when it cannot be moved.
@@ -288,7 +288,7 @@ class Workspace:
         """Returns the coarse clock now when file time stamps come from it (see :func:`_settled`), else None."""
         return time.clock_gettime_ns(COARSE_CLOCK) if self.enclosure.coarse_times else None
 
-    def _walk(self, dir_fd: int, prefix: str, out: dict[str, dict[str, Any]], budget: "_Budget",
+    def _walk(self, dir_fd: int, prefix: str, out: dict[str, dict[str, Any]], budget: _Budget,
               with_text: bool) -> None:
         """Records the entries of the folder open as ``dir_fd``, then of its folders, as
         ``os.fwalk(follow_symlinks=False)`` visits them (the same order, so the same entries and bytes
@@ -409,7 +409,7 @@ class Workspace:
         with resolve(str(self.root), rel, follow_last=False) as at:
             return os.readlink(at.name, dir_fd=at.dir_fd)
 
-    def read(self, rel: str, limit: int) -> "Read":
+    def read(self, rel: str, limit: int) -> Read:
         """Reads a regular file (a link followed only inside the workspace), at most ``limit`` bytes."""
         if not self.contained:
             path = self.path(rel)

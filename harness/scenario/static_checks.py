@@ -21,12 +21,13 @@ At run time, ``$regex`` runs with a time bound (harness/scenario/matchers.py).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import yaml
 
-from harness.util import limits
 from harness.scenario.content_spec import code_points_size, code_points_text, size_of
+from harness.util import limits
 from harness.util.pathrules import PATH_KEYS, argument_path_problem, file_uri_path, lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)

@@ -8,9 +8,10 @@ ever sees this interface; everything specific to how a target is reached lives i
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 
 class TargetError(Exception):
@@ -90,7 +91,7 @@ class CallResult:
         return self.error is not None
 
     @classmethod
-    def from_normal_form(cls, data: dict[str, Any]) -> "CallResult":
+    def from_normal_form(cls, data: dict[str, Any]) -> CallResult:
         """Builds a result from ``{"output": ...}`` / ``{"error": {...}}`` (+ ``events``)."""
         if "error" in data and data["error"] is not None:
             return cls(error=data["error"], events=data.get("events"))
@@ -109,10 +110,10 @@ class Session(abc.ABC):
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         """Runs one tool call; raises TargetError when the target broke."""
 
-    def before_action(self) -> None:
+    def before_action(self) -> None:  # noqa: B027 - a hook: most sessions need nothing here
         """Called before the harness changes the workspace between calls (live targets may need to pause)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook: a session may hold nothing to release
         """Ends the session; the target releases its per-session state."""
 
     def refused(self) -> list[str]:
@@ -156,10 +157,10 @@ class Target(abc.ABC):
         """Returns why this target cannot run ``scenario`` (profile, tools, conditions), or None."""
         return None
 
-    def stop(self) -> None:
+    def stop(self) -> None:  # noqa: B027 - a hook: a target may hold nothing to release
         """Stops the target and releases everything it holds."""
 
-    def before_workers(self, scenarios: Sequence[Any]) -> None:
+    def before_workers(self, scenarios: Sequence[Any]) -> None:  # noqa: B027 - a hook, optional
         """Called once, in the parent, before ``--jobs`` worker processes are forked to run ``scenarios``:
         what every worker would otherwise do on its own and can share (an in-process target imports
         its modules). Nothing is started here: each worker starts its own target."""

@@ -9,8 +9,9 @@ these), how a spec is recognised, and ``module:factory``, imported only when suc
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from harness.targets.base import Target
 

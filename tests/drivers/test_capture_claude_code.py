@@ -10,9 +10,9 @@ import io
 import json
 from pathlib import Path
 
-from harness.scenario import catalog
-from harness.record import snapshot as snap
 from harness.drivers.capture_claude_code import main as capture
+from harness.record import snapshot as snap
+from harness.scenario import catalog
 from harness.targets.claude_code import NOT_INSTALLED, ClaudeCodeTarget
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from harness.containment.enclosure import Enclosure
-from harness.run.workspace import Workspace
 from harness.run.judge import check_then
+from harness.run.workspace import Workspace
 
 COARSE = 5  # CLOCK_REALTIME_COARSE (Linux): the clock file time stamps are taken from
 

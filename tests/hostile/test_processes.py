@@ -261,8 +261,8 @@ def test_a_signal_raised_where_python_drops_the_exception_is_raised_again():
 def test_an_mcp_server_that_sigkills_its_keeper_still_leaves_no_process(tmp_path):
     # The SDK spawns the keeper and kills its process group at the end; the server's setsid and
     # double-forked children are outside it, and with the keeper killed nothing else ends them.
-    from harness.scenario.loader import load_text
     from harness.run.runner import Runner
+    from harness.scenario.loader import load_text
     from harness.targets import make_target
 
     mark = marker()

@@ -29,8 +29,8 @@ def test_a_sibling_folder_replaced_by_a_link_is_reported_and_not_listed_through(
 def test_others_unchanged_cannot_pass_when_both_states_were_cut_short(tmp_path, monkeypatch):
     # A change past the recording's cut is not seen: with both states cut short, the check fails
     # saying it cannot be decided instead of passing.
-    from harness.util import limits
     from harness.run.workspace import Workspace
+    from harness.util import limits
     monkeypatch.setattr(limits, "MAX_ENTRIES", 5)
     workspace = Workspace(parent=str(tmp_path))
     try:

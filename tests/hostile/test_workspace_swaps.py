@@ -9,16 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from fakes import ScriptedTarget
+
 from harness.containment import audit_hook
-from harness.util import limits
-from harness.scenario.model import Verdict
+from harness.containment import enclosure as enclosure_module
 from harness.run.runner import Runner
+from harness.run.workspace import Workspace, steps_capped
+from harness.scenario.model import Verdict
 from harness.targets.base import CallResult, Session, TargetError, Unsupported
 from harness.targets.reference import ReferenceSession
-from harness.run.workspace import Workspace, steps_capped
-from harness.containment import enclosure as enclosure_module
+from harness.util import limits
 
 SWAPPED = """\
 id: hostile/swapped

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.model import Verdict
 from harness.run.runner import Runner
+from harness.scenario.model import Verdict
 from harness.targets import make_target
 from harness.targets.acp.target import AcpTarget, parse_spec
 from harness.targets.base import TargetError, Unsupported

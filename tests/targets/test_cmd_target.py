@@ -16,14 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.run_as import reference_for_nobody
-
+from harness.run.runner import Runner
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
 from harness.targets import make_target
 from harness.targets.base import TargetError, Unsupported
 from harness.targets.cmd.target import CmdTarget, parse_spec
+from tests.adapters.run_as import reference_for_nobody
 
 ADAPTER = Path(__file__).resolve().parents[1] / "adapters" / "misbehaving.py"
 REFERENCE = "cmd:python -m reference_impl.serve"

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.record import snapshot
-from harness.targets import make_target
-from harness.targets import gemini_cli
+from harness.targets import gemini_cli, make_target
 from harness.targets.base import Unsupported
 from harness.targets.cmd.target import CmdTarget
 from harness.targets.gemini_cli import NOT_INSTALLED, GeminiCliTarget, parse_spec

@@ -25,9 +25,10 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from harness.record import snapshot as snap
 from harness.targets.claude_code import SNAPSHOT_MASKS

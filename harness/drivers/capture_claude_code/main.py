@@ -27,11 +27,13 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness.targets.claude_code import PROFILES, SNAPSHOT_MASKS
+
 #: The permission mode and working directories `make capture-claude-code` records.
 DEFAULT_TARGETS = ("claude-code", "claude-code:cwd=outside")
 

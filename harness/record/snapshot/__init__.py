@@ -53,11 +53,35 @@ The package: ``normalise`` (masks, the document, YAML), ``store`` (the files), `
 """
 
 from harness.record.snapshot.checker import Check, Checker, check, unified_diff
-from harness.record.snapshot.normalise import (FORMAT, HEAD_CHARS, HEADER, LONG_TEXT, TAIL_CHARS, METADATA, RECORDED_VERDICTS, SUFFIX, Masks,
-                                               behaviour, body, document, is_recordable, mask_text, normalise, parse,
-                                               render, serialise, stored_behaviour)
-from harness.record.snapshot.store import (MAX_NAME, SnapshotStore, SnapshotUnreadable, default_root, folder_ids,
-                                           read_below)
+from harness.record.snapshot.normalise import (
+                                               FORMAT,
+                                               HEAD_CHARS,
+                                               HEADER,
+                                               LONG_TEXT,
+                                               METADATA,
+                                               RECORDED_VERDICTS,
+                                               SUFFIX,
+                                               TAIL_CHARS,
+                                               Masks,
+                                               behaviour,
+                                               body,
+                                               document,
+                                               is_recordable,
+                                               mask_text,
+                                               normalise,
+                                               parse,
+                                               render,
+                                               serialise,
+                                               stored_behaviour,
+)
+from harness.record.snapshot.store import (
+                                               MAX_NAME,
+                                               SnapshotStore,
+                                               SnapshotUnreadable,
+                                               default_root,
+                                               folder_ids,
+                                               read_below,
+)
 
 __all__ = ["FORMAT", "HEAD_CHARS", "HEADER", "TAIL_CHARS", "LONG_TEXT", "MAX_NAME", "METADATA", "RECORDED_VERDICTS", "SUFFIX", "Check", "Checker", "Masks",
            "SnapshotStore", "SnapshotUnreadable", "behaviour", "body", "check", "default_root", "document", "folder_ids",

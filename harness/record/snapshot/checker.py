@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from harness.record.snapshot.normalise import Masks, behaviour, body, document, is_recordable, render, stored_behaviour
 from harness.record.snapshot.store import SnapshotStore, SnapshotUnreadable
+
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     """Returns the unified diff of two snapshot texts, empty when their behaviours (``body``) agree."""

@@ -13,8 +13,9 @@ from pathlib import Path
 from harness.containment.paths import resolve
 from harness.record.snapshot.normalise import SUFFIX
 from harness.util import limits
-from harness.util.places import default_snapshot_root
 from harness.util.fileio import READ_FLAGS, WRITE_FLAGS, read_capped
+from harness.util.places import default_snapshot_root
+
 
 class SnapshotUnreadable(OSError):
     """A stored snapshot that is not read or written: a link, not a regular file, too big, not UTF-8."""

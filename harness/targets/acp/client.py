@@ -34,9 +34,10 @@ import logging
 import os
 import shutil
 import signal
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from acp import Client, RequestError, connect_to_agent
 from acp.schema import (
@@ -49,9 +50,9 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from harness.util import processes
 from harness.targets.acp.fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
 from harness.targets.channel import StderrTail
+from harness.util import processes
 
 #: The longest line the agent may write on stdout (bytes); one JSON-RPC message is one line.
 LINE_LIMIT = 64 * 1024 * 1024
@@ -289,7 +290,7 @@ class AgentProcess:
                 # stdout closed first: give the exit status (and a last violation) a moment to arrive
                 try:
                     await asyncio.wait_for(asyncio.shield(self._exit), 1.0)  # type: ignore[arg-type]
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 self.check()
                 raise AgentBroken("exited", f"the agent {self.exit_text()} during {what}")
@@ -330,7 +331,7 @@ class AgentProcess:
         if self.conn is not None:
             try:
                 await asyncio.wait_for(self.conn.close(), EXIT_GRACE)
-            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not fail the run
+            except (TimeoutError, Exception):  # noqa: BLE001 - closing must not fail the run
                 pass
         if self.proc.stdin is not None:
             try:
@@ -339,12 +340,12 @@ class AgentProcess:
                 pass
         try:
             await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         self.kill_group()
         try:
             await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         if self._pump is not None:
             self._pump.cancel()

@@ -52,10 +52,18 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
-                                  name_slug)
-from harness.targets.channel import split_command_line
 from harness.targets import bindings
+from harness.targets.base import (
+    CallResult,
+    Session,
+    Target,
+    TargetError,
+    TargetInfo,
+    Unsupported,
+    bounded_name,
+    name_slug,
+)
+from harness.targets.channel import split_command_line
 
 PREFIX = "acp:"
 DEFAULT_TIMEOUT = 10.0
@@ -125,7 +133,7 @@ def scenario_options(options: dict[str, Any]) -> tuple[dict[str, str], dict[str,
 class AcpSession(Session):
     """One scenario: one ACP session on an agent process."""
 
-    def __init__(self, target: "AcpTarget", connection: Any, session_id: str, recorder: Any, *,
+    def __init__(self, target: AcpTarget, connection: Any, session_id: str, recorder: Any, *,
                  own_connection: bool) -> None:
         self._target = target
         self._connection = connection

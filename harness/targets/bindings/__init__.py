@@ -16,8 +16,16 @@ Every name below is importable from ``harness.targets.bindings`` (``bindings.loa
 
 from harness.targets.bindings.apply import ArgumentMismatch, Binding, BindingError, ToolBinding
 from harness.targets.bindings.load import from_options, from_tool_map, load
-from harness.targets.bindings.signals import (CHANNEL_SIGNALS, DEFAULT_SIGNALS, MAX_RESULT_TEXT, MAX_RESULT_VALUES,
-                                              REGEX_ENGINE, TEXT_CAP, FailureRule, ResultTooLarge)
+from harness.targets.bindings.signals import (
+                                              CHANNEL_SIGNALS,
+                                              DEFAULT_SIGNALS,
+                                              MAX_RESULT_TEXT,
+                                              MAX_RESULT_VALUES,
+                                              REGEX_ENGINE,
+                                              TEXT_CAP,
+                                              FailureRule,
+                                              ResultTooLarge,
+)
 
 __all__ = ["CHANNEL_SIGNALS", "DEFAULT_SIGNALS", "MAX_RESULT_TEXT", "MAX_RESULT_VALUES", "REGEX_ENGINE", "TEXT_CAP",
            "ArgumentMismatch", "Binding", "BindingError", "FailureRule", "ResultTooLarge", "ToolBinding", "from_options",

@@ -12,12 +12,13 @@ from __future__ import annotations
 import copy
 import json
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from harness.scenario import static_checks
 from harness.scenario.located_errors import FileProblems
-from harness.targets.bindings.signals import (CHANNEL_SIGNALS, FailureRule, _code_of, _parsed, _search, _signal)
+from harness.targets.bindings.signals import CHANNEL_SIGNALS, FailureRule, _code_of, _parsed, _search, _signal
 from harness.util import schemas
 from harness.util.pathrules import PATH_KEYS
 

@@ -24,17 +24,33 @@ from __future__ import annotations
 import functools
 import json
 import string
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import jmespath
 import re2 as _regex  # linear-time matching (google-re2), as the signals use
 
-from harness.scenario.located_errors import (FileProblems, Problem, SchemaChecker, kind_of, line_of, located,
-                                             packaged_schema, parse_documents, read_yaml_text)
-from harness.targets.bindings.apply import (_VALUE_KEYS, Binding, BindingError, ToolBinding,
-                                            _names_path, _template_fields)
-from harness.targets.bindings.signals import (DEFAULT_SIGNALS, FailureRule, _pattern_problem)
+from harness.scenario.located_errors import (
+    FileProblems,
+    Problem,
+    SchemaChecker,
+    kind_of,
+    line_of,
+    located,
+    packaged_schema,
+    parse_documents,
+    read_yaml_text,
+)
+from harness.targets.bindings.apply import (
+    _VALUE_KEYS,
+    Binding,
+    BindingError,
+    ToolBinding,
+    _names_path,
+    _template_fields,
+)
+from harness.targets.bindings.signals import DEFAULT_SIGNALS, FailureRule, _pattern_problem
 from harness.util import limits
 from harness.util.pathrules import argument_path_problem
 

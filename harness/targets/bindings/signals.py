@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import jmespath
 import jmespath.functions
 import jmespath.visitor
 import re2 as _regex  # linear-time matching (google-re2): a binding's pattern cannot backtrack without end
-
 
 REGEX_ENGINE = "re2"
 

@@ -22,12 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from harness.targets import bindings
-from harness.util import schemas
-from harness.targets.channel import split_command_line
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
-                                  name_slug)
-from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt
+from harness.targets.base import (
+    CallResult,
+    Session,
+    Target,
+    TargetError,
+    TargetInfo,
+    Unsupported,
+    bounded_name,
+    name_slug,
+)
+from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt, split_command_line
 from harness.targets.cmd import sandbox as cmd_sandbox
+from harness.util import schemas
 
 PROTOCOL = 1
 PREFIX = "cmd:"
@@ -112,7 +119,7 @@ def parse_spec(spec: str) -> list[str]:
 class CmdSession(Session):
     """One scenario's session, named ``s1``, ``s2``, ... on the candidate's side."""
 
-    def __init__(self, target: "CmdTarget", channel: Channel, name: str) -> None:
+    def __init__(self, target: CmdTarget, channel: Channel, name: str) -> None:
         self._target = target
         self._channel = channel
         self.name = name

@@ -54,10 +54,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
-                                  name_slug)
-from harness.targets.channel import split_command_line
 from harness.targets import bindings
+from harness.targets.base import (
+    CallResult,
+    Session,
+    Target,
+    TargetError,
+    TargetInfo,
+    Unsupported,
+    bounded_name,
+    name_slug,
+)
+from harness.targets.channel import split_command_line
 from harness.util import schemas
 
 PREFIX = "mcp:"
@@ -108,7 +116,7 @@ def workspace_parent(chosen: str | None = None) -> str:
 class McpSession(Session):
     """One scenario's calls on a server."""
 
-    def __init__(self, target: "McpTarget", connection: Any, entry: dict[str, Any]) -> None:
+    def __init__(self, target: McpTarget, connection: Any, entry: dict[str, Any]) -> None:
         self._target = target
         self._connection = connection
         self._entry = entry
@@ -184,7 +192,7 @@ def normal_form(result: Any) -> CallResult:
     return CallResult(output=output, events=events, extra={"channel": "result"})
 
 
-def _bound(binding: "bindings.Binding", tool: str, observed: CallResult, text: str | None) -> CallResult:
+def _bound(binding: bindings.Binding, tool: str, observed: CallResult, text: str | None) -> CallResult:
     """Returns ``observed`` read the binding's way (failure signals, codes, output projection)."""
     if tool not in binding.tools:
         return observed
