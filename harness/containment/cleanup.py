@@ -113,7 +113,7 @@ def flatten(top: str | os.PathLike[str], depth: int = FLAT_DEPTH) -> int:
             except OSError:
                 continue
             try:
-                walk(first, lambda fd, child, info, level, limit=limit: visit(fd, child, info, level, limit))
+                walk(first, functools.partial(visit, limit=limit))
             finally:
                 os.close(first)
     finally:
@@ -243,7 +243,7 @@ def remove_tree(base: str | Path) -> Leftover | None:
         return Leftover(str(base), f"folders nested too deep to remove: {exc}")
 
 
-def _remove_tree(base: Path) -> Leftover | None:
+def _remove_tree(base: str | Path) -> Leftover | None:
     try:
         info = os.lstat(base)
     except FileNotFoundError:
@@ -278,7 +278,7 @@ def _plain_rmtree(base: str | Path) -> bool:
     return not failed or not os.path.lexists(base)
 
 
-def _remove_around(base: Path, mounts: set[str]) -> None:
+def _remove_around(base: str | Path, mounts: set[str]) -> None:
     """Removes everything below ``base`` that is not a mount point or inside one; never descends into one."""
     real = os.path.realpath(base)
     with contextlib.suppress(OSError):
@@ -308,7 +308,7 @@ def _remove_around(base: Path, mounts: set[str]) -> None:
         os.rmdir(real)
 
 
-def _count(base: Path, mounts: set[str]) -> int:
+def _count(base: str | Path, mounts: set[str]) -> int:
     """Returns how many entries are left below ``base``, not counting what is inside a mount point."""
     total = 0
     for dirpath, dirnames, filenames in os.walk(os.path.realpath(base)):

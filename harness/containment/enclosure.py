@@ -81,10 +81,10 @@ class Enclosure:
             self._sibling_path = os.path.join(self._base, "sibling")
             self._canaries = {str(canary): _signature(str(canary)) for canary in canaries}
             self._sibling = _signature(self._sibling_path)
-            for canary, fd in list(self._held.items()):
-                info, signature = os.fstat(fd), self._canaries[canary]
+            for held, fd in list(self._held.items()):
+                info, signature = os.fstat(fd), self._canaries[held]
                 if signature is None or (info.st_ino, info.st_dev) != (signature[0], signature[2]):
-                    del self._held[canary]  # not the file the signature was taken of: read by its path
+                    del self._held[held]  # not the file the signature was taken of: read by its path
                     os.close(fd)
         except BaseException:  # a full disk, or SIGTERM (processes.Terminated) half-way: nothing is left behind
             self.close()

@@ -208,7 +208,7 @@ class JsonWriter:
 
     def _baseline(self, part: Any) -> dict[str, Any] | None:
         """Returns the report's ``baseline`` member (None without a readable baseline)."""
-        if part.tally.baseline is None:
+        if part.tally.baseline is None or self.baseline_file is None:
             return None
         from harness.record import baseline
         return baseline.report_section(self.baseline_file, part.tally.outcome())

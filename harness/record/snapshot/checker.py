@@ -91,9 +91,10 @@ class Checker:
                     out.new.append(scenario_id)
             else:
                 out.matched.append(scenario_id)
-        elif body(stored) == body(text):
+        elif stored is not None and body(stored) == body(text):  # stored is None only when updating (above)
             out.matched.append(scenario_id)
         else:
+            stored = stored or ""
             where = store.path(scenario_id).as_posix()
             out.diverged[scenario_id] = unified_diff(stored, text, f"{where} (stored)", f"{where} (observed)")
 

@@ -278,7 +278,7 @@ class AgentProcess:
         task = asyncio.ensure_future(coro)
         broken = asyncio.ensure_future(self.broken.wait())  # type: ignore[union-attr]
         try:
-            done, _ = await asyncio.wait({task, broken, self._exit}, timeout=timeout,  # type: ignore[arg-type]
+            done, _ = await asyncio.wait({task, broken, self._exit}, timeout=timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
             if task in done:
                 try:

@@ -289,7 +289,7 @@ def _build(spec: Any, args: Mapping[str, Any], used: set[str],
         return copy.deepcopy(args[spec]) if spec in args else _OMIT
     if isinstance(spec, list):
         note(path, ("object",))
-        items = []
+        items: list[Any] = []
         for item in spec:
             value = _build(item, args, used, origins, path + (len(items),))
             if value is not _OMIT:
