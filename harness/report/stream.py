@@ -110,7 +110,7 @@ class Reports:
         return writer.checker(run) if writer is not None else None
 
     def columns(self) -> Callable[[Any], Any] | None:
-        """Returns a function giving the Markdown and HTML reports' columns (harness/record/observations.py)."""
+        """Returns a function giving the grid reports' columns (harness/record/observations.py)."""
         writer = self.writer(ColumnsWriter)
         return writer.columns() if writer is not None else None
 
