@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lock check-latest run test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
+.PHONY: lock check-latest run check test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
 
 # Installs are locked: uv.lock pins every Python package with its hashes, and uv installs exactly that
 # (`uv sync --locked` refuses a lock that no longer matches pyproject.toml). uv itself comes from PyPI with
@@ -40,12 +40,17 @@ check-latest: $(UV)
 run: $(STAMP)
 	$(BIN)/harness run
 
-## test: the import layers (lint-imports, contracts in pyproject.toml), every test of the harness, and the catalog through pytest
+## check: the import layers (lint-imports), lint (ruff) and types (mypy), each configured in pyproject.toml
+check: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/ruff check
+	$(BIN)/mypy
+
+## test: `make check`, every test of the harness, and the catalog through pytest
 # Bytecode caches are written (into the checkout and .venv, both ignored by git) even where
 # PYTHONDONTWRITEBYTECODE is set: the suite starts many Python processes (harness runs,
 # cmd:/mcp:/acp: candidates, pytest in pytest), and each would otherwise compile the harness again.
-test: $(STAMP)
-	$(BIN)/lint-imports
+test: check
 	$(BIN)/harness lint
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not install"
 

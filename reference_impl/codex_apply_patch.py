@@ -136,21 +136,21 @@ class Session:
             target = self._resolve(hunk.path)
             if hunk.kind == "add":
                 _make_parents(target, hunk.path)
-                _io(lambda: _write(target, hunk.contents), f"Failed to write file {hunk.path}")
+                _io(f"Failed to write file {hunk.path}", _write, target, hunk.contents)
                 added.append(hunk.path)
             elif hunk.kind == "delete":
-                _io(lambda: os.remove(target), f"Failed to delete file {hunk.path}")
+                _io(f"Failed to delete file {hunk.path}", os.remove, target)
                 deleted.append(hunk.path)
             else:
                 new_contents = derive_new_contents(target, hunk.path, hunk.chunks)
                 if hunk.move_path is not None:
                     dest = self._resolve(hunk.move_path)
                     _make_parents(dest, hunk.move_path)
-                    _io(lambda: _write(dest, new_contents), f"Failed to write file {hunk.move_path}")
-                    _io(lambda: os.remove(target), f"Failed to remove original {hunk.path}")
+                    _io(f"Failed to write file {hunk.move_path}", _write, dest, new_contents)
+                    _io(f"Failed to remove original {hunk.path}", os.remove, target)
                     modified.append(hunk.move_path)
                 else:
-                    _io(lambda: _write(target, new_contents), f"Failed to write file {hunk.path}")
+                    _io(f"Failed to write file {hunk.path}", _write, target, new_contents)
                     modified.append(hunk.path)
         return added, modified, deleted
 
@@ -279,7 +279,7 @@ def _parse_update_chunk(lines: list[str], line_number: int, allow_missing_contex
 
 def derive_new_contents(target: str, shown: str, chunks: list[Chunk]) -> str:
     """The file's new text: the chunks' replacements applied, ending with one line break."""
-    data = _io(lambda: _read(target), f"Failed to read file to update {shown}")
+    data = _io(f"Failed to read file to update {shown}", _read, target)
     original = data.decode("utf-8", errors="surrogateescape")
     lines = original.split("\n")
     if lines and lines[-1] == "":
@@ -379,12 +379,12 @@ def _write(target: str, text: str) -> None:
 
 def _make_parents(target: str, shown: str) -> None:
     parent = os.path.dirname(target)
-    _io(lambda: os.makedirs(parent, exist_ok=True), f"Failed to create parent directories for {shown}")
+    _io(f"Failed to create parent directories for {shown}", os.makedirs, parent, exist_ok=True)
 
 
-def _io(action, context: str):
-    """Runs ``action``; an OSError becomes ``<context>: <reason> (os error <n>)`` (choice 2)."""
+def _io(context: str, action, *args, **kwargs):
+    """Runs ``action(*args, **kwargs)``; an OSError becomes ``<context>: <reason> (os error <n>)`` (choice 2)."""
     try:
-        return action()
+        return action(*args, **kwargs)
     except OSError as exc:
         raise PatchError(f"{context}: {exc.strerror} (os error {exc.errno})") from exc

@@ -206,12 +206,12 @@ class _PipeLines:
     this). Lines are split on ``\n``, ``\r\n`` and a bare ``\r``, as the SDK's text wrapper does.
     """
 
-    def __init__(self, reader: Any, pending: "_Pending") -> None:
+    def __init__(self, reader: Any, pending: _Pending) -> None:
         self._reader = reader
         self._pending = pending
         self._queued: list[bytes] = []
 
-    def __aiter__(self) -> "_PipeLines":
+    def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
@@ -313,7 +313,7 @@ class _Pending:
             try:
                 await asyncio.wait_for(self._changed.wait(), tick)
                 idle = 0.0
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if time.monotonic() - began < 2 * tick:  # the loop was free, not busy on a handler
                     idle += tick
 

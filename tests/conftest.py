@@ -106,8 +106,15 @@ def _rewrite_a_share(config: pytest.Config) -> None:
     rewritten, nothing is done here and pytest rewrites as usual.
     """
     try:
-        from _pytest.assertion.rewrite import (PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, assertstate_key,
-                                               get_cache_dir, try_makedirs)
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+            try_makedirs,
+        )
     except ImportError:
         return
     state = config.stash.get(assertstate_key, None)
@@ -243,8 +250,8 @@ def reference_results() -> dict:
     Run once per test process: the tests that compare another transport (cmd:, mcp:, Streamable HTTP)
     with the in-process verdicts only read them.
     """
-    from harness.scenario import catalog
     from harness.run.runner import Runner
+    from harness.scenario import catalog
     from harness.targets import make_target
     with Runner(make_target("reference")) as runner:
         return {r.id: r for r in runner.run_all(catalog.load([catalog.builtin_dir()]).scenarios)}

@@ -6,8 +6,9 @@ Example: ``ScriptedTarget({"Read": CallResult(output="x")})`` answers every Read
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo
 
@@ -17,7 +18,7 @@ Answer = CallResult | Callable[[Path, dict[str, Any]], CallResult]
 class ScriptedSession(Session):
     """Answers each tool with a canned result, or a function of (workspace, args)."""
 
-    def __init__(self, target: "ScriptedTarget", workspace: Path) -> None:
+    def __init__(self, target: ScriptedTarget, workspace: Path) -> None:
         self.target = target
         self.workspace = workspace
 

@@ -14,13 +14,12 @@ import os
 import re
 from pathlib import Path
 from typing import Any
-
-import reference_impl
 from unittest import mock
 
-from reference_impl import anthropic_text_editor, claude_code, codex_apply_patch, gemini_safe_patch, mcp_write_text_file
+import reference_impl
 from harness.targets.base import Session, TargetInfo
 from harness.targets.reference import ReferenceSession, ReferenceTarget
+from reference_impl import anthropic_text_editor, claude_code, codex_apply_patch, gemini_safe_patch, mcp_write_text_file
 
 
 class PlantedTarget(ReferenceTarget):
@@ -124,7 +123,7 @@ def _js_replace(text: str, old: str, new: str, count: int) -> str:
         index = text.find(old, start)
         if index < 0:
             break
-        expanded = re.sub(r"\$([$&`'])", lambda m: {"$": "$", "&": old, "`": text[:index],
+        expanded = re.sub(r"\$([$&`'])", lambda m, index=index: {"$": "$", "&": old, "`": text[:index],
                                                      "'": text[index + len(old):]}[m.group(1)], new)
         out += [text[start:index], expanded]
         start, done = index + len(old), done + 1

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from fakes import ScriptedTarget
-from harness.scenario import aspects
+
 from harness.cli.main import main
+from harness.run.runner import Runner
+from harness.scenario import aspects
 from harness.scenario.loader import ScenarioError
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
 from harness.targets.base import CallResult
 
 APTIX = """\

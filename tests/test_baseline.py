@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 
-from harness.record import baseline
 from harness.cli.main import main
+from harness.record import baseline
 from tests.test_cli import GOOD, WRONG, put
 
 

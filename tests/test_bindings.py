@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.targets import bindings
-from harness.targets.bindings import Binding, BindingError, from_options, from_tool_map
 from harness.cli.main import main
+from harness.run.runner import Runner
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
+from harness.targets import bindings
+from harness.targets.bindings import Binding, BindingError, from_options, from_tool_map
 from harness.targets.cmd.target import CmdTarget
 from harness.targets.mcp.target import McpTarget
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog
-from harness.scenario import catalog_cache
+from harness.scenario import catalog, catalog_cache
 
 SCENARIO = """\
 id: cache/write-{n}
@@ -139,8 +138,7 @@ def test_a_profile_changed_between_the_fingerprint_and_the_priming_is_parsed_aga
                                                                                      monkeypatch) -> None:
     """The cached profile is kept under the stamp the fingerprint read, not one read later: a file
     edited in between never pairs the old content with its new stamp."""
-    from harness.scenario import catalog_cache
-    from harness.scenario import profiles
+    from harness.scenario import catalog_cache, profiles
     profile_file, builtin = _cached_profile(tmp_path, monkeypatch)
     real_read = catalog_cache.read
 

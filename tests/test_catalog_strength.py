@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.run.runner import Runner
 from harness.scenario import catalog
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
 from harness.targets.reference import ReferenceTarget
 from tests import planted
 

@@ -158,8 +158,7 @@ def test_a_target_that_cannot_start_says_why_once_then_one_short_line_per_scenar
 def test_known_profile_names_are_checked_without_reading_the_built_in_profile_files(monkeypatch):
     """`harness list` (with or without --profile) must not parse and check every built-in
     profile.yaml again when the catalog came from the cache: that was a fifth of its start-up."""
-    from harness.scenario import catalog
-    from harness.scenario import profiles
+    from harness.scenario import catalog, profiles
     cat = catalog.load()
 
     def read_again():

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from harness.cli import run as cli
-from harness.run import workers
 from harness.cli.main import main
+from harness.run import workers
 from tests.test_cli import GOOD, WRONG, put
 
 THIRD = GOOD.replace("cli-good", "cli-third")

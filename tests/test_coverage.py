@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog
-from harness.scenario import coverage
+from harness.scenario import catalog, coverage
 from harness.scenario.model import Scenario
 
 SEED = """\

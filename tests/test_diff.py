@@ -30,7 +30,7 @@ def altered_copy(recorded: Path, tmp_path: Path) -> tuple[Path, set[str], str, s
     changed = set()
     for path in (files[0], files[3]):
         text = path.read_text("utf-8")
-        altered = re.sub(r"(?m)^(\s+)(size|sizeBytes): (\d+)$", lambda m: f"{m[1]}{m[2]}: {int(m[3]) + 1}", text, 1)
+        altered = re.sub(r"(?m)^(\s+)(size|sizeBytes): (\d+)$", lambda m: f"{m[1]}{m[2]}: {int(m[3]) + 1}", text, count=1)
         if altered == text:  # no size line: change the first step's number instead
             altered = text.replace("- step: 1", "- step: 100", 1)
         assert altered != text

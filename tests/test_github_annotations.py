@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 from fakes import ScriptedTarget, read_scenario
-from harness.scenario.model import Verdict
+
 from harness.report import github
 from harness.run.runner import Runner
+from harness.scenario.model import Verdict
 from harness.targets.base import CallResult
 
 READ = read_scenario("claude-code/annotations/t", '"x"')

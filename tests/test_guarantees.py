@@ -21,8 +21,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import os
-import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -416,8 +414,8 @@ def test_an_escape_is_reported_on_every_entry_point(kind, entry, tmp_path, state
 def test_the_claude_code_cli_under_run_as_gets_a_keeper_that_user_can_run(tmp_path, monkeypatch):
     # Before: its keeper was this interpreter even where other users cannot reach it (under
     # /root), so under --run-as nobody the CLI never started. The cmd: target asks for one they can.
-    from harness.util import processes
     from harness.targets.claude_code import session as session_mod
+    from harness.util import processes
     asked = []
     monkeypatch.setattr(processes, "kept", lambda argv, **kwargs: (asked.append(kwargs.get("for_others")),
                                                                    (["/bin/false"], None))[1])

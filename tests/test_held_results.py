@@ -10,13 +10,14 @@ from __future__ import annotations
 import pickle
 
 from fakes import ScriptedTarget, read_scenario
-from harness.util import limits
-from harness.scenario.model import Verdict
+
 from harness.report import github
 from harness.report.tally import Tally
 from harness.report.terminal import explain
 from harness.run.runner import Runner
+from harness.scenario.model import Verdict
 from harness.targets.base import CallResult
+from harness.util import limits
 
 READ = read_scenario("claude-code/held/t", '{$contains: "     1→x"}', '"     1→x"')
 

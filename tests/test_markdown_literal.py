@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import html
 
+from fakes import ScriptedTarget
 from markdown_it import MarkdownIt
 
-from fakes import ScriptedTarget
-from harness.report import markdown
-from harness.report import grid as matrix_mod
-from harness.run.runner import Runner
 from harness.record.observations import from_results
+from harness.report import grid as matrix_mod
+from harness.report import markdown
+from harness.run.runner import Runner
 from harness.targets.base import CallResult
 
 HOSTILE = ("![p](https://e.example/p.png) **B** _e_ [c](https://e.example/c) <https://e.example/a> `x` "

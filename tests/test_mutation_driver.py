@@ -3,15 +3,13 @@ real trampolines), and how the report shows mutants no scenario reaches, stale c
 open questions the catalog records."""
 
 import importlib
-import json
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from harness.drivers import mutation
+from harness.drivers import mutation, mutation_report
 
 pytest.importorskip("mutmut", reason="the mutation extra (make mutation installs it)")
 
@@ -105,17 +103,17 @@ def test_a_mutant_in_the_coverage_map_is_run_by_its_trampoline(mutated):
 def _report(results, classes, names):
     diffs = {name: f"-    return {name}\n+    return None" for name in names}
     for name, text in diffs.items():
-        mutation._DIFFS[name] = text
+        mutation_report._DIFFS[name] = text
     try:
-        return mutation.render(results, {"pkg/mod.py": names}, classes, 60.0, 2)
+        return mutation_report.render(results, {"pkg/mod.py": names}, classes, 60.0, 2)
     finally:
         for name in diffs:
-            mutation._DIFFS.pop(name, None)
+            mutation_report._DIFFS.pop(name, None)
 
 
 def test_a_mutant_no_scenario_reaches_is_not_reached_even_where_an_entry_calls_it_equivalent():
     names = ["pkg.mod.x_f__mutmut_1", "pkg.mod.x_g__mutmut_1", "pkg.mod.x_h__mutmut_1"]
-    results = {names[0]: {"code": mutation.NOT_REACHED}, names[1]: {"code": 0}, names[2]: {"code": 1}}
+    results = {names[0]: {"code": mutation_report.NOT_REACHED}, names[1]: {"code": 0}, names[2]: {"code": 1}}
     classes = [{"mutants": "pkg.mod.x_f__*", "class": "equivalent", "why": "helpers only"},
                {"mutants": "pkg.mod.x_g__*", "class": "not-reached", "why": "said unreachable"}]
     report = _report(results, classes, names)
@@ -135,7 +133,7 @@ def test_class_entries_that_take_no_survivor_are_listed_as_stale():
     classes = [{"mutants": "pkg.mod.x_f__mutmut_1", "class": "equivalent", "why": "same", "_line": 3},
                {"mutants": "pkg.mod.x_f__mutmut_2", "class": "killed-by", "scenario": "p/s", "_line": 7},
                {"mutants": "pkg.mod.x_f__*", "class": "open-question", "why": "shadowed", "_line": 11}]
-    assert [e["_line"] for e in mutation.stale_entries(results, classes)] == [7, 11]
+    assert [e["_line"] for e in mutation_report.stale_entries(results, classes)] == [7, 11]
     report = _report(results, classes, names)
     stale = report.split("## Class entries that take no survivor")[1]
     assert "2 entries" in stale and "| 7 | killed-by |" in stale and "| 11 | open-question |" in stale
@@ -143,7 +141,7 @@ def test_class_entries_that_take_no_survivor_are_listed_as_stale():
 
 
 def test_the_committed_class_entries_carry_their_line_numbers():
-    classes = mutation.load_classes(Path("docs/mutation-classes.yaml"))
+    classes = mutation_report.load_classes(Path("docs/mutation-classes.yaml"))
     lines = Path("docs/mutation-classes.yaml").read_text("utf-8").splitlines()
     assert all(lines[entry["_line"] - 1].startswith("- ") for entry in classes)
 
@@ -166,9 +164,10 @@ def test_the_recording_pass_names_the_open_scenario_whose_snapshot_changes(tmp_p
     MUTANT_UNDER_TEST names it) that keeps a leading U+FEFF is recorded by that scenario; and a
     scenario whose snapshot differs already unmutated is left out."""
     import os
+
     import reference_impl.aptix_tul_004 as aptix
-    from harness.scenario import catalog
     from harness.record import snapshot
+    from harness.scenario import catalog
     scenario = catalog.load().by_id("aptix-tul-004/open/bom-in-content")
     assert scenario.open_question
     stored = snapshot.SnapshotStore(Path("snapshots").resolve(), "reference").read(scenario.id)
@@ -183,12 +182,12 @@ def test_the_recording_pass_names_the_open_scenario_whose_snapshot_changes(tmp_p
         return original(content)
 
     monkeypatch.setattr(aptix, "final_bytes", final_bytes)
-    monkeypatch.setitem(mutation._DIFFS, name, "-    a\n+    b")
+    monkeypatch.setitem(mutation_report._DIFFS, name, "-    a\n+    b")
     monkeypatch.setenv("MUTANT_UNDER_TEST", "")
     reached_by = {"reference_impl.aptix_tul_004.x_final_bytes": [scenario]}
     classes = [{"mutants": "reference_impl.*", "class": "open-question", "why": "U+FEFF"}]
     other = "reference_impl.aptix_tul_004.x_final_bytes__mutmut_998"  # the reference's own behaviour
-    monkeypatch.setitem(mutation._DIFFS, other, "-    a\n+    c")
+    monkeypatch.setitem(mutation_report._DIFFS, other, "-    a\n+    c")
     results = {name: {"code": 0}, other: {"code": 0}, "killed": {"code": 1}}
     mutation.record(results, reached_by, classes, 2, tmp_path / "cwd", tmp_path / "snapshots")
     assert results[name]["recorded_by"] == scenario.id

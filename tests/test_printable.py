@@ -6,7 +6,8 @@ import json
 import math
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.util import printable
 from harness.util.printable import MAX_DEPTH, defused, json_safe, json_safe_at, shown

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.scenario import catalog
 from harness.cli import profile_pages
-from harness.scenario import profiles
 from harness.cli.main import main
+from harness.scenario import catalog, profiles
 
 ROOT = Path(__file__).resolve().parents[1]
 

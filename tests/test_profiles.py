@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog
-from harness.scenario import profiles
 from harness.cli.main import main
+from harness.scenario import catalog, profiles
 from harness.scenario.loader import ScenarioError, load_file
 
 ROOT = Path(__file__).resolve().parents[1]

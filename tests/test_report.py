@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.scenario import catalog
 from harness.cli.main import main
-from harness.report import grid as matrix_mod
 from harness.record.observations import Observation
+from harness.report import grid as matrix_mod
+from harness.scenario import catalog
 
 
 @pytest.fixture(scope="module")

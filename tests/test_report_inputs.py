@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.record import observations as sources
 from harness.cli.main import main
+from harness.record import observations as sources
 
 TARGET = {"spec": "x", "name": "n", "version": "1"}
 

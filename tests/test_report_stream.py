@@ -11,20 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog
-from harness.run import workers
-from harness.record.baseline import Baseline
 from harness.cli.main import main
-from harness.scenario.model import Result, Scenario, Verdict
-from harness.run.options import RunOptions
+from harness.containment.cleanup import Leftover
+from harness.record.baseline import Baseline
 from harness.report import json as json_report
-from harness.report import junit
-from harness.report import stream
+from harness.report import junit, stream
 from harness.report.tally import Tally
+from harness.run import workers
+from harness.run.options import RunOptions
+from harness.scenario import catalog
+from harness.scenario.model import Result, Scenario, Verdict
 from harness.targets import make_target
 from harness.targets.base import TargetInfo
 from harness.targets.reference import ReferenceTarget
-from harness.run.workspace import Leftover
 
 
 @pytest.fixture(scope="module")
@@ -265,3 +264,31 @@ def test_a_report_folder_loses_every_targets_earlier_report_when_the_run_starts(
     stream.Reports(RunOptions(json=tmp_path, junit=tmp_path, no_snapshots=True), [], several=True,
                    slugs=[first.slug, second.slug])
     assert not list(tmp_path.iterdir())
+
+
+def test_a_new_report_format_is_one_writer(tmp_path, scenarios, monkeypatch):
+    """A writer the formats add gets every target's begin, each result in catalog order, and one close."""
+    from harness.report import formats
+
+    class Lines:
+        def __init__(self) -> None:
+            self.events: list[str] = []
+
+        def begin(self, part):
+            self.events.append(f"begin {part.run.spec}")
+
+        def add(self, part, result, data):
+            self.events.append(f"add {data['id']} {data['verdict']}")
+
+        def close(self, parts, *, interrupted):
+            self.events.append(f"close {len(parts)} {interrupted} {parts[0].tally.summary()['pass']}")
+
+    lines = Lines()
+    chosen = formats.writers
+    monkeypatch.setattr(formats, "writers", lambda *a, **k: [*chosen(*a, **k), lines])
+    reports = stream.Reports(RunOptions(no_snapshots=True), [], several=False)
+    (run,) = workers.run([make_target("reference")], scenarios[:3], jobs=1, emit=reports.add, keep=False)
+    reports.finish([run])
+    reports.close()
+    reports.close()  # once only
+    assert lines.events == ["begin reference", *(f"add {s.id} pass" for s in scenarios[:3]), "close 1 False 3"]

@@ -7,12 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-
 from fakes import ScriptedTarget, read_scenario
-from harness.scenario.model import Verdict
+
+from harness.run.judge import check_then
 from harness.run.runner import Runner
-from harness.targets.base import CallResult, TargetError
 from harness.run.workspace import Workspace
+from harness.scenario.model import Verdict
+from harness.targets.base import CallResult, TargetError
 
 READ = read_scenario("claude-code/read/t", '"     1→x"')
 
@@ -242,16 +243,16 @@ def test_a_canary_whose_bytes_change_with_every_time_stamp_kept_is_an_escape(tmp
     """The canaries' bytes are read again, not only their time stamps: a write that moves no time stamp
     (a page of a shared mapping dirtied before the stamps were taken is written back with none) is
     still found. No such write can be made on purpose, so the stamps are held here instead."""
-    from harness.run import workspace as workspace_mod
-    enclosure = workspace_mod.Enclosure(parent=str(tmp_path))
+    from harness.containment import enclosure as enclosure_mod
+    enclosure = enclosure_mod.Enclosure(parent=str(tmp_path))
     try:
         enclosure.place()
         taken = dict(enclosure._canaries)
-        real = workspace_mod._signature
-        monkeypatch.setattr(workspace_mod, "_signature", lambda path: taken.get(path) or real(path))
+        real = enclosure_mod._signature
+        monkeypatch.setattr(enclosure_mod, "_signature", lambda path: taken.get(path) or real(path))
         assert enclosure.escapes() == []
         canary = enclosure.base / "sibling" / "canary.txt"
-        canary.write_bytes(workspace_mod.CANARY.replace(b"c", b"C", 1))
+        canary.write_bytes(enclosure_mod.CANARY.replace(b"c", b"C", 1))
         assert enclosure.escapes() == [f"changed {canary}"]
     finally:
         monkeypatch.undo()
@@ -436,7 +437,7 @@ def test_a_changed_file_that_should_not_have_changed_shows_a_content_diff(tmp_pa
         workspace.populate({"files": {"notes.txt": "one\ntwo\nthree\n", "blob.bin": {"hex": "00010203040506070809"}}}, {})
         (workspace.root / "notes.txt").write_text("one\n2\nthree\n")
         (workspace.root / "blob.bin").write_bytes(bytes.fromhex("000102030405ff070809"))
-        failures = {f.path: f.render() for f in workspace.check({"others_unchanged": True}, {})}
+        failures = {f.path: f.render() for f in check_then(workspace, {"others_unchanged": True}, {})}
     finally:
         workspace.remove()
     text = failures["then.others_unchanged[notes.txt]"]
@@ -447,7 +448,7 @@ def test_a_changed_file_that_should_not_have_changed_shows_a_content_diff(tmp_pa
 
 
 def test_finished_workspaces_go_to_the_remover_in_batches_and_drain_removes_every_one(tmp_path):
-    from harness.run.workspace import Remover, Tree
+    from harness.containment.cleanup import Remover, Tree
     remover = Remover()
     trees = []
     for number in range(Remover.BATCH):
@@ -464,7 +465,7 @@ def test_finished_workspaces_go_to_the_remover_in_batches_and_drain_removes_ever
 
 
 def test_an_inline_remover_removes_each_batch_in_the_calling_thread_without_a_thread(tmp_path):
-    from harness.run.workspace import Remover, Tree
+    from harness.containment.cleanup import Remover, Tree
     remover = Remover(inline=True)
     trees = []
     for number in range(Remover.BATCH + 1):
@@ -481,8 +482,8 @@ def test_an_inline_remover_removes_each_batch_in_the_calling_thread_without_a_th
 
 
 def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_a_thread(tmp_path):
+    from harness.containment.cleanup import _MOUNTS, in_memory
     from harness.targets.reference import ReferenceTarget
-    from harness.run.workspace import _MOUNTS, in_memory
     if not os.path.isfile("/proc/self/mountinfo"):
         pytest.skip("no mount table here (not Linux)")
     assert _MOUNTS.type_of("/proc") == "proc" and _MOUNTS.type_of("/proc/self") == "proc"
@@ -501,7 +502,7 @@ def test_workspaces_on_a_memory_file_system_are_removed_inline_and_on_a_disk_by_
 
 
 def test_an_interrupted_inline_removal_leaves_the_rest_for_drain(tmp_path, monkeypatch):
-    from harness.run.workspace import Remover
+    from harness.containment.cleanup import Remover
     spaces = [Workspace(parent=str(tmp_path)) for _ in range(3)]
     remover = Remover(inline=True)
     real = Workspace.remove

@@ -1,4 +1,4 @@
-"""safepath.read_regular: reads what a file holds, within its cap, without reserving the cap."""
+"""fileio.read_regular: reads what a file holds, within its cap, without reserving the cap."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from harness.util.safepath import read_regular
+from harness.util.fileio import read_regular
 
 
 def test_a_small_file_read_with_a_huge_cap_does_not_reserve_the_cap(tmp_path):
@@ -19,7 +19,7 @@ def test_a_small_file_read_with_a_huge_cap_does_not_reserve_the_cap(tmp_path):
     path.write_bytes(b'{"format": 1, "results": []}')
     code = textwrap.dedent(f"""
         import resource, sys
-        from harness.util.safepath import read_regular
+        from harness.util.fileio import read_regular
         resource.setrlimit(resource.RLIMIT_AS, (900 * 1024 * 1024, resource.RLIM_INFINITY))
         sys.stdout.write(read_regular({str(path)!r}, 4 * 1024 ** 3).decode())
     """)

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.record import snapshot as snap
 from harness.cli.main import main
+from harness.record import snapshot as snap
 from harness.targets.base import spec_slug
 from tests.test_cli import GOOD, put
 

@@ -129,8 +129,8 @@ def test_two_targets_with_one_hello_name_keep_a_report_each_in_a_folder(tmp_path
 def test_a_second_targets_report_of_an_earlier_run_is_removed_when_the_run_starts(tmp_path):
     # A run interrupted before its second target began must not leave that target's old report
     # (`reference-2.json`) passing for this run's, as the first target's never does.
-    from harness.run.options import RunOptions
     from harness.report import stream
+    from harness.run.options import RunOptions
     json_dir, junit_dir = tmp_path / "json", tmp_path / "junit"
     json_dir.mkdir()
     junit_dir.mkdir()

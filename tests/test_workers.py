@@ -8,14 +8,15 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from harness.scenario import catalog
-from harness.run import workers
 from harness.cli.main import main
+from harness.run import workers
+from harness.scenario import catalog
 from harness.scenario.model import Verdict
 from harness.targets.base import CallResult, TargetError
 from tests.fakes import ScriptedTarget

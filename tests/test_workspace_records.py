@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.util import limits
+from harness.containment import enclosure as enclosure_mod
+from harness.containment.enclosure import Enclosure
 from harness.run import workspace as workspace_mod
-from harness.run.workspace import Enclosure, Workspace, entry_state
+from harness.run.judge import check_then
+from harness.run.workspace import Workspace, entry_state
+from harness.util import limits
 
 
 def _fwalk_state(ws: Workspace, with_text: bool = True) -> dict:
@@ -114,7 +117,7 @@ def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
     try:
         ws.populate({"files": {"a.txt": "one\n", "b.txt": "keep\n"}}, {"workspace": str(ws.root)})
         (ws.root / "b.txt").write_text("kept and longer\n")
-        failures = ws.check({"others_unchanged": True}, {})
+        failures = check_then(ws, {"others_unchanged": True}, {})
         assert [f.path for f in failures] == ["then.others_unchanged[b.txt]"]
     finally:
         ws.remove()
@@ -146,7 +149,7 @@ def test_a_canary_replaced_by_a_file_of_the_same_bytes_is_an_escape(tmp_path):
         enclosure.place()
         canary = enclosure.base / "canary.txt"
         other = enclosure.base / "other"
-        other.write_bytes(workspace_mod.CANARY)
+        other.write_bytes(enclosure_mod.CANARY)
         os.rename(other, canary)
         assert enclosure.escapes() == [f"changed {canary} (rewritten: inode or ctime differs)"]
     finally:

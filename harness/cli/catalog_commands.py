@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from harness.cli.console import make_console
 from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from harness.cli.console import make_console
 from harness.cli.run import file_kind, state_dir
-from harness.util.printable import shown
 from harness.targets.base import spec_slug
+from harness.util.printable import shown
 
 
 def _catalog(args: argparse.Namespace):
@@ -52,6 +52,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     """Prints (or writes) the coverage table; exits 1 when a section is neither covered nor noted."""
     from rich.console import Console
     from rich.table import Table
+
     from harness.scenario import coverage
     seeds = args.seeds or coverage.seeds_dir()
     if not seeds.is_dir():
@@ -60,7 +61,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     cat = _catalog(args)
     sections = coverage.build(seeds, cat.scenarios, coverage.load_notes())
     if args.markdown:
-        from harness.util.safepath import write_replacing
+        from harness.util.fileio import write_replacing
         write_replacing(args.markdown, coverage.markdown(sections, len(cat.scenarios)))
     else:
         table = Table(title=f"coverage of {seeds} by {len(cat.scenarios)} scenarios", title_justify="left")
@@ -117,7 +118,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if state is None:
             raise OSError("the state folder is a symbolic link: not read")
         from harness.util import limits
-        from harness.util.safepath import read_regular
+        from harness.util.fileio import read_regular
         document = json.loads(read_regular(last, limits.MAX_REPORT_FILE))
         if not isinstance(document, dict) or not isinstance(document.get("results"), list) or not all(
                 isinstance(r, dict) and isinstance(r.get("id"), str) for r in document["results"]):

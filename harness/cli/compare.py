@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
-
+from typing import Any
 
 from harness.cli.console import add_color, make_console
 from harness.run.options import RunOptions, add_arguments
@@ -63,8 +63,8 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
 
 def _load(args: argparse.Namespace, names: list[str], console: Any,
           several: bool = False) -> tuple[list[Any], dict[str, Any]] | None:
-    from harness.scenario import catalog as catalog_mod
     from harness.record import observations as sources
+    from harness.scenario import catalog as catalog_mod
     cat = catalog_mod.load_with(args.scenarios, builtin=not args.no_builtin)
     if cat.unknown_profiles(args.profile):
         console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(args.profile))}")
@@ -176,6 +176,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         html.write(args.html, grid, title=args.title)
     if args.json:
         text = json.dumps(matrix_mod.as_json(grid), indent=1, ensure_ascii=False, default=str)
-        from harness.util.safepath import write_replacing
+        from harness.util.fileio import write_replacing
         write_replacing(args.json, text + "\n")
     return EXIT_OK

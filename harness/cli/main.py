@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
-
-from harness.run.options import add_arguments
-from harness.util import processes
-from harness.cli.console import add_color
 
 from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the command's exit codes, named
+from harness.cli.console import add_color
+from harness.run.options import add_arguments
+from harness.util import processes
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:

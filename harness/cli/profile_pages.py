@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from harness.scenario.model import Scenario
 from harness.scenario.profiles import Profile
@@ -292,7 +293,7 @@ def _sections(profile: Profile, scenarios: list[Scenario]) -> list[str]:
 
 def write_all(directory: Path, found: Iterable[Profile], scenarios: list[Scenario]) -> list[Path]:
     """Writes ``<directory>/<profile>.md`` for each profile; returns the paths written."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for profile in found:

@@ -4,7 +4,7 @@ Exit codes (decided in ``exit_code`` and ``target_failed``): 0 when nothing fail
 scenario files (the valid ones still run, the broken ones are reported as errors). Besides a
 ``fail`` or ``error`` verdict, a run fails (1) when
 
-- an observation differs from its stored snapshot (harness/record/snapshot.py): reported as a
+- an observation differs from its stored snapshot (harness/record/snapshot/): reported as a
   divergence with a unified diff; ``--snapshot-update`` writes them instead, ``--no-snapshots``
   skips both. Stored snapshots no scenario matches are listed, and removed by ``--snapshot-update``
   when the run covers the whole catalog (built-in included, no ``--profile`` or ``-k``, no invalid file);
@@ -19,17 +19,16 @@ The Markdown and HTML reports (the matrix of every target) are written at the en
 from __future__ import annotations
 
 import functools
-import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.cli.console import make_console
 from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from harness.cli.console import make_console
 from harness.run.options import RunOptions
-from harness.util.printable import shown
 from harness.targets.base import spec_slug
+from harness.util.printable import shown
 
 
 def state_dir() -> Path | None:
@@ -44,9 +43,9 @@ def state_dir() -> Path | None:
 
 def run(options: RunOptions) -> int:
     """Runs ``harness run`` with these options; returns the exit code."""
+    from harness.run import assemble
     from harness.scenario import catalog
     from harness.scenario.model import Result, Scenario, Verdict
-    from harness.run import assemble
 
     console = make_console(options.color)
     try:
@@ -58,8 +57,9 @@ def run(options: RunOptions) -> int:
     if options.usage_error():
         console.print(f"[red]error:[/red] {options.usage_error()}")
         return EXIT_USAGE
-    if cat.unknown_profiles(options.profiles):  # a typo must not silently narrow the run
-        console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(options.profiles))}", soft_wrap=True)
+    unknown = cat.unknown_profiles(options.profiles)
+    if unknown:  # a typo must not silently narrow the run
+        console.print(f"[red]error:[/red] {escape(unknown)}", soft_wrap=True)
         return EXIT_USAGE
     if not options.sandbox and any(not target.in_process for target in targets) and not options.quiet:
         make_console(options.color, stderr=True, highlight=False).print(
@@ -205,6 +205,7 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
 def _report_target(options: RunOptions, console: Any, cat, target_run, reports, *, several: bool) -> bool:
     """Prints what concerns one target (from its tally: counts and failures); returns True when it failed."""
     from rich.text import Text
+
     from harness.report import terminal
     tally = reports.tally(target_run)
     info, spec = target_run.info, target_run.spec
@@ -265,7 +266,7 @@ def judge_baseline(options: RunOptions, console: Any, tally: Any) -> tuple[bool,
 
 def after_run(options: RunOptions, console: Any, catalog: Any, tally: Any, snapshots: Any, spec: str) -> bool:
     """Runs the after-run steps of target ``spec``: the snapshots compared as the results came
-    (``snapshots``, a harness/record/snapshot.py ``Checker``, or None) are reported, a baseline written from
+    (``snapshots``, a harness/record/snapshot/ ``Checker``, or None) are reported, a baseline written from
     the failures (``tally``); returns True when a snapshot diverged. The verdicts are judged before,
     by ``judge``.
 
@@ -281,7 +282,8 @@ def after_run(options: RunOptions, console: Any, catalog: Any, tally: Any, snaps
         from harness.record import baseline
         real = [result for result in tally.failures if not result.id.startswith("<invalid>")]
         try:
-            count = baseline.write(options.write_baseline, real, header=f"target: {spec}")
+            count = baseline.write(options.write_baseline, real, header=f"target: {spec}",
+                                   masks=snapshots.masks if snapshots is not None else ())
         except OSError as exc:  # a folder that is not there, or not writable: said, and the run fails
             console.print(f"baseline: cannot write {shown(str(options.write_baseline))}: "
                           f"{shown(exc.strerror or str(exc))}", highlight=False, markup=False)

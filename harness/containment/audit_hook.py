@@ -17,7 +17,7 @@ only:
   import a module the first time it needs it, and write its bytecode cache).
 
 A path is judged as written, made absolute and normalised: every link in the enclosure leads
-inside it (those a scenario lays out are held to that by harness/util/safepath.py, those made during a
+inside it (those a scenario lays out are held to that by harness/containment/paths.py, those made during a
 call by this hook), so a path that only goes down from the enclosure stays in it. A path with
 ``..`` after a name (which the kernel applies after following a link, not before) is resolved
 with ``realpath`` first.

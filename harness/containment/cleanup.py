@@ -1,4 +1,11 @@
-"""Trees of any depth: a candidate may leave a folder chain deeper than the harness could remove.
+"""Removing what a scenario leaves: workspaces and enclosures, whatever modes, flags, depth or mounts.
+
+:func:`remove_tree` removes a folder a candidate may have made hostile (mode-000 folders, immutable
+flags, mount points below it, chains deeper than a recursion goes); a :class:`Remover` does it on a
+background thread (on a disk) or inline (on a memory file system); the mount table is read again
+only when the kernel says it changed.
+
+Trees of any depth: a candidate may leave a folder chain deeper than the harness could remove.
 
 ``shutil.rmtree`` (Python 3.11) and ``os.walk`` recurse once per level, with a frame and a
 descriptor each: a candidate that makes a chain of 3,000 folders in its workspace (``mkdir d; cd
@@ -13,9 +20,30 @@ content is the same, only shallower; removing it is then the usual removal.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import queue
+import re
+import shutil
 import stat
-from typing import Callable, Iterator
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.util import processes
+
+
+class Removable(Protocol):
+    """What a :class:`Remover` takes: a workspace, a tree in the trash, an enclosure."""
+
+    @property
+    def base(self) -> Any: ...
+
+    def remove(self) -> Leftover | None: ...
 
 #: Levels a walk below the top of a tree goes down before it moves folders up (see flatten).
 FLAT_DEPTH = 64
@@ -85,7 +113,7 @@ def flatten(top: str | os.PathLike[str], depth: int = FLAT_DEPTH) -> int:
             except OSError:
                 continue
             try:
-                walk(first, lambda fd, child, info, level: visit(fd, child, info, level, limit))
+                walk(first, functools.partial(visit, limit=limit))
             finally:
                 os.close(first)
     finally:
@@ -164,3 +192,302 @@ def chown_tree(top: str | os.PathLike[str], uid: int, gid: int, depth: int = 256
         walk(top_fd, visit)
     finally:
         os.close(top_fd)
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A workspace base that could not be removed, and why (every report names it)."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"could not remove {self.path} ({self.reason})"
+
+    def as_dict(self) -> dict[str, str]:
+        """Returns the JSON report's form: ``{"path", "reason"}``."""
+        return {"path": self.path, "reason": self.reason}
+
+
+class Tree:
+    """A folder to remove (a finished workspace moved to the trash); what a :class:`Remover` takes."""
+
+    def __init__(self, base: str | Path) -> None:
+        self.base = base
+
+    def remove(self) -> Leftover | None:
+        """Removes it; returns what could not be removed, or None."""
+        return remove_tree(self.base)
+
+
+def remove_tree(base: str | Path) -> Leftover | None:
+    """Removes ``base`` and everything under it, whatever modes, flags or depth a candidate left.
+
+    Folders are made searchable first (mode 000 trees); what still resists (an immutable flag)
+    gets ``chattr -R -i`` and a second try. A mount point below the base (a candidate running as
+    root may bind-mount a folder from elsewhere into its workspace) is never entered: removing
+    through it would delete what it shows from outside. A tree deeper than the removal's recursion
+    can go is made shallow first (harness/containment/cleanup.py). Returns what could not be removed, or None.
+    """
+    try:
+        return _remove_tree(base)
+    except RecursionError:
+        pass
+    if mounts_below(base):  # moving folders up could move a mount point's path out of sight: not done
+        return Leftover(str(base), "folders nested too deep to remove around the mount points below them; "
+                                   "unmount them to remove it")
+    try:
+        flatten(base)
+        return _remove_tree(base)
+    except (OSError, RecursionError) as exc:
+        return Leftover(str(base), f"folders nested too deep to remove: {exc}")
+
+
+def _remove_tree(base: str | Path) -> Leftover | None:
+    try:
+        info = os.lstat(base)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):  # a link (or file) a candidate put where its folder was: that entry alone
+        os.unlink(base)
+        return None
+    mounts = mounts_below(base)
+    if mounts:
+        _remove_around(base, mounts)
+        if not os.path.lexists(base):
+            return None
+        names = ", ".join(sorted(os.path.relpath(m, os.path.realpath(base)) for m in mounts))
+        return Leftover(str(base), f"{_count(base, mounts)} entries left; mount points not "
+                                   f"entered, unmount them to remove it: {names}")
+    for attempt in range(2):
+        if attempt or not _plain_rmtree(base):
+            make_searchable(base)  # by descriptors: a folder swapped for a link is not followed
+            shutil.rmtree(base, ignore_errors=True)
+        if not os.path.lexists(base):
+            return None
+        if attempt == 0 and shutil.which("chattr"):
+            subprocess.run(["chattr", "-R", "-i", "-a", str(base)], capture_output=True, timeout=60)
+    return Leftover(str(base), f"{_count(base, set())} entries left")
+
+
+def _plain_rmtree(base: str | Path) -> bool:
+    """Tries a plain removal first (what nearly every workspace needs); returns whether it is gone."""
+    failed: list[Any] = []
+    shutil.rmtree(base, onerror=lambda *error: failed.append(error))
+    # Without an error the base itself was removed last: only after one is there anything to look at.
+    return not failed or not os.path.lexists(base)
+
+
+def _remove_around(base: str | Path, mounts: set[str]) -> None:
+    """Removes everything below ``base`` that is not a mount point or inside one; never descends into one."""
+    real = os.path.realpath(base)
+    with contextlib.suppress(OSError):
+        os.chmod(real, 0o700)
+    files: list[str] = []
+    dirs: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(real):
+        kept = []
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                files.append(path)
+            elif path not in mounts:
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)  # a mode-000 folder is listed next, so searchable first
+                kept.append(name)
+                dirs.append(path)
+        dirnames[:] = kept
+        files += [os.path.join(dirpath, name) for name in filenames]
+    for path in files:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    for path in reversed(dirs):  # deepest first; a folder holding a mount point stays
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(real)
+
+
+def _count(base: str | Path, mounts: set[str]) -> int:
+    """Returns how many entries are left below ``base``, not counting what is inside a mount point."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(os.path.realpath(base)):
+        total += len(dirnames) + len(filenames)
+        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) not in mounts]
+    return total
+
+
+class Remover:
+    """Removes finished workspaces (and enclosures): on a disk on a background thread, so the next
+    scenario need not wait; on a memory file system in the calling thread (``inline``).
+
+    Deleting a tree on a disk is mostly system calls that wait for the disk, which run beside the
+    next scenario's work on another core; ``drain`` waits until every workspace handed over is
+    gone. Finished workspaces (already moved to the trash, so out of every later scenario's way)
+    are handed over ``BATCH`` at a time: waking the thread costs a hand-over of the GIL each time,
+    more than removing a small workspace.
+
+    ``inline``: the trees are removed in the calling thread instead (``BATCH`` at a time, as
+    above), for workspaces on a memory file system: there removing is a few microseconds of
+    system calls per entry and never waits, so a thread would only contend for the GIL with the
+    scenarios' own work (each system call of one hands the GIL to the other), which costs more
+    than the removal itself.
+    """
+
+    #: Finished workspaces handed to the thread at once.
+    BATCH = 32
+
+    def __init__(self, *, inline: bool = False) -> None:
+        self._queue: queue.Queue[list[Removable] | None] = queue.Queue()
+        self._pending: list[Removable] = []
+        self.leftovers: list[Leftover] = []  # workspaces that could not be removed: every report names them
+        self._thread: threading.Thread | None = None
+        self.inline = inline
+
+    def remove(self, workspace: Removable) -> None:
+        """Schedules ``workspace`` (anything with ``base`` and ``remove()``) for removal."""
+        with processes.deferred():  # a signal must not leave a thread unstarted or a workspace unqueued
+            self._pending.append(workspace)
+            if isinstance(workspace, Tree) and len(self._pending) < self.BATCH:
+                return  # in the trash: nothing waits for it (an enclosure or a whole workspace goes at once)
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        if not self._pending:
+            return
+        if self.inline:
+            # One at a time, each dropped from the list once removed: an interruption (Ctrl-C where
+            # nothing defers it, as under pytest) leaves the rest pending for ``drain``, never forgotten.
+            while self._pending:
+                self._remove(self._pending[:1])
+                del self._pending[0]
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="workspace-remover", daemon=True)
+            self._thread.start()
+        batch, self._pending = self._pending, []
+        self._queue.put(batch)
+
+    def drain(self) -> None:
+        """Returns once every scheduled workspace is removed."""
+        with processes.deferred():  # an interrupted join leaves a thread that later work is queued to in vain
+            self._hand_over()
+            if self._thread is not None:
+                self._queue.put(None)
+                self._thread.join()
+                self._thread = None
+
+    def _work(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            self._remove(batch)
+
+    def _remove(self, batch: list[Removable]) -> None:
+        for workspace in batch:
+            try:
+                left = workspace.remove()
+            except OSError as exc:
+                left = Leftover(str(workspace.base), str(exc))
+            if left:
+                self.leftovers.append(left)
+
+
+def _unescape_mount(text: str) -> str:
+    """Decodes a mount point as /proc/self/mountinfo writes it (space, tab, newline, backslash as \\ooo)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+class _MountTable:
+    """The mount points of this process's namespace, read again only when the kernel says they changed.
+
+    ``/proc/self/mountinfo`` is pollable: a mount or unmount anywhere marks the open file with
+    POLLPRI (proc(5)), so removing a workspace costs one ``poll`` instead of reading and parsing
+    the table. A forked worker opens its own (the mark is per open file).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._poll: Any = None
+        self._pid = -1  # the fork generation (below) the open file belongs to
+        self._points: tuple[str, ...] = ()
+        self._types: dict[str, str] = {}  # mount point -> file system type (the last mount there wins)
+
+    def points(self) -> tuple[str, ...]:
+        """Returns every mount point (decoded); empty where the table cannot be read (not Linux)."""
+        import select
+        with self._lock:
+            try:
+                if self._file is None or self._pid != _forks[0]:
+                    self._file = open("/proc/self/mountinfo", "rb")
+                    self._poll, self._pid = select.poll(), _forks[0]
+                    self._poll.register(self._file, select.POLLPRI | select.POLLERR)
+                    self._poll.poll(0)  # the first poll reports the table as changed: consumed here
+                elif not self._poll.poll(0):
+                    return self._points
+                self._file.seek(0)
+                lines = self._file.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
+            except (OSError, AttributeError):
+                return ()
+            fields = [line.split(" ") for line in lines]
+            self._points = tuple(_unescape_mount(f[4]) for f in fields if len(f) > 4)
+            # After the optional fields, " - " and the file system type (proc(5)).
+            self._types = {_unescape_mount(f[4]): f[f.index("-", 6) + 1] for f in fields
+                           if len(f) > 4 and "-" in f[6:-1]}
+            return self._points
+
+    def type_of(self, folder: str) -> str | None:
+        """Returns the type of the file system ``folder`` (a resolved path) lies on, or None if unknown."""
+        self.points()
+        with self._lock:
+            best = max((point for point in self._types
+                        if folder == point or folder.startswith(point.rstrip("/") + "/")), key=len, default=None)
+            return self._types.get(best) if best is not None else None
+
+
+#: Forks of this process so far, as seen by the child: a forked worker knows it is one without
+#: asking the kernel for its process id at every look at the mount table.
+_forks = [0]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _forks.__setitem__(0, _forks[0] + 1))
+
+
+_MOUNTS = _MountTable()
+
+
+def mounts_below(base: str | os.PathLike[str]) -> set[str]:
+    """Returns the mount points strictly below ``base`` (resolved paths), from /proc/self/mountinfo.
+
+    Empty where that file cannot be read (not Linux): nothing is then known to be mounted there.
+    """
+    points = _MOUNTS.points()
+    parent, name = os.path.split(os.path.abspath(base))
+    real = _resolved(parent).rstrip('/')  # the parent resolved once per run, not per workspace
+    return {point for point in _below(points, real + "/") if point.startswith(f"{real}/{name}/")}
+
+
+def _below(points: tuple[str, ...], prefix: str) -> tuple[str, ...]:
+    """Returns the mount points under ``prefix`` (usually none): worked out once per mount table and
+    folder, as every workspace of a run has the same parent."""
+    known = _BELOW.get(prefix)
+    if known is None or known[0] is not points:
+        if len(_BELOW) >= 64:
+            _BELOW.clear()
+        known = _BELOW[prefix] = (points, tuple(point for point in points if point.startswith(prefix)))
+    return known[1]
+
+
+_BELOW: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+#: File systems held in memory: removing a tree there is quick and never waits on a disk.
+MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
+
+
+def in_memory(folder: str | None) -> bool:
+    """Returns whether ``folder`` (None: the system's temporary folder) is on a memory file system."""
+    return _MOUNTS.type_of(_resolved(folder or tempfile.gettempdir())) in MEMORY_FILE_SYSTEMS
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(folder: str) -> str:
+    return os.path.realpath(folder)

@@ -1,6 +1,6 @@
 """Watching what a candidate can reach besides its workspace, without false escapes on a shared machine.
 
-The canaries and the folder around each workspace (harness/run/workspace.py) are the harness's own:
+The canaries and the folder around each workspace (harness/containment/enclosure.py) are the harness's own:
 anything that changes there is the candidate's doing. The folders a candidate can also reach --
 ``$HOME``, the temporary roots (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``$TMPDIR``), the folder that
 holds the workspaces, the harness's working folder and its snapshot root -- are shared: other
@@ -32,9 +32,11 @@ import os
 import stat
 import tempfile
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from harness.util.safepath import PATH_KEYS
+from harness.util.pathrules import PATH_KEYS
+from harness.util.places import default_snapshot_root
 
 #: Entries of one watched folder looked at by the ``--run-as`` rule at most (a huge /tmp stays cheap).
 MAX_SCANNED = 20000
@@ -45,11 +47,13 @@ WORKSPACE_PREFIX = "harness-"
 #: Argument keys whose value is a path even when it does not lie in the workspace.
 
 
-def folders(workspace_parent: str | None, home: str | None = None) -> list[str]:
-    """Returns the folders watched for a run: resolved, existing, each once; the first holds the workspaces."""
-    from harness.record.snapshot import default_root
+def folders(workspace_parent: str | None, home: str | None = None, snapshot_root: str | None = None) -> list[str]:
+    """Returns the folders watched for a run: resolved, existing, each once; the first holds the workspaces.
+
+    ``snapshot_root`` is the run's snapshot folder (None: the default one, harness/util/places.py).
+    """
     named = [workspace_parent or tempfile.gettempdir(), os.path.expanduser("~"), home, tempfile.gettempdir(),
-             os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm", os.getcwd(), str(default_root())]
+             os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm", os.getcwd(), snapshot_root or str(default_snapshot_root())]
     out: list[str] = []
     for folder in named:
         if not folder:

@@ -42,9 +42,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Mapping, Sequence
 
 #: Variables of the harness's environment a candidate gets (the rest only when named in ``env``).
 ALLOWED_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "TERM", "NO_COLOR")
@@ -193,13 +192,13 @@ class Sandbox:
     forward: Sequence[int] = ()
     tmp: str | os.PathLike[str] | None = None
     cwd: str | os.PathLike[str] | None = None
-    _relays: list["_Relay"] = field(default_factory=list, init=False, repr=False)
+    _relays: list[_Relay] = field(default_factory=list, init=False, repr=False)
 
     @classmethod
     def around(cls, argv: Sequence[str], *, workspace: str | os.PathLike[str] | None = None,
                tmp: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
                cwd: str | os.PathLike[str] | None = None, forward: Sequence[int] = (),
-               writable: Sequence[str | os.PathLike[str]] = (), readable: Sequence[str | os.PathLike[str]] = ()) -> "Sandbox":
+               writable: Sequence[str | os.PathLike[str]] = (), readable: Sequence[str | os.PathLike[str]] = ()) -> Sandbox:
         """Returns the sandbox a target starts ``argv`` in: ``workspace`` writable and the folder around
         it (the canaries' enclosure) readable, ``tmp`` its temporary folder, the folders of the command
         itself and of ``cwd`` readable (:func:`command_folders`), ``env`` what the target names
@@ -248,10 +247,10 @@ class Sandbox:
                 elif os.path.exists(path):
                     command += ["--ro-bind", "/dev/null", path]
         binds: dict[str, bool] = {}
-        for path in self.readable:
-            binds.setdefault(os.path.realpath(path), False)
-        for path in [*self.writable, *([self.tmp] if self.tmp is not None else [])]:
-            binds[os.path.realpath(path)] = True
+        for readable in self.readable:
+            binds.setdefault(os.path.realpath(readable), False)
+        for writable in [*self.writable, *([self.tmp] if self.tmp is not None else [])]:
+            binds[os.path.realpath(writable)] = True
         relay_folder: str | None = None
         if self.forward:
             relay_folder = tempfile.mkdtemp(prefix="harness-relay-")

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.scenario import catalog
-from harness.scenario.model import Scenario, Verdict
 from harness.run import assemble
 from harness.run.options import RunOptions
+from harness.scenario import catalog
+from harness.scenario.model import Scenario, Verdict
 from harness.targets.base import Target
 from harness.targets.cmd.target import CmdSession
 
@@ -46,7 +46,7 @@ class _CallMeter:
         self.cpu = 0.0
         self._original = CmdSession.call
 
-    def __enter__(self) -> "_CallMeter":
+    def __enter__(self) -> _CallMeter:
         original, meter = self._original, self
 
         def call(session: CmdSession, tool: str, args: dict[str, Any]):
@@ -66,7 +66,7 @@ class _CallMeter:
 
 def time_catalog(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int]]:
     """Returns (start-up seconds, seconds for all scenarios, verdict counts) of one run."""
-    return time_scenarios(target, scenarios)[:3]  # type: ignore[return-value]
+    return time_scenarios(target, scenarios)[:3]
 
 
 def time_scenarios(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int], dict[str, float]]:
@@ -161,7 +161,9 @@ def _bench_sandbox(args: argparse.Namespace, scenarios: list[Scenario], cmd_best
     if not ok:
         print(f"  sandbox: not measured ({why})")
         return
-    best, start, each, counts = float("inf"), float("inf"), {}, {}
+    best, start = float("inf"), float("inf")
+    each: dict[str, float] = {}
+    counts: dict[str, int] = {}
     for _ in range(args.sandbox_repeat):
         startup, seconds, counts, one = time_scenarios(assemble.target(args.target, RunOptions(sandbox=True)), scenarios)
         best, start = min(best, seconds), min(start, startup)

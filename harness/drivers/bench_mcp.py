@@ -32,9 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.scenario import catalog
 from harness.drivers.bench import count_calls, time_catalog
 from harness.run import assemble
+from harness.scenario import catalog
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 

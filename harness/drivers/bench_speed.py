@@ -55,15 +55,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from harness.run import assemble, workers
 from harness.scenario import catalog
-from harness.run import workers
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.model import Action, Scenario
 from harness.scenario.placeholders import substitute
-from harness.run import assemble
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 FILESYSTEM = Path("tools/mcp-filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
@@ -329,8 +329,8 @@ def _scale(scenarios: list[Scenario], factors: list[int], memory_factors: list[i
     for factor in memory_factors:
         chosen = copies(scenarios, factor)
         with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
-            from harness.run.options import RunOptions
             from harness.report import stream
+            from harness.run.options import RunOptions
             out = Path(folder)
             # As `harness run --json --junit` does it: each result handed to the reports, none kept.
             options = RunOptions(json=out / "r.json", junit=out / "r.xml", no_snapshots=True)

@@ -15,17 +15,18 @@ guess; starting the server is the mcp: target's business.
 
 from __future__ import annotations
 
-from harness.run.options import timeout_argument
-from harness.util.safepath import write_replacing
-
 import argparse
 import difflib
 import json
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+
+from harness.run.options import timeout_argument
+from harness.util.fileio import write_replacing
 
 #: Names that mean the same in file tools (each group is one meaning).
 SYNONYMS: tuple[frozenset[str], ...] = (

@@ -196,8 +196,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(defused(shown(runner.start_error)))
     if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
         return
-    from harness.scenario import catalog
     from harness.record.snapshot import SnapshotStore
+    from harness.scenario import catalog
     store = SnapshotStore(_snapshot_root(config), runner.target.slug)
     known = {scenario.id for scenario in catalog.load(dirs).scenarios}
     orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
@@ -324,14 +324,19 @@ class ScenarioItem(pytest.Item):
         return _runner(self.config).target.slug
 
     @property
+    def snapshot_masks(self) -> tuple[tuple[str, str], ...]:
+        """Returns the target's own snapshot masks (``Target.snapshot_masks``)."""
+        return _runner(self.config).target.snapshot_masks
+
+    @property
     def snapshot_root(self) -> Path:
         """Returns the snapshot root (see ``_snapshot_root``)."""
         return _snapshot_root(self.config)
 
     def runtest(self) -> None:
         """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
-        from harness.scenario.model import Verdict
         from harness.run.options import RunOptions
+        from harness.scenario.model import Verdict
         self.result = result = _runner(self.config).run(self.scenario)
         options = self.config.stash[_OPTIONS]
         if options.aspects != RunOptions().aspects:

@@ -8,7 +8,7 @@ Syrupy then does what it does for any test: reads the stored snapshot, compares,
 and counts the snapshot in its end-of-run summary.
 
 The extension stores files where the CLI does, ``<snapshot root>/<target slug>/<scenario id>.yaml``
-(harness/record/snapshot.py makes the text), instead of syrupy's ``__snapshots__`` beside a test module:
+(harness/record/snapshot/ makes the text), instead of syrupy's ``__snapshots__`` beside a test module:
 the path comes from the item (``item.scenario.id``, ``item.snapshot_root``, ``item.target_slug``).
 Syrupy's location logic reads ``item.obj``; ScenarioItem provides one.
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from syrupy.location import PyTestLocation
 
 
-def _scenario_item(test_location: "PyTestLocation") -> Any | None:
+def _scenario_item(test_location: PyTestLocation) -> Any | None:
     item = getattr(test_location, "item", None)
     return item if hasattr(item, "scenario") and hasattr(item, "target_slug") else None
 
@@ -59,7 +59,7 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         return snap.body(str(serialized_data)) == snap.body(str(snapshot_data))
 
     @classmethod
-    def get_location(cls, *, test_location: "PyTestLocation", index: Any) -> str:
+    def get_location(cls, *, test_location: PyTestLocation, index: Any) -> str:
         """Returns full filepath where snapshot data is stored."""
         item = _scenario_item(test_location)
         if item is None:
@@ -75,7 +75,7 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
                                                         snapshot_name=snapshot_name, session_id=session_id)
 
     @classmethod
-    def dirname(cls, *, test_location: "PyTestLocation") -> str:
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
         """Returns the target's snapshot folder."""
         item = _scenario_item(test_location)
         if item is None:
@@ -83,17 +83,17 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         return str(Path(item.snapshot_root) / item.target_slug)
 
     @classmethod
-    def discovery_dirname(cls, *, test_location: "PyTestLocation") -> str:
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
         """Returns the folder scanned for snapshots (the target's folder; see discover_snapshots)."""
         return cls.dirname(test_location=test_location)
 
-    def discover_snapshots(self, *, test_location: "PyTestLocation",
+    def discover_snapshots(self, *, test_location: PyTestLocation,
                            ignore_extensions: list[str] | None = None) -> SnapshotCollections:
         """Returns no collection: unused scenario snapshots are the plugin's business (see above)."""
         return SnapshotCollections()
 
     @classmethod
-    def matches_test_location(cls, *, test_location: "PyTestLocation", snapshot_location: str) -> bool:
+    def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
         """Returns True: the location is derived from the item itself."""
         return True
 
@@ -128,7 +128,7 @@ def assert_result(item: Any, result: Any) -> str | None:
     store = snap.SnapshotStore(item.snapshot_root, item.target_slug)
     try:
         stored = store.read(item.scenario.id)
-    except snap.SnapshotUnreadable as exc:  # a link, a FIFO, too big: never read through (harness/record/snapshot.py)
+    except snap.SnapshotUnreadable as exc:  # a link, a FIFO, too big: never read through (harness/record/snapshot/)
         return f"{exc}\n"
     if stored is None and not update:
         return None
@@ -136,7 +136,7 @@ def assert_result(item: Any, result: Any) -> str | None:
     from syrupy.location import PyTestLocation
     assertion = SnapshotAssertion(update_snapshots=update, extension_class=ScenarioSnapshotExtension,
                                   test_location=PyTestLocation(item), session=session)
-    doc = snap.document(shape)
+    doc = snap.document(shape, getattr(item, "snapshot_masks", ()))
     if stored is not None and not update and snap.stored_behaviour(stored) == snap.behaviour(doc):
         # A match decided on data, as `harness run` decides it (libyaml parses fast): the pure-Python
         # emitter runs only to write a file or to show a difference; syrupy still counts the match.

@@ -20,9 +20,10 @@ Applied to a run's results:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -110,11 +111,12 @@ def report_section(path: Path, outcome: Outcome) -> dict[str, Any]:
             "stale": list(outcome.stale), "not_run": list(outcome.not_run), "failed": outcome.failed}
 
 
-def entry_reason(verdict: str, reason: str) -> str:
+def entry_reason(verdict: str, reason: str, masks: tuple[tuple[str, str], ...] = ()) -> str:
     """Returns a new entry's reason: the verdict and the first line of the result's reason, with the
-    run's temporary paths masked (``${workspace}``), so regenerating a baseline does not change it."""
+    run's temporary paths masked (``${workspace}``, and the target's own ``masks``), so regenerating a
+    baseline does not change it."""
     from harness.record.snapshot import mask_text
-    first = (mask_text(reason).strip().splitlines() or [verdict])[0][:200]
+    first = (mask_text(reason, masks).strip().splitlines() or [verdict])[0][:200]
     return f"{verdict}: {first}"
 
 
@@ -131,7 +133,7 @@ def render(failures: Iterable[tuple[str, str]], header: str = "") -> str:
     return text
 
 
-def write(path: Path, results: Iterable[Any], header: str = "") -> int:
+def write(path: Path, results: Iterable[Any], header: str = "", masks: tuple[tuple[str, str], ...] = ()) -> int:
     """Writes a baseline of every failing result; keeps reasons already given in an existing file.
 
     ``results`` are ``Result`` objects or JSON-shaped mappings. Returns the number of entries.
@@ -146,10 +148,10 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
     for result in results:
         scenario_id, verdict, reason = _fields(result)
         if verdict in FAILING:
-            failures.append((scenario_id, previous.entries.get(scenario_id) or entry_reason(verdict, reason)))
+            failures.append((scenario_id, previous.entries.get(scenario_id) or entry_reason(verdict, reason, masks)))
     # A new file renamed over ``path``: a link a checkout left there (``baseline.yaml`` is the likeliest
     # name to carry) is replaced, never written through, and a FIFO there never blocks the run.
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, render(failures, header))
     return len(failures)
 

@@ -10,12 +10,12 @@ failure of a baseline still failed, so it stays listed.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-from harness.util import limits
 from harness.scenario.model import Result, Verdict
-from harness.util.safepath import read_regular, write_replacing
+from harness.util import limits
+from harness.util.fileio import read_regular, write_replacing
 
 FAILING = (Verdict.FAIL, Verdict.ERROR)
 

@@ -11,20 +11,21 @@ A *source* is one of:
   selected scenarios are run on it now.
 
 Every source becomes the same thing: one observation per scenario id, with the snapshot document of
-that observation (harness/record/snapshot.py), so any two sources compare the same way.
+that observation (harness/record/snapshot/), so any two sources compare the same way.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
-from harness.util import limits
 from harness.record import snapshot as snap
+from harness.util import limits
+from harness.util.fileio import read_regular
 from harness.util.printable import json_safe
-from harness.util.safepath import read_regular
 
 if TYPE_CHECKING:
     from harness.run.options import RunOptions
@@ -75,7 +76,7 @@ class Observation:
             self.raw = snap.render(self.doc)
         return self.raw
 
-    def same_behaviour(self, other: "Observation") -> bool:
+    def same_behaviour(self, other: Observation) -> bool:
         """Returns True when both recorded the same behaviour (the scenario's words aside)."""
         return snap.behaviour(self.document or {}) == snap.behaviour(other.document or {})
 
@@ -95,8 +96,8 @@ class Source:
         return {key: obs for key, obs in self.observations.items() if obs.recorded}
 
 
-def observation(result: dict[str, Any]) -> Observation:
-    """Returns the observation of one result in the JSON report's shape."""
+def observation(result: dict[str, Any], masks: tuple[tuple[str, str], ...] = ()) -> Observation:
+    """Returns the observation of one result in the JSON report's shape (``masks``: the target's snapshot masks)."""
     failures = [{"where": _where(index, step), **failure}
                 for index, step in enumerate(result.get("steps", ())) for failure in step.get("failures", ())]
     failures += [{"where": "then", **failure} for failure in (result.get("then") or {}).get("failures", ())]
@@ -106,7 +107,7 @@ def observation(result: dict[str, Any]) -> Observation:
         verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
         known=result.get("known"), stale=result.get("stale"),
         aspects=result.get("aspects_observed") or result.get("aspects"),
-        doc=snap.document(result) if snap.is_recordable(result) else None)
+        doc=snap.document(result, masks) if snap.is_recordable(result) else None)
 
 
 def _where(index: int, step: dict[str, Any]) -> str:
@@ -181,7 +182,7 @@ def _list_of_objects(value: Any, where: str) -> str | None:
 def _workspace_problem(state: Any, where: str) -> str | None:
     if not isinstance(state, dict):
         return f"{where}: {_kind(state)}, not an object"
-    for rel, entry in state.items():
+    for entry in state.values():
         if not isinstance(entry, dict):
             return f"{where}: an entry is {_kind(entry)}, not an object"
         problem = _texts(entry, ("text", "target"), f"{where}.<entry>.")
@@ -327,13 +328,14 @@ def from_folder(folder: Path) -> Source:
     return source
 
 
-def from_results(label: str, results: Iterable[Any], info: Any = None, spec: str = "") -> Source:
+def from_results(label: str, results: Iterable[Any], info: Any = None, spec: str = "",
+                 masks: tuple[tuple[str, str], ...] = ()) -> Source:
     """Wraps results of a run made here (``Result`` objects)."""
     source = Source(label=label, origin=spec or label, kind="run")
     if info is not None:
         source.target = {"name": info.name, "version": info.version, "spec": spec}
     for result in results:
-        source.observations[result.id] = observation(result.as_dict())
+        source.observations[result.id] = observation(result.as_dict(), masks)
     return source
 
 
@@ -366,7 +368,7 @@ class Collector:
         if column is None:
             column = self.columns[id(run)] = Source(label=run.spec, origin=run.spec, kind="run")
             column.target = {"name": run.info.name, "version": run.info.version, "spec": run.spec}
-        found = observation(result)
+        found = observation(result, getattr(getattr(run, "target", None), "snapshot_masks", ()))
         # A mismatch is shown by its explanation (harness/report/grid.py ``explain_cell``): the
         # observed value it was made from (a whole answer, for ``$contains``) is not kept until the end.
         found.failures = [{k: v for k, v in failure.items() if k != "observed"} if failure.get("explanation")
@@ -399,7 +401,7 @@ def run_target(spec: str, scenarios: list[Any], options: RunOptions | None = Non
     with assemble.runner(target, options, record_states=True) as runner:
         results = runner.run_all(scenarios)
         info = runner.info
-    return from_results(spec, results, info, spec)
+    return from_results(spec, results, info, spec, target.snapshot_masks)
 
 
 def resolve(name: str, scenarios: list[Any] | None = None, options: RunOptions | None = None) -> Source:

@@ -10,8 +10,9 @@ Actions it does nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from harness.scenario.model import Result, Verdict
 from harness.util.printable import shown
@@ -126,8 +127,8 @@ def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         from harness.record import observations
-        from harness.report import markdown
         from harness.report import grid as matrix_mod
+        from harness.report import markdown
         grid = matrix_mod.build(columns(runs) if columns is not None else observations.from_runs(runs))
         try:
             with open(summary, "a", encoding="utf-8") as handle:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.syntax import Syntax
@@ -26,11 +27,11 @@ from rich.text import Text
 
 import harness
 from harness.record import snapshot as snap
+from harness.record.observations import Observation, Source
 from harness.scenario import profiles
 from harness.scenario.aspects import ASPECTS, rate_line
 from harness.scenario.model import TARGET_NOT_STARTED
 from harness.util.printable import shown as printable  # the one helper for showing strings literally
-from harness.record.observations import Observation, Source
 
 #: What a cell shows: a verdict; ``known`` for a fail or error the run's baseline lists (it did not
 #: fail the run); ``observed`` for a snapshot folder (no verdicts); ``absent`` when a source lacks it.

@@ -13,8 +13,8 @@ from html import escape as html_escape
 from pathlib import Path
 
 import harness
-from harness.util.printable import shown
 from harness.report.grid import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell
+from harness.util.printable import shown
 
 CSS = """
 :root{--pass:#1a7f37;--fail:#cf222e;--recorded:#0969da;--skip:#9a6700;--error:#8250df;--observed:#57606a;
@@ -200,8 +200,8 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                  "<th>source</th>" + "".join(f"<th>{escape(label)}</th>" for label in labels) + "</tr></thead><tbody>")
     for row in questions:
         answers = "".join(
-            f'<td class="answer">{escape(row.cells[l].shown_answer)}</td>'
-            for l in labels)
+            f'<td class="answer">{escape(row.cells[label].shown_answer)}</td>'
+            for label in labels)
         parts.append(f"<tr><td>{escape(row.open_question or '')}<br><small><code>{escape(row.id)}</code></small></td>"
                      f"<td>{escape(row.source)}</td>{answers}</tr>")
     parts.append("</tbody></table>")
@@ -211,5 +211,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the HTML report to ``path``."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, render(matrix, **kwargs))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import harness
-from harness.util.printable import json_safe, json_safe_at
+from harness.report.writer import remove_folder_reports
 from harness.scenario.model import Result, Verdict
-from harness.util.safepath import write_replacing
 from harness.targets.base import TargetInfo
+from harness.util.fileio import write_replacing
+from harness.util.printable import json_safe, json_safe_at
 
 FORMAT_VERSION = 1
 
@@ -45,7 +47,7 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
         data["baseline"] = baseline
     if seconds is not None:
         data["seconds"] = round(seconds, 3)
-    if leftovers:  # workspaces that could not be removed (harness/run/workspace.py, Leftover): the run fails
+    if leftovers:  # workspaces that could not be removed (harness/containment/cleanup.py, Leftover): the run fails
         data["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
     return data
 
@@ -161,3 +163,63 @@ class Combined:
             shutil.copyfileobj(spool, self.handle)
             spool.close()
         self.handle.write(("\n ]" if self.spools else "]") + (',\n "interrupted": true' if interrupted else "") + "\n}\n")
+
+
+class JsonWriter:
+    """``--json FILE|DIR``: each target's JSON report written as its results come (harness/report/writer.py).
+
+    A folder gets one file per target (``<slug>.json``); a file gets one target's document, or, for
+    several targets, every target's document (spooled, put together at the end).
+    """
+
+    def __init__(self, path: Path, files: Any, *, several: bool, slugs: Any, baseline_file: Path | None) -> None:
+        self.path, self.files, self.baseline_file = Path(path), files, baseline_file
+        remove_folder_reports(self.path, ".json", slugs)
+        self.combined: Combined | None = None
+        self.combined_file: Any = None
+        if several and not self.path.is_dir():
+            self.combined_file = files.open(self.path, replace_now=False)
+            self.combined = Combined(self.combined_file.handle)
+        self.parts: dict[int, tuple[Stream, Any]] = {}
+
+    def begin(self, part: Any) -> None:
+        run = part.run
+        if self.combined is not None:
+            stream, file = self.combined.stream(), None
+        else:
+            path = self.path / f"{self.files.name(run)}.json" if self.path.is_dir() else self.path
+            file = self.files.open(path)
+            stream = Stream(file.handle)
+        stream.begin(run.info, run.spec, start_error=run.start_error)
+        self.parts[id(run)] = (stream, file)
+
+    def add(self, part: Any, result: Result, data: dict[str, Any]) -> None:
+        self.parts[id(part.run)][0].add(data)
+
+    def close(self, parts: Any, *, interrupted: bool) -> None:
+        for part in parts:
+            stream, file = self.parts[id(part.run)]
+            stream.end(part.tally.summary(), part.run.seconds, baseline=self._baseline(part),
+                       leftovers=part.run.leftovers, interrupted=interrupted)
+            if file is not None:
+                file.handle.write("\n")
+                file.done()
+        if self.combined is not None:
+            self.combined.close(interrupted=interrupted)
+            self.combined_file.done()
+
+    def abandon(self) -> list[Path]:
+        """Removes the files not yet completed (the disk refused one); returns their paths."""
+        files = [file for _, file in self.parts.values() if file is not None and not file.completed]
+        if self.combined_file is not None and not self.combined_file.completed:
+            files.append(self.combined_file)
+        for file in files:
+            file.abandon()
+        return [file.path for file in files]
+
+    def _baseline(self, part: Any) -> dict[str, Any] | None:
+        """Returns the report's ``baseline`` member (None without a readable baseline)."""
+        if part.tally.baseline is None or self.baseline_file is None:
+            return None
+        from harness.record import baseline
+        return baseline.report_section(self.baseline_file, part.tally.outcome())

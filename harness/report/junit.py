@@ -8,12 +8,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.util.printable import shown
-from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
 from harness.report.tally import nothing_ran
 from harness.report.terminal import explain
+from harness.report.writer import remove_folder_reports
+from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.targets.base import TargetInfo
+from harness.util.printable import shown
 
 
 def write(path: Path, results: list[Result], target: TargetInfo, spec: str, *, start_error: str | None = None,
@@ -210,7 +211,7 @@ class Suites:
             handle.write("\n  " + _text(holder[0], 1))
 
 
-def write_stream(handle: Any, name: str, parts: list[tuple["Suites", list[Any] | None]], *,
+def write_stream(handle: Any, name: str, parts: list[tuple[Suites, list[Any] | None]], *,
                  interrupted: bool = False) -> None:
     """Writes a JUnit file from targets' :class:`Suites` (with their leftovers): the text :func:`write`
     and :func:`write_runs` give; after an interruption, a comment saying so follows the root."""
@@ -224,3 +225,51 @@ def write_stream(handle: Any, name: str, parts: list[tuple["Suites", list[Any] |
         handle.write(ET.tostring(_made_valid(ET.Element("testsuites", name=name)), encoding="unicode"))
     if interrupted:
         handle.write("\n<!-- interrupted: only the scenarios that ran before the run was stopped are listed -->")
+
+
+class JunitWriter:
+    """``--junit FILE|DIR``: each result's testcase written as it comes (harness/report/writer.py).
+
+    A folder gets one file per target (``<slug>.xml``); a file gets every target's suites, each
+    suite's name prefixed with its target's spec.
+    """
+
+    def __init__(self, path: Path, files: Any, *, slugs: Any) -> None:
+        self.path, self.files = Path(path), files
+        remove_folder_reports(self.path, ".xml", slugs)
+        self.file = None if self.path.is_dir() else files.open(self.path, replace_now=False)
+        self.parts: dict[int, tuple[Suites, Any]] = {}
+
+    def begin(self, part: Any) -> None:
+        run = part.run
+        if self.path.is_dir():
+            file = self.files.open(self.path / f"{self.files.name(run)}.xml")
+            self.parts[id(run)] = (Suites(run.info, "", run.start_error), file)
+        else:
+            self.parts[id(run)] = (Suites(run.info, f"{run.spec} ", run.start_error), None)
+
+    def add(self, part: Any, result: Result, data: dict[str, Any]) -> None:
+        self.parts[id(part.run)][0].add(result)
+
+    def close(self, parts: Any, *, interrupted: bool) -> None:
+        together = []
+        for part in parts:
+            run = part.run
+            suites, file = self.parts[id(run)]
+            if file is not None:
+                write_stream(file.handle, f"harness on {run.spec}", [(suites, run.leftovers)], interrupted=interrupted)
+                file.done()
+            else:
+                together.append((suites, run.leftovers))
+        if self.file is not None:
+            write_stream(self.file.handle, f"harness on {len(parts)} targets", together, interrupted=interrupted)
+            self.file.done()
+
+    def abandon(self) -> list[Path]:
+        """Removes the files not yet completed (the disk refused one); returns their paths."""
+        files = [file for _, file in self.parts.values() if file is not None and not file.completed]
+        if self.file is not None and not self.file.completed:
+            files.append(self.file)
+        for file in files:
+            file.abandon()
+        return [file.path for file in files]

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import harness
-from harness.util.printable import shown
 from harness.report.grid import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell, notable
+from harness.util.printable import shown
 
 ICONS = {"pass": "✅ pass", "fail": "❌ fail", "recorded": "📝 recorded", "skip": "⏭️ skip", "error": "💥 error",
          "known": "🔕 known", "observed": "👁️ observed", "absent": "—"}
@@ -126,9 +126,10 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
     for profile, tool, rows in matrix.groups():
         out.append(f"| **{_cell(profile)} · {_cell(tool or '—')}** |" + " |" * len(labels))
         for row in rows:
-            cells = [ICONS.get(row.cells[l].verdict, row.cells[l].verdict)
-                     + (f" {row.cells[l].marks}" if row.cells[l].marks else "") + (" ≠" if row.cells[l].differs else "")
-                     for l in labels]
+            cells = [ICONS.get(row.cells[label].verdict, row.cells[label].verdict)
+                     + (f" {row.cells[label].marks}" if row.cells[label].marks else "")
+                     + (" ≠" if row.cells[label].differs else "")
+                     for label in labels]
             out.append(f"| {_span(row.id)} | " + " | ".join(cells) + " |")
     out += ["", "</details>", ""]
 
@@ -150,5 +151,5 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
 
 def write(path: Path, matrix: Matrix, **kwargs: str) -> None:
     """Writes the Markdown report to ``path``."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, render(matrix, **kwargs))

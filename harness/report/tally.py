@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from harness.scenario.matchers import MISSING, Mismatch
 from harness.scenario.model import Result, StepRecord, Verdict
@@ -95,7 +96,7 @@ class Tally:
         self.stale: list[str] = []
 
     @classmethod
-    def of(cls, results: Iterable[Result], baseline: Any = None) -> "Tally":
+    def of(cls, results: Iterable[Result], baseline: Any = None) -> Tally:
         """Returns the tally of results already held (the terminal report's functions take either)."""
         tally = cls(baseline)
         for result in results:

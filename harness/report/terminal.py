@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.util.printable import shown
-from harness.scenario.model import Result, Verdict
 from harness.report.tally import Tally
+from harness.scenario.model import Result, Verdict
+from harness.util.printable import shown
 
 STYLES = {
     Verdict.PASS: "green",
@@ -81,11 +81,11 @@ def print_failures(console: Console, results: Iterable[Result], *, brief: str | 
         console.print()
 
 
-def _tally(results: "Iterable[Result] | Tally") -> Tally:
+def _tally(results: Iterable[Result] | Tally) -> Tally:
     return results if isinstance(results, Tally) else Tally.of(results)
 
 
-def summary_table(results: "list[Result] | Tally", title: str) -> Table:
+def summary_table(results: list[Result] | Tally, title: str) -> Table:
     """Returns a table of verdict counts per profile, and the total (of results, or of their tally)."""
     tally = _tally(results)
     per_profile = tally.per_profile
@@ -107,7 +107,7 @@ def summary_table(results: "list[Result] | Tally", title: str) -> Table:
     return table
 
 
-def skip_reasons(results: "Iterable[Result] | Tally") -> list[str]:
+def skip_reasons(results: Iterable[Result] | Tally) -> list[str]:
     """Returns one line per distinct skip reason, most frequent first: ``34 skipped: <reason>``."""
     reasons = _tally(results).skips
     return [f"{count} skipped: {shown(reason)}" for reason, count in reasons.most_common()]
@@ -130,7 +130,7 @@ def targets_table(runs: list, title: str = "targets", tallies: list[Tally] | Non
     return table
 
 
-def aspect_lines(results: "list[Result] | Tally") -> list[str]:
+def aspect_lines(results: list[Result] | Tally) -> list[str]:
     """Returns one line per profile with each aspect's pass rate (``effects 97% · outcome 91% · output
     40%``, over the results that had expectations of it, judged or not), and a line counting the
     results that pass only because an aspect that failed was not judged (``--aspects``)."""

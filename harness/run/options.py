@@ -80,6 +80,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 def _keyword(text: str) -> str:
     """The ``-k`` option's type: an expression pytest's grammar takes, else bad usage (exit 2) saying why."""
     import argparse
+
     from harness.scenario.catalog import compile_keyword
     from harness.util.printable import shown
     try:
@@ -99,6 +100,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 def _aspects(text: str) -> tuple[str, ...]:
     import argparse
+
     from harness.scenario.aspects import parse_selection
     try:
         return parse_selection(text)
@@ -218,7 +220,7 @@ class RunOptions:
                                help="write the self-contained HTML report to FILE")
 
     @classmethod
-    def from_namespace(cls, args: Any) -> "RunOptions":
+    def from_namespace(cls, args: Any) -> RunOptions:
         """Builds the options from parsed arguments (absent ones keep their default)."""
         values: dict[str, Any] = {}
         for item in fields(cls):
@@ -231,7 +233,7 @@ class RunOptions:
         return cls(**values)
 
     @classmethod
-    def from_pytest(cls, config: Any) -> "RunOptions":
+    def from_pytest(cls, config: Any) -> RunOptions:
         """Builds the options from a pytest config (the options :func:`add_pytest_options` added)."""
         values: dict[str, Any] = {}
         for item in fields(cls):

@@ -9,28 +9,35 @@ How a target is reached is the target's business (harness/targets/).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import sys
 import tempfile
 import time
 import traceback
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from harness.scenario import aspects
-from harness.scenario import static_checks
-from harness.targets import faults
-from harness.util import limits
-from harness.util import printable
-from harness.util import processes
 from harness.containment import outside
-from harness.scenario.matchers import MISSING, Mismatch, PatternError, match
-from harness.util.memo import by_identity
+from harness.containment.cleanup import Leftover, Remover, Tree, in_memory
+from harness.containment.enclosure import Enclosure
+from harness.run import judge
+from harness.run.judge import check_call, check_then, finish
+from harness.run.workspace import Workspace, steps_capped
+from harness.scenario import static_checks
 from harness.scenario.content_spec import lone_surrogate_in
+from harness.scenario.matchers import PatternError
 from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
-from harness.util.printable import json_safe
-from harness.scenario.placeholders import UnknownPlaceholder, constant, has_references, holds, resolve_references, substitute
-from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.run.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory, steps_capped
+from harness.scenario.placeholders import (
+    UnknownPlaceholder,
+    constant,
+    has_references,
+    holds,
+    resolve_references,
+    substitute,
+)
+from harness.targets import faults
+from harness.targets.base import Session, Target, TargetError, TargetInfo, Unsupported
+from harness.util import limits, printable, processes
+from harness.util.memo import by_identity
 
 
 class Runner:
@@ -49,7 +56,7 @@ class Runner:
         # Workspaces on a memory file system are removed in this thread (see Remover).
         self._remover = Remover(inline=in_memory(tmp))
         self._finished: Workspace | None = None  # the last scenario's workspace, until ``run`` clears it
-        #: Workspaces that could not be removed (harness/run/workspace.py, Leftover), known once ``stop`` returns.
+        #: Workspaces that could not be removed (harness/containment/cleanup.py, Leftover), known once ``stop`` returns.
         self.leftovers: list[Leftover] = []
         # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
         self._say_leftovers = say_leftovers
@@ -113,7 +120,7 @@ class Runner:
                     print(f"harness: {printable.shown(str(left))}", file=sys.stderr)
             self._remover.leftovers.clear()
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         try:
             self.start()
         except BaseException:  # a signal during the start: what it made (the temporary folder) still goes
@@ -164,7 +171,7 @@ class Runner:
             finished, self._finished = self._finished, None
             if finished is not None:  # moved out, and removed now or later (up to 32 at a time)
                 self._clear(finished)
-        return made_safe(aspects.apply(result))  # every aspect judged; `harness run --aspects` narrows it afterwards
+        return finish(result)  # every aspect judged; `harness run --aspects` narrows it afterwards
 
     def _run(self, scenario: Scenario) -> Result:
         if self.start_reason:
@@ -264,9 +271,9 @@ class Runner:
                 verdict = Verdict.ERROR
                 why = (f"could not open a session: {exc}" if isinstance(exc, TargetError)
                        else f"could not open a session: {_harness_error(exc)}")
-            result.then_failures += _escaped(workspace.escapes() + (watching.end() if watching is not None else []))
+            result.then_failures += judge.escaped(workspace.escapes() + (watching.end() if watching is not None else []))
             if any(failure.path == "escape" for failure in result.then_failures):
-                result.verdict, result.reason = _verdict(scenario, result, why)
+                result.verdict, result.reason = judge.verdict(scenario, result, why)
             else:
                 result.verdict, result.reason = verdict, why
             return result
@@ -283,16 +290,16 @@ class Runner:
                     error = error or f"closing the session failed: {exc}"
             if error is None and scenario.then:
                 try:
-                    result.then_failures += workspace.check(_substituted(scenario.then, names), names)
+                    result.then_failures += check_then(workspace, _substituted(scenario.then, names), names)
                 except PatternError as exc:
                     error = str(exc)
             if self.record_states:  # the final state is for reports and snapshots, as the per-step ones
                 result.workspace = workspace.state()
         except Exception as exc:  # a bug in the harness: still an error, and what the candidate did outside is still checked
             error, result.workspace = _harness_error(exc), None
-        result.then_failures += _escaped(workspace.escapes(result.workspace, walk=not session.links_confined)
+        result.then_failures += judge.escaped(workspace.escapes(result.workspace, walk=not session.links_confined)
                                          + (watching.end() if watching is not None else []) + session.refused())
-        result.verdict, result.reason = _verdict(scenario, result, error)
+        result.verdict, result.reason = judge.verdict(scenario, result, error)
         return result
 
     def _steps(self, scenario: Scenario, session: Session, workspace: Workspace,
@@ -350,7 +357,7 @@ class Runner:
                         expect = resolve_references(expect, _reference_lookup(result, record))
                     record.failures += check_call(expect, observed)
                 if step.then:
-                    record.failures += workspace.check(_substituted(step.then, names), names)
+                    record.failures += check_then(workspace, _substituted(step.then, names), names)
             if self.record_states:
                 left = limits.MAX_ENTRIES - recorded
                 state = workspace.state(entries=left) if left > 0 else {"<capped>": steps_capped()}
@@ -399,70 +406,12 @@ def _compares_with_given(scenario: Scenario) -> bool:
     return any(isinstance(then, dict) and bool(then.get("others_unchanged")) for then in thens)
 
 
-def made_safe(result: Result) -> Result:
-    """Returns ``result`` with every observed value storable and showable (harness/util/printable.py).
-
-    Done once the verdict is decided, so that no report, snapshot or worker pipe meets a lone
-    surrogate, a NaN or a 900-deep value from a candidate.
-    """
-    def mismatches(items: list[Mismatch]) -> list[Mismatch]:
-        return [dataclasses.replace(m, observed=json_safe(m.observed), expected=json_safe(m.expected))
-                if m.observed is not MISSING else m for m in items]
-    for record in result.steps:
-        record.args, record.output, record.error = json_safe(record.args), json_safe(record.output), json_safe(record.error)
-        record.events, record.extra = json_safe(record.events), json_safe(record.extra)
-        record.failures = mismatches(record.failures)
-    result.then_failures = mismatches(result.then_failures)
-    result.reason = json_safe(result.reason)
-    if result.workspace is not None:
-        result.workspace = json_safe(result.workspace)
-    return result
-
-
 def session_options(scenario: Scenario) -> dict[str, Any]:
     """Returns what ``Target.open`` gets: the scenario's options, and ``acp`` (only targets that realise acp see it)."""
     options = dict(scenario.options)
     if scenario.acp:
         options["acp"] = dict(scenario.acp)
     return options
-
-
-def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
-    """Returns every way one call's observation fails its ``expect``."""
-    out: list[Mismatch] = []
-    if "output" in expect:
-        if observed.failed:
-            out.append(Mismatch("output", "the call to succeed", {"error": observed.error}, "the call failed"))
-        else:
-            out += match(expect["output"], observed.output, "output")
-    if "error" in expect:
-        if not observed.failed:
-            out.append(Mismatch("error", "the call to fail", {"output": observed.output}, "the call succeeded"))
-        elif expect["error"] is not True:
-            error = observed.error if isinstance(observed.error, dict) else {"message": observed.error}
-            for key, want in expect["error"].items():
-                out += match(want, error.get(key, MISSING), f"error.{key}")
-    if "events" in expect:
-        out += match(expect["events"], observed.events if observed.events is not None else [], "events")
-    return out
-
-
-def _verdict(scenario: Scenario, result: Result, error: str | None) -> tuple[Verdict, str]:
-    escapes = [f for f in result.then_failures if f.path == "escape"]
-    if escapes:
-        done = "wrote" if any(not str(f.observed).startswith("refused:") for f in escapes) else "tried to act"
-        also = f" (the scenario also ended early: {error})" if error else ""  # the escape first, the error not hidden
-        return Verdict.FAIL, f"escape: {done} outside the workspace: " + "; ".join(str(f.observed) for f in escapes) + also
-    if error:
-        return Verdict.ERROR, error
-    failures = result.failures
-    if failures:
-        first = failures[0]
-        more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
-        return Verdict.FAIL, f"{first[0]}: {first[1].path}: expected {first[1].expected}{more}"
-    if scenario.open_question:
-        return Verdict.RECORDED, "open question: observation recorded"
-    return Verdict.PASS, ""
 
 
 def _step_lookup(result: Result):
@@ -519,11 +468,5 @@ def _late_escapes(result: Result, workspace: Workspace) -> None:
     except Exception:  # nothing more can be said: the enclosure is spoiled and retired (Runner._clear_now)
         return
     if found:
-        result.then_failures += _escaped(found)
-        result.verdict, result.reason = _verdict(result.scenario, result, result.reason or None)
-
-
-def _escaped(paths: list[str]) -> list[Mismatch]:
-    """Returns the escapes found, as the failures every report shows."""
-    return [Mismatch("escape", "nothing done outside the workspace" if path.startswith("refused:")
-                     else "nothing written outside the workspace", path, "escape") for path in paths]
+        result.then_failures += judge.escaped(found)
+        result.verdict, result.reason = judge.verdict(result.scenario, result, result.reason or None)

@@ -29,15 +29,16 @@ import os
 import struct
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from harness.util import processes
-from harness.scenario.model import Result, Scenario, Verdict
+from harness.containment.cleanup import remove_tree
 from harness.run import assemble
 from harness.run.runner import Runner
+from harness.scenario.model import Result, Scenario, Verdict
 from harness.targets.base import Target, TargetInfo
-from harness.run.workspace import remove_tree
+from harness.util import processes
 
 #: Chunks per worker and target: enough for the fast workers to take over from a slow one.
 CHUNKS_PER_WORKER = 4
@@ -64,7 +65,7 @@ class TargetRun:
     start_error: str | None = None  # why the target did not start, in full (Runner.start_error)
     start_reason: str | None = None  # each scenario's short error then (Runner.start_reason)
     baseline: dict[str, Any] | None = None  # what --baseline made of this run (the JSON report's member)
-    #: Workspaces that could not be removed (harness/run/workspace.py, Leftover): every report names them.
+    #: Workspaces that could not be removed (harness/containment/cleanup.py, Leftover): every report names them.
     leftovers: list[Any] = field(default_factory=list)
 
     @property
@@ -373,7 +374,7 @@ class _Pool:
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
 
-    def _gone(self, worker: "_Worker", queue: list[tuple[int, range]]) -> bool:
+    def _gone(self, worker: _Worker, queue: list[tuple[int, range]]) -> bool:
         """A worker's pipe closed: returns True if it ended by itself (it is exiting, or has); else it
         was killed holding work: the scenario it was running becomes an error naming its exit code,
         the rest of what it held (not begun, or run with their results lost) goes back to ``queue``

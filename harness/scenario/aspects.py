@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from harness.scenario import profiles
-from harness.util.memo import by_identity
 from harness.scenario.model import Call, Result, Scenario, Verdict
+from harness.util.memo import by_identity
 
 ASPECTS: tuple[str, ...] = ("effects", "outcome", "output")
 PASS, FAIL, RECORDED, NA = "pass", "fail", "recorded", "n/a"

@@ -6,14 +6,14 @@ copy as ``harness/builtin_scenarios``. Users add their own folders with ``--scen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import functools
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from harness.scenario import catalog_cache
-from harness.scenario import profiles
+from harness.scenario import catalog_cache, profiles
 from harness.scenario.loader import Problem, ScenarioError, load_file
 from harness.scenario.model import Scenario
 

@@ -22,8 +22,9 @@ import pickle
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from harness.util import processes
 

@@ -10,9 +10,9 @@ can observe carry a reason in ``docs/coverage-notes.yaml``; every other section 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 
@@ -32,7 +32,7 @@ class Section:
     key: str  # the number ("5.2", "4.3.1", "TC4") or the title path
     title: str
     depth: int
-    parent: "Section | None" = None
+    parent: Section | None = None
     scenarios: list[str] = field(default_factory=list)
     note: str | None = None
 

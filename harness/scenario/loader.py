@@ -8,22 +8,29 @@ and options are checked against its profile (harness/scenario/profiles.py).
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
-from harness.scenario import aspects
-from harness.scenario import static_checks
-from harness.util import limits
-from harness.scenario import profiles
+from harness.scenario import aspects, profiles, static_checks
 from harness.scenario.content_spec import check as check_content
 from harness.scenario.content_spec import check_code_points
+from harness.scenario.located_errors import ErrorList as _ErrorList
+from harness.scenario.located_errors import (
+    FileProblems,
+    Problem,
+    SchemaChecker,
+    dotted,
+    line_of,
+    packaged_schema,
+    parse_documents,
+    read_yaml_text,
+)
 from harness.scenario.matchers import MATCHER_NAMES
 from harness.scenario.model import Action, Call, Scenario
 from harness.scenario.placeholders import parse_reference, placeholders_in, references_in, step_reference
-from harness.scenario.located_errors import ErrorList as _ErrorList
-from harness.scenario.located_errors import FileProblems, Problem, SchemaChecker, dotted, line_of, packaged_schema, parse_documents, read_yaml_text
 
 __all__ = ["Problem", "ScenarioError", "load_file", "load_text", "schema"]
 

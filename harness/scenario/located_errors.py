@@ -11,10 +11,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -174,8 +175,9 @@ def read_yaml_text(path: Path, *, follow_link: bool = False) -> str:
     """
     import errno
     import os
+
     from harness.util import limits
-    from harness.util.safepath import read_regular
+    from harness.util.fileio import read_regular
     if follow_link and os.path.islink(path):
         path = Path(_link_inside(path))
     try:

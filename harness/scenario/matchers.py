@@ -14,11 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
-
-from harness.util import textdiff as difference
-from harness.util import limits
+from typing import Any
 
 # `regex` (pinned in pyproject.toml): the syntax and meaning of Python's `re`, which the scenario
 # format promises ("a string that re.search matches"), plus a time bound on each search, so a
@@ -28,6 +26,8 @@ from harness.util import limits
 import regex as _regex_engine
 
 from harness.scenario.content_spec import to_bytes
+from harness.util import limits
+from harness.util import textdiff as difference
 
 #: Seconds one ``$regex`` search may take.
 REGEX_TIMEOUT = 2.0

@@ -13,7 +13,7 @@ from harness.scenario.matchers import Mismatch
 TARGET_NOT_STARTED = "the target did not start"
 
 
-class Verdict(str, enum.Enum):
+class Verdict(str, enum.Enum):  # noqa: UP042 - str() and f"{}" of a member stay as they are (StrEnum changes them)
     """The outcome of one scenario on one target."""
 
     PASS = "pass"

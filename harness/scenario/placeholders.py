@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Mapping
-
-from harness.util.memo import by_identity
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from harness.scenario.content_spec import code_points_text, to_bytes
 from harness.scenario.matchers import MISSING, Reference
+from harness.util.memo import by_identity
 
 _PLACEHOLDER = re.compile(r"\$(\$)?\{([a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_-]+|\[\d+\])*)\}")
 _STEP = re.compile(r"^step(\d+)\.(output|error|events)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)$")

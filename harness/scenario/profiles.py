@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import difflib
 import functools
-from dataclasses import dataclass, field
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from harness.scenario.located_errors import (
+    FileProblems,
+    Problem,
+    SchemaChecker,
+    located,
+    packaged_schema,
+    parse_documents,
+    read_yaml_text,
+)
 from harness.util import schemas
-from harness.scenario.located_errors import FileProblems, Problem, SchemaChecker, located, packaged_schema, parse_documents, read_yaml_text
 
 FILE_NAME = "profile.yaml"
 #: How far above a scenario file a profile.yaml is looked for (a bound, not a policy).

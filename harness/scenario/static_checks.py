@@ -21,13 +21,14 @@ At run time, ``$regex`` runs with a time bound (harness/scenario/matchers.py).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import yaml
 
-from harness.util import limits
 from harness.scenario.content_spec import code_points_size, code_points_text, size_of
-from harness.util.safepath import PATH_KEYS, argument_path_problem, file_uri_path, lexical_problem, link_target_problem
+from harness.util import limits
+from harness.util.pathrules import PATH_KEYS, argument_path_problem, file_uri_path, lexical_problem, link_target_problem
 
 _INDENT = re.compile(r"^[ \t]*", re.M)
 
@@ -181,7 +182,7 @@ def built_argument_problem(args: Any, root: str, *, links: bool = False) -> str 
     before) leads beyond the harness's folder around the workspace at ``root``, or None.
 
     The lint reads a placeholder as text, so an answer of ``/etc/passwd`` fed to the next call
-    passed it; the built value is held to the rule of :func:`~harness.util.safepath.argument_path_problem`,
+    passed it; the built value is held to the rule of :func:`~harness.util.pathrules.argument_path_problem`,
     the workspace's real path read back as ``${workspace}``.
     """
     for where, value in path_values(args):

@@ -8,9 +8,10 @@ ever sees this interface; everything specific to how a target is reached lives i
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness.targets.options import TargetOptions
 
@@ -92,7 +93,7 @@ class CallResult:
         return self.error is not None
 
     @classmethod
-    def from_normal_form(cls, data: dict[str, Any]) -> "CallResult":
+    def from_normal_form(cls, data: dict[str, Any]) -> CallResult:
         """Builds a result from ``{"output": ...}`` / ``{"error": {...}}`` (+ ``events``)."""
         if "error" in data and data["error"] is not None:
             return cls(error=data["error"], events=data.get("events"))
@@ -111,10 +112,10 @@ class Session(abc.ABC):
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         """Runs one tool call; raises TargetError when the target broke."""
 
-    def before_action(self) -> None:
+    def before_action(self) -> None:  # noqa: B027 - a hook: most sessions need nothing here
         """Called before the harness changes the workspace between calls (live targets may need to pause)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook: a session may hold nothing to release
         """Ends the session; the target releases its per-session state."""
 
     def refused(self) -> list[str]:
@@ -141,11 +142,16 @@ class Target(abc.ABC):
     #: candidate; a run asking for another is refused before anything starts.
     honours: frozenset[str] = frozenset()
 
+    #: Masks for volatile values only this target puts into what it returns (a scratch folder's random
+    #: name): (regex, placeholder) pairs the snapshots apply before their built-in ones
+    #: (harness/record/snapshot/normalise.py). The report stream hands them to the snapshot checker.
+    snapshot_masks: tuple[tuple[str, str], ...] = ()
+
     def __init__(self, spec: str) -> None:
         self.spec = spec
 
     @classmethod
-    def from_options(cls, spec: str, options: TargetOptions) -> "Target":
+    def from_options(cls, spec: str, options: TargetOptions) -> Target:
         """Returns the target ``spec`` built with the run-wide ``options`` it honours (see ``honours``)."""
         return cls(spec)
 
@@ -161,10 +167,10 @@ class Target(abc.ABC):
         """Returns why this target cannot run ``scenario`` (profile, tools, conditions), or None."""
         return None
 
-    def stop(self) -> None:
+    def stop(self) -> None:  # noqa: B027 - a hook: a target may hold nothing to release
         """Stops the target and releases everything it holds."""
 
-    def before_workers(self, scenarios: Sequence[Any]) -> None:
+    def before_workers(self, scenarios: Sequence[Any]) -> None:  # noqa: B027 - a hook, optional
         """Called once, in the parent, before ``--jobs`` worker processes are forked to run ``scenarios``:
         what every worker would otherwise do on its own and can share (an in-process target imports
         its modules). Nothing is started here: each worker starts its own target."""

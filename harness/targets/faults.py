@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
 
@@ -43,10 +44,10 @@ def apply(fs: Any, given: dict[str, Any], root: Path) -> None:
 def _make_read_only(fs: Any, directories: list[str]) -> None:
     """Denies writes under ``directories`` and reports them as EROFS, as a read-only mount would."""
     for top in directories:
-        for dirpath, dirnames, filenames in os.walk(top):
+        for dirpath, _dirnames, filenames in os.walk(top):
             for name in filenames:
                 os.chmod(os.path.join(dirpath, name), 0o444)
-        for dirpath, dirnames, _ in sorted(os.walk(top), key=lambda item: -len(item[0])):
+        for dirpath, _dirnames, _ in sorted(os.walk(top), key=lambda item: -len(item[0])):
             os.chmod(dirpath, 0o555)
     original = fs.raise_os_error
 

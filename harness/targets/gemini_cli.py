@@ -23,7 +23,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.record import snapshot
 from harness.targets.base import TargetInfo, Unsupported
 from harness.targets.cmd.target import CmdTarget
 
@@ -42,7 +41,10 @@ _OPTIONS = ("node",)
 #: The adapter's scratch folder (Node's ``mkdtemp`` adds 6 characters); it shows in the tools'
 #: "Path not in workspace" messages (the project temp directory under the scratch HOME).
 SCRATCH_PREFIX = "harness-gemini-"
-snapshot.register_mask(r"""(?:/[^/\s'"`<>|\\]+)*?/""" + SCRATCH_PREFIX + r"[A-Za-z0-9]{6}(?![A-Za-z0-9])", "${gemini-scratch}")
+#: What snapshots of this target mask: the scratch folder, as ``${gemini-scratch}``.
+SNAPSHOT_MASKS: tuple[tuple[str, str], ...] = (
+    (r"""(?:/[^/\s'"`<>|\\]+)*?/""" + SCRATCH_PREFIX + r"[A-Za-z0-9]{6}(?![A-Za-z0-9])", "${gemini-scratch}"),
+)
 
 
 def project_root() -> Path:
@@ -87,6 +89,8 @@ def command_line(node: str = "node") -> str:
 
 class GeminiCliTarget(CmdTarget):
     """The cmd: target on the gemini-cli adapter; skips everything when the package is missing."""
+
+    snapshot_masks = SNAPSHOT_MASKS
 
     def __init__(self, spec: str = "gemini-cli", *, timeout: float | None = None, run_as: str | None = None,
                  sandbox: bool = False, binding: str | Path | None = None, tool_map: Any = (),

@@ -9,14 +9,15 @@ from __future__ import annotations
 import contextlib
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path, PurePath
-from typing import Any, Sequence
+from typing import Any
 
 import reference_impl
 from harness.containment import audit_hook
-from harness.targets.faults import FAKEABLE
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd.target import response_checker
+from harness.targets.faults import FAKEABLE
 
 
 class ReferenceSession(Session):
@@ -29,7 +30,7 @@ class ReferenceSession(Session):
         self._bounds = bounds
 
     @classmethod
-    def opened(cls, make: Any, workspace: Path, options: dict[str, Any]) -> "ReferenceSession":
+    def opened(cls, make: Any, workspace: Path, options: dict[str, Any]) -> ReferenceSession:
         """Returns ``make(workspace, options)`` (a reference session class), made and run confined.
 
         The folder around the workspace is the harness's own (its canaries watch it); the rest of

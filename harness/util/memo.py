@@ -4,7 +4,8 @@ every time it runs it (their objects live as long as the loaded catalog)."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 #: Entries one memo keeps at most; past it, it starts again (each answer is cheap to work out anew).
 SIZE = 65536

@@ -34,7 +34,8 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 #: The keeper, run as ``python -I -S -c KEEPER <tag> <harness pid> -- <argv...>``.
 KEEPER = r"""

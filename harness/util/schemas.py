@@ -21,7 +21,8 @@ hung the harness, one to a URL made it send requests. Such a schema is invalid, 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import jsonschema_rs
 

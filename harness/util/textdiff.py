@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Callable
+from collections.abc import Callable
 
 WINDOW = 40  # characters shown on each side of the first difference
 HEX_WINDOW = 16  # bytes shown on each side of the first differing byte

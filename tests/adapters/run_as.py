@@ -33,7 +33,7 @@ def code_for_others(packages: list[Path]) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="harness-run-as-code-"))
     for package in packages:
         shutil.copytree(package, folder / package.name, ignore=shutil.ignore_patterns("__pycache__"))
-    for dirpath, dirnames, filenames in os.walk(folder):
+    for dirpath, _dirnames, filenames in os.walk(folder):
         os.chmod(dirpath, 0o755)
         for name in filenames:
             os.chmod(os.path.join(dirpath, name), 0o644)
@@ -42,8 +42,9 @@ def code_for_others(packages: list[Path]) -> Path:
 
 @functools.cache
 def _python_path() -> str:
-    import reference_impl
     import unidiff
+
+    import reference_impl
     packages = [Path(reference_impl.__file__).parent, Path(unidiff.__file__).parent]
     if all(reachable_by_others(package) for package in packages):
         return os.pathsep.join(str(package.parent) for package in packages)

@@ -50,8 +50,8 @@ def test_the_speed_bench_prints_each_ratio_with_the_load(tmp_path: Path, capsys)
 
 
 def test_the_replay_floor_makes_the_calls_the_runner_makes(tmp_path: Path) -> None:
-    from harness.scenario import catalog
     from harness.drivers import bench_speed
+    from harness.scenario import catalog
     calls = []
     import reference_impl
     original = reference_impl.open_session
@@ -76,6 +76,7 @@ def test_the_mcp_bench_counts_the_processor_time_of_the_processes_it_started() -
     import subprocess
     import sys
     import time
+
     from harness.drivers import bench_mcp
 
     before = bench_mcp.children_cpu()

@@ -10,18 +10,33 @@ import io
 import json
 from pathlib import Path
 
-from harness.scenario import catalog
-from harness.record import snapshot as snap
 from harness.drivers.capture_claude_code import main as capture
-from harness.targets.claude_code import NOT_INSTALLED
+from harness.record import snapshot as snap
+from harness.scenario import catalog
+from harness.targets.claude_code import NOT_INSTALLED, ClaudeCodeTarget
 
 
 def test_the_cli_scratch_folders_are_masked() -> None:
     text = ("Claude requested permissions to read from /tmp/harness-claude-home-ab_12cde/x.txt, but you "
             "haven't granted it yet. Note: your current working directory is /var/tmp/harness-claude-cwd-0123abcd.")
-    assert snap.mask_text(text) == ("Claude requested permissions to read from ${cli-home}/x.txt, but you "
+    masks = ClaudeCodeTarget.snapshot_masks
+    assert snap.mask_text(text, masks) == ("Claude requested permissions to read from ${cli-home}/x.txt, but you "
                                     "haven't granted it yet. Note: your current working directory is ${cli-cwd}.")
-    assert snap.mask_text("/tmp/harness-abcdefgh/ws/a.txt") == "${workspace}/a.txt"
+    assert snap.mask_text("/tmp/harness-abcdefgh/ws/a.txt", masks) == "${workspace}/a.txt"
+
+
+def test_a_target_s_masks_apply_to_its_own_snapshots_only(tmp_path: Path) -> None:
+    """Masks come from the target handed to the checker, not from a registry filled when a target
+    module is imported: another target's snapshot keeps such a path as it is."""
+    text = "working directory is /var/tmp/harness-claude-cwd-0123abcd."
+    assert snap.mask_text(text) == text
+    result = {"id": "a/b", "profile": "p", "verdict": "pass", "steps": [{"tool": "Read", "args": {}, "output": text}]}
+    mine = snap.Checker(snap.SnapshotStore(tmp_path, "claude"), update=True, masks=ClaudeCodeTarget.snapshot_masks)
+    other = snap.Checker(snap.SnapshotStore(tmp_path, "reference"), update=True)
+    mine.add(result)
+    other.add(result)
+    assert "${cli-cwd}" in (tmp_path / "claude" / "a" / "b.yaml").read_text()
+    assert "harness-claude-cwd-0123abcd" in (tmp_path / "reference" / "a" / "b.yaml").read_text()
 
 
 def test_a_capture_keeps_the_catalog_order_and_prints_every_scenario(tmp_path: Path) -> None:

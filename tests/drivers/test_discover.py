@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.targets import bindings
-from harness.scenario import catalog
 from harness.cli.main import main
 from harness.drivers import discover
+from harness.run.runner import Runner
+from harness.scenario import catalog
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
+from harness.targets import bindings
 from harness.targets.mcp.target import McpTarget
 
 # On the worker that runs the mcp: target tests (tests/conftest.py): it imported the MCP SDK's client already.

@@ -14,7 +14,6 @@ from harness.targets.reference import ReferenceTarget  # noqa: E402
 from tests import planted  # noqa: E402
 from tests.fakes import read_scenario  # noqa: E402
 
-
 PLANTED = {"edit-replaces-the-last-of-several": (planted.LastOccurrenceEdit, "claude-code"),
            "version-skips-after-a-failed-patch": (planted.SkipVersionAfterError, "gemini-safe-patch")}
 

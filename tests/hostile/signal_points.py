@@ -29,10 +29,10 @@ import traceback
 from multiprocessing import connection, process
 from pathlib import Path
 
-from harness.util import processes
 from harness.run import workers
 from harness.scenario.loader import load_text
 from harness.targets import make_target
+from harness.util import processes
 
 SCENARIOS = """
 id: signal-points/write-then-read-{n}

@@ -54,11 +54,12 @@ def test_an_output_expression_building_without_end_is_an_error_not_all_memory(tm
 
 
 def test_through_a_cmd_target_such_an_expression_is_the_calls_error(tmp_path):
+    import sys
+
+    from harness.run.runner import Runner
     from harness.scenario.loader import load_text
     from harness.scenario.model import Verdict
-    from harness.run.runner import Runner
     from harness.targets.cmd.target import CmdTarget
-    import sys
     adapter = Path(__file__).resolve().parents[2] / "examples" / "adapters" / "minimal_adapter.py"
     path = tmp_path / "b.yaml"
     path.write_text('tools:\n  write_text_file:\n    output: "to_string(@' + "|[@,@]" * 40 + ')"\n', "utf-8")

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from harness.record import baseline
-from harness.targets import bindings
-from harness.targets.bindings import BindingError, from_tool_map
+from harness.run.runner import Runner
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
+from harness.targets import bindings
+from harness.targets.bindings import BindingError, from_tool_map
 from harness.targets.cmd.target import CmdTarget
 from harness.targets.mcp.target import McpTarget
 from tests.hostile.conftest import ROOT, harness_run, write_scenarios

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.model import Verdict
 from harness.run.runner import Runner
+from harness.scenario.model import Verdict
 from harness.targets.mcp.target import McpTarget
 
 ADAPTER = Path(__file__).resolve().parents[1] / "adapters" / "mcp_misbehaving.py"

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.workspace import Enclosure, Workspace
+from harness.containment.enclosure import Enclosure
+from harness.run.judge import check_then
+from harness.run.workspace import Workspace
 
 COARSE = 5  # CLOCK_REALTIME_COARSE (Linux): the clock file time stamps are taken from
 
@@ -83,7 +85,7 @@ def test_a_file_laid_out_and_rewritten_in_the_same_tick_is_read_again(coarse_fol
             if os.stat(ws.root / "a.txt").st_ctime_ns != ctime:
                 continue
             assert ws.state()["a.txt"]["text"] == "bbb\n"
-            assert [f.path for f in ws.check({"others_unchanged": True}, {})] == ["then.others_unchanged[a.txt]"]
+            assert [f.path for f in check_then(ws, {"others_unchanged": True}, {})] == ["then.others_unchanged[a.txt]"]
             return
         finally:
             ws.remove()

@@ -16,10 +16,10 @@ import threading
 
 import pytest
 
-from harness.scenario import catalog
 from harness.containment import audit_hook
-from harness.scenario.model import Verdict
 from harness.run.runner import Runner
+from harness.scenario import catalog
+from harness.scenario.model import Verdict
 from reference_impl import mcp_write_text_file
 from tests import planted
 from tests.hostile.conftest import SECRET, harness_run, no_secret, write_scenarios

@@ -15,9 +15,10 @@ import sys
 
 import pytest
 
+from harness.containment.paths import Outside, check_link_target, resolve
 from harness.scenario.static_checks import built_path_problem
-from harness.util.safepath import Outside, argument_path_problem, check_link_target, lexical_problem, link_target_problem, resolve
-from tests.hostile.conftest import CANDIDATES, SECRET, harness_run, no_secret, write_scenarios
+from harness.util.pathrules import argument_path_problem, lexical_problem, link_target_problem
+from tests.hostile.conftest import CANDIDATES, harness_run, no_secret, write_scenarios
 
 DOTDOT = """
 id: hostile/dotdot-{n}
@@ -334,8 +335,9 @@ steps:
 ])
 def test_a_path_argument_built_from_an_earlier_answer_is_checked_before_it_is_sent(scenario_from, answered, sent):
     from fakes import ScriptedTarget
-    from harness.scenario.model import Verdict
+
     from harness.run.runner import Runner
+    from harness.scenario.model import Verdict
     from harness.targets.base import CallResult
 
     def create(workspace, args):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.containment import sandbox
 from harness.containment import outside as watch
+from harness.containment import sandbox
 from tests.adapters.run_as import reachable_by_others, reference_for_nobody
 from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
 

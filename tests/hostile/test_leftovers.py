@@ -13,7 +13,9 @@ import jsonschema_rs
 import pytest
 
 from harness.containment import sandbox
-from harness.run.workspace import Enclosure, Leftover, Remover, Workspace, mounts_below
+from harness.containment.cleanup import Leftover, Remover, mounts_below
+from harness.containment.enclosure import Enclosure
+from harness.run.workspace import Workspace
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, write_scenarios
 
 READ = """
@@ -214,8 +216,9 @@ def test_what_a_candidate_leaves_in_its_temporary_folder_goes_with_the_run(tmp_p
 
 def test_a_signal_while_the_target_starts_leaves_no_temporary_folder(tmp_path):
     # The signal lands in Runner.__enter__ (the target starting), where __exit__ is not called.
-    from harness.run.runner import Runner
     from fakes import ScriptedTarget
+
+    from harness.run.runner import Runner
 
     class Interrupted(ScriptedTarget):
         def use_tmp(self, folder: str) -> bool:

@@ -112,7 +112,8 @@ def test_a_file_copied_over_a_name_is_copied_in_pieces_not_held_whole(tmp_path):
     # The end of a run copies its state file (the whole run's JSON report, tens of megabytes for a
     # large catalog) to last.json: held whole, it made memory grow with the catalog.
     import tracemalloc
-    from harness.util.safepath import write_replacing
+
+    from harness.util.fileio import write_replacing
     source, copy = tmp_path / "last-reference.json", tmp_path / "last.json"
     source.write_bytes(os.urandom(1024) * 8192)  # 8 MiB
     os.symlink(tmp_path / "elsewhere", copy)

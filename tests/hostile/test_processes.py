@@ -7,8 +7,6 @@ live process with that marker may remain.
 
 from __future__ import annotations
 
-from harness.targets.options import TargetOptions
-
 import json
 import os
 import signal
@@ -19,6 +17,7 @@ import uuid
 
 import pytest
 
+from harness.targets.options import TargetOptions
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, processes_with, write_scenarios
 
 READ = """
@@ -263,8 +262,8 @@ def test_a_signal_raised_where_python_drops_the_exception_is_raised_again():
 def test_an_mcp_server_that_sigkills_its_keeper_still_leaves_no_process(tmp_path):
     # The SDK spawns the keeper and kills its process group at the end; the server's setsid and
     # double-forked children are outside it, and with the keeper killed nothing else ends them.
-    from harness.scenario.loader import load_text
     from harness.run.runner import Runner
+    from harness.scenario.loader import load_text
     from harness.targets import make_target
 
     mark = marker()

@@ -53,7 +53,9 @@ def test_a_tool_map_file_that_is_a_fifo_or_endless_is_an_error_not_a_hang(tmp_pa
     # The user names it, often as a path in a checkout: a link to /dev/zero never ended, a FIFO
     # blocked the start of the run.
     import os
+
     import pytest
+
     from harness.targets.bindings import BindingError, from_tool_map
     fifo = tmp_path / "map.yaml"
     os.mkfifo(fifo)

@@ -7,12 +7,12 @@ catalog still runs), or, for a regex that only misbehaves on what a candidate re
 
 from __future__ import annotations
 
-from pathlib import Path
 import os
 import re
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-from harness.run.workspace import Enclosure
+from harness.containment.enclosure import Enclosure
+from harness.run.judge import check_then
 
 
 def test_a_sibling_folder_replaced_by_a_link_is_reported_and_not_listed_through(tmp_path):
@@ -28,8 +29,8 @@ def test_a_sibling_folder_replaced_by_a_link_is_reported_and_not_listed_through(
 def test_others_unchanged_cannot_pass_when_both_states_were_cut_short(tmp_path, monkeypatch):
     # A change past the recording's cut is not seen: with both states cut short, the check fails
     # saying it cannot be decided instead of passing.
-    from harness.util import limits
     from harness.run.workspace import Workspace
+    from harness.util import limits
     monkeypatch.setattr(limits, "MAX_ENTRIES", 5)
     workspace = Workspace(parent=str(tmp_path))
     try:
@@ -38,7 +39,7 @@ def test_others_unchanged_cannot_pass_when_both_states_were_cut_short(tmp_path, 
         workspace.initial = workspace.state(with_text=False)
         assert "<capped>" in workspace.initial
         (workspace.root / "f7.txt").write_text("changed past the cut", "utf-8")
-        failures = workspace.check({"others_unchanged": True}, {"workspace": str(workspace.root)})
+        failures = check_then(workspace, {"others_unchanged": True}, {"workspace": str(workspace.root)})
         assert any("cannot be decided" in str(failure.why) for failure in failures), failures
     finally:
         workspace.remove()

@@ -14,9 +14,9 @@ import sys
 from types import SimpleNamespace
 
 from harness.record.snapshot import SnapshotStore, SnapshotUnreadable
+from tests.hostile.conftest import ROOT, write_scenarios
 
 pytest_plugins = ["pytester"]
-from tests.hostile.conftest import ROOT, write_scenarios
 
 SCENARIO = """
 id: hostile/snap

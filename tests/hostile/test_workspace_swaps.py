@@ -9,16 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from fakes import ScriptedTarget
+
 from harness.containment import audit_hook
-from harness.util import limits
-from harness.run import workspace as workspace_module
-from harness.scenario.model import Verdict
+from harness.containment import enclosure as enclosure_module
 from harness.run.runner import Runner
+from harness.run.workspace import Workspace, steps_capped
+from harness.scenario.model import Verdict
 from harness.targets.base import CallResult, Session, TargetError, Unsupported
 from harness.targets.reference import ReferenceSession
-from harness.run.workspace import Workspace, steps_capped
+from harness.util import limits
 
 SWAPPED = """\
 id: hostile/swapped
@@ -236,7 +236,7 @@ def test_a_write_through_a_hard_link_is_an_escape_without_a_recorded_state_and_b
 def test_the_walk_for_hard_links_reaches_every_branch_holding_few_folders_open(tmp_path, monkeypatch):
     """With 3 folders held open, branches 40 levels deep are walked back up through ``..``: every
     hard-linked file is found, and a pair linked inside the workspace is not an escape."""
-    monkeypatch.setattr(workspace_module, "_OPEN_DIRS", 3)
+    monkeypatch.setattr(enclosure_module, "_OPEN_DIRS", 3)
     outside = tmp_path / "outside.txt"
     outside.write_text("o", "utf-8")
     ws = Workspace(parent=str(tmp_path))

@@ -91,9 +91,9 @@ def test_read_file_returns_the_versioned_object(session: gsp.Session, ws: Path) 
 
 
 def test_read_file_hashes_the_bytes_on_disk(session: gsp.Session, ws: Path) -> None:
-    (ws / "crlf.txt").write_bytes("é\r\nx".encode("utf-8"))
+    (ws / "crlf.txt").write_bytes("é\r\nx".encode())
     out = session.call("read_file", {"file_path": str(ws / "crlf.txt")})["output"]
-    assert out["sha256"] == hashlib.sha256("é\r\nx".encode("utf-8")).hexdigest()
+    assert out["sha256"] == hashlib.sha256("é\r\nx".encode()).hexdigest()
     assert out["content"] == "é\r\nx"
 
 

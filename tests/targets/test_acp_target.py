@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.model import Verdict
 from harness.run.runner import Runner
+from harness.scenario.model import Verdict
 from harness.targets import make_target
-from harness.targets.options import TargetOptions
 from harness.targets.acp.target import AcpTarget, parse_spec
 from harness.targets.base import TargetError, Unsupported
+from harness.targets.options import TargetOptions
 
 # One worker runs them all (tests/conftest.py): the first acp: target in a process imports the ACP
 # package, over a second of processor time.

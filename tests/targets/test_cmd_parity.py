@@ -11,14 +11,13 @@ import os
 
 import pytest
 
-from tests.adapters.run_as import reference_for_nobody
-
+from harness.run.runner import Runner
 from harness.scenario import catalog
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
 from harness.targets import make_target
-from harness.targets.options import TargetOptions
 from harness.targets.cmd.target import CmdTarget
+from harness.targets.options import TargetOptions
+from tests.adapters.run_as import reference_for_nobody
 
 REFERENCE_CMD = "cmd:python -m reference_impl.serve"
 

@@ -8,7 +8,6 @@ No test depends on how fast the machine is: timeouts are short, bounds on elapse
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 import tracemalloc
@@ -16,16 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.run_as import reference_for_nobody
-
 from harness.containment import sandbox
+from harness.run.runner import Runner
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
 from harness.targets import make_target
-from harness.targets.options import TargetOptions
 from harness.targets.base import TargetError, Unsupported
 from harness.targets.cmd.target import CmdTarget, parse_spec
+from harness.targets.options import TargetOptions
+from tests.adapters.run_as import reference_for_nobody
 
 ADAPTER = Path(__file__).resolve().parents[1] / "adapters" / "misbehaving.py"
 REFERENCE = "cmd:python -m reference_impl.serve"

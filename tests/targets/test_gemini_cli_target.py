@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.record import snapshot
-from harness.targets import make_target
-from harness.targets import gemini_cli
+from harness.targets import gemini_cli, make_target
 from harness.targets.base import Unsupported
 from harness.targets.cmd.target import CmdTarget
 from harness.targets.gemini_cli import NOT_INSTALLED, GeminiCliTarget, parse_spec
@@ -139,7 +138,7 @@ def test_a_scenario_calling_a_tool_gemini_cli_lacks_is_skipped(monkeypatch: pyte
 
 def test_the_adapter_scratch_folder_is_masked_in_snapshots() -> None:
     text = 'temp directory: /tmp/x/harness-gemini-AbC123/session/home/.gemini/tmp/ws"'
-    assert snapshot.mask_text(text) == 'temp directory: ${gemini-scratch}/session/home/.gemini/tmp/ws"'
+    assert snapshot.mask_text(text, GeminiCliTarget.snapshot_masks) == 'temp directory: ${gemini-scratch}/session/home/.gemini/tmp/ws"'
 
 
 @needs_node

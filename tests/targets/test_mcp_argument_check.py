@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from harness.targets.mcp import target as mcp
 from harness.targets.base import TargetError
+from harness.targets.mcp import target as mcp
 
 SCHEMA = {"type": "object", "required": ["path", "options"],
           "properties": {"path": {"type": "string"},

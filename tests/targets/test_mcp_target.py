@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from harness.run.runner import Runner
 from harness.scenario import catalog
 from harness.scenario.content_spec import lone_surrogate_in
 from harness.scenario.loader import load_text
 from harness.scenario.model import Verdict
-from harness.run.runner import Runner
 from harness.targets import make_target
-from harness.targets.options import TargetOptions
 from harness.targets.base import TargetError, Unsupported
-from harness.targets.mcp.target import McpTarget, parse_spec, workspace_parent
 from harness.targets.bindings import BindingError, from_tool_map
+from harness.targets.mcp.target import McpTarget, parse_spec, workspace_parent
+from harness.targets.options import TargetOptions
 
 # One worker runs them all (tests/conftest.py): the first mcp: target in a process imports the MCP
 # SDK's client, over a second of processor time.

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import aspects
-from harness.scenario import catalog
-from harness.scenario.model import Verdict
 from harness.run.runner import Runner
+from harness.scenario import aspects, catalog
+from harness.scenario.model import Verdict
 from harness.targets import make_target
 from harness.targets.options import TargetOptions
 

@@ -7,7 +7,7 @@ Usage::
 The reports are ``harness run --json`` files of the claude-code target (``make capture-claude-code``
 writes them to ``.harness/<target slug>.json``); the first is the main run (working directory = the
 workspace), the others are shown beside it. Every quotation is the observation itself, masked as
-snapshots are (harness/record/snapshot.py), so the report is the same on every capture that saw the same
+snapshots are (harness/record/snapshot/), so the report is the same on every capture that saw the same
 behaviour; each points at its snapshot file.
 
 What is written by hand here is only the *reading*: which scenarios answer which of the ten open
@@ -16,7 +16,7 @@ carries the words its evidence must show; if a later capture no longer shows the
 flagged instead of silently going stale. Contradictions themselves are not curated: every ``fail``
 of a seed scenario is listed with what was expected and what was observed.
 
-Where this module's concern ends: verdicts are the runner's, masks are harness/record/snapshot.py's.
+Where this module's concern ends: verdicts are the runner's, masks are harness/record/snapshot/'s.
 """
 
 from __future__ import annotations
@@ -25,11 +25,13 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from harness.record import snapshot as snap
+from harness.targets.claude_code import SNAPSHOT_MASKS
 
 CAPTURED_TAG = "captured"
 OQ = "claude-code/open-questions/"
@@ -150,9 +152,9 @@ def load(path: Path) -> dict[str, Any]:
 def slug_of(report: dict[str, Any]) -> str:
     """Returns the snapshot folder name of the run (e.g. ``claude-code-2.1.330-acceptEdits-outside``)."""
     from harness.run import assemble
-    target = assemble.target(report["target"]["spec"])
-    target.version = report["target"].get("version") or ""
-    return target.slug
+    target: Any = assemble.target(report["target"]["spec"])
+    target.version = report["target"].get("version") or ""  # the slug names the version the run reported
+    return str(target.slug)
 
 
 def is_captured(result: dict[str, Any]) -> bool:
@@ -164,8 +166,8 @@ def is_captured(result: dict[str, Any]) -> bool:
 
 def _masked(value: Any) -> str:
     if isinstance(value, str):
-        return snap.mask_text(value)
-    return snap.mask_text(json.dumps(value, ensure_ascii=False, sort_keys=True))
+        return snap.mask_text(value, SNAPSHOT_MASKS)
+    return snap.mask_text(json.dumps(value, ensure_ascii=False, sort_keys=True), SNAPSHOT_MASKS)
 
 
 def _short(text: str, limit: int = QUOTE_LIMIT) -> str:
@@ -213,7 +215,7 @@ def file_lines(result: dict[str, Any]) -> list[str]:
         if entry.get("type") != "file":
             continue
         shown = _code(_masked(entry["text"])) if "text" in entry else f"{entry.get('size')} bytes, sha256 {entry.get('sha256', '')[:16]}…"
-        lines.append(f"file `{snap.mask_text(rel)}` afterwards: {shown}")
+        lines.append(f"file `{snap.mask_text(rel, SNAPSHOT_MASKS)}` afterwards: {shown}")
     return lines
 
 
@@ -343,7 +345,7 @@ def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshot
 
 def write(path: Path, reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshots")) -> None:
     """Writes the findings report to ``path``."""
-    from harness.util.safepath import write_replacing
+    from harness.util.fileio import write_replacing
     write_replacing(path, markdown(reports, snapshots))
 
 

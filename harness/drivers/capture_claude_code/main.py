@@ -16,7 +16,7 @@ these runs (harness/drivers/capture_claude_code/findings.py).
 Exit status: 0 when every scenario gave a verdict about the CLI (``fail`` is a finding); 1 when one
 ended in ``error`` (the capture itself broke there); 2 on a usage error.
 
-Where this module's concern ends: the verdicts are the runner's, the files are harness/record/snapshot.py's
+Where this module's concern ends: the verdicts are the runner's, the files are harness/record/snapshot/'s
 and harness/report/json.py's; the findings report is harness/drivers/capture_claude_code/findings.py's.
 """
 
@@ -27,11 +27,13 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from harness.targets.claude_code import PROFILES
+from harness.targets.claude_code import PROFILES, SNAPSHOT_MASKS
+
 #: The permission mode and working directories `make capture-claude-code` records.
 DEFAULT_TARGETS = ("claude-code", "claude-code:cwd=outside")
 
@@ -81,7 +83,7 @@ def capture(spec: str, scenarios: Sequence[Any], known_ids: Sequence[str], *, jo
 
     dicts = [result.as_dict() for result in results]
     store = snap.SnapshotStore(snapshots, target.slug)
-    check = snap.check(store, dicts, known_ids, update=True, prune=True)
+    check = snap.check(store, dicts, known_ids, update=True, prune=True, masks=SNAPSHOT_MASKS)
     if json_dir is not None:
         json_dir.mkdir(parents=True, exist_ok=True)
         json_report.write(json_dir / f"{target.slug}{json_suffix}.json", results, info, spec, seconds)

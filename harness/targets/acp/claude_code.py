@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.targets.acp.target import AcpSession, AcpTarget, _FS, observation, scenario_options
+from harness.targets.acp.target import _FS, AcpSession, AcpTarget, observation, scenario_options
 from harness.targets.base import CallResult, TargetError, TargetInfo, Unsupported
 
 #: The version `tools/claude-code-acp/package.json` pins.
@@ -70,7 +70,7 @@ def agent_path() -> Path:
 class ClaudeCodeAcpSession(AcpSession):
     """One scenario: one agent process, one fake model, one ACP session."""
 
-    def __init__(self, target: "ClaudeCodeAcpTarget", connection: Any, session_id: str, recorder: Any, *,
+    def __init__(self, target: ClaudeCodeAcpTarget, connection: Any, session_id: str, recorder: Any, *,
                  api: Any, home: Path, fs_read: bool, fs_write: bool) -> None:
         super().__init__(target, connection, session_id, recorder, own_connection=True)
         self.api = api

@@ -34,9 +34,10 @@ import logging
 import os
 import shutil
 import signal
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from acp import Client, RequestError, connect_to_agent
 from acp.schema import (
@@ -49,9 +50,9 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from harness.util import processes
 from harness.targets.acp.fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
 from harness.targets.channel import StderrTail
+from harness.util import processes
 
 #: The longest line the agent may write on stdout (bytes); one JSON-RPC message is one line.
 LINE_LIMIT = 64 * 1024 * 1024
@@ -279,7 +280,7 @@ class AgentProcess:
         task = asyncio.ensure_future(coro)
         broken = asyncio.ensure_future(self.broken.wait())  # type: ignore[union-attr]
         try:
-            done, _ = await asyncio.wait({task, broken, self._exit}, timeout=timeout,  # type: ignore[arg-type]
+            done, _ = await asyncio.wait({task, broken, self._exit}, timeout=timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
             if task in done:
                 try:
@@ -291,7 +292,7 @@ class AgentProcess:
                 # stdout closed first: give the exit status (and a last violation) a moment to arrive
                 try:
                     await asyncio.wait_for(asyncio.shield(self._exit), 1.0)  # type: ignore[arg-type]
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 self.check()
                 raise AgentBroken("exited", f"the agent {self.exit_text()} during {what}")
@@ -332,7 +333,7 @@ class AgentProcess:
         if self.conn is not None:
             try:
                 await asyncio.wait_for(self.conn.close(), EXIT_GRACE)
-            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not fail the run
+            except (TimeoutError, Exception):  # noqa: BLE001 - closing must not fail the run
                 pass
         if self.proc.stdin is not None:
             try:
@@ -341,12 +342,12 @@ class AgentProcess:
                 pass
         try:
             await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         self.kill_group()
         try:
             await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         if self._pump is not None:
             self._pump.cancel()

@@ -10,8 +10,9 @@ that hangs, exits or breaks the protocol raises :class:`~harness.targets.acp.cli
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from harness.targets.acp.client import AgentBroken, AgentProcess, ClientPolicy, EditorClient, Recorder
 
@@ -49,6 +50,7 @@ class Connection:
     async def _open(self, timeout: float) -> None:
         from acp import PROTOCOL_VERSION
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
         from harness import __version__
         await self.process.start()
         capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=self.fs_read,

@@ -25,7 +25,8 @@ Other updates (agent messages, plans, modes) pass unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def seed003(event: dict[str, Any]) -> dict[str, Any]:

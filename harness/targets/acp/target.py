@@ -52,12 +52,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.targets.options import TargetOptions
-
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
-                                  name_slug)
-from harness.targets.channel import split_command_line
 from harness.targets import bindings
+from harness.targets.base import (
+    CallResult,
+    Session,
+    Target,
+    TargetError,
+    TargetInfo,
+    Unsupported,
+    bounded_name,
+    name_slug,
+)
+from harness.targets.channel import split_command_line
+from harness.targets.options import TargetOptions
 
 PREFIX = "acp:"
 DEFAULT_TIMEOUT = 10.0
@@ -127,7 +134,7 @@ def scenario_options(options: dict[str, Any]) -> tuple[dict[str, str], dict[str,
 class AcpSession(Session):
     """One scenario: one ACP session on an agent process."""
 
-    def __init__(self, target: "AcpTarget", connection: Any, session_id: str, recorder: Any, *,
+    def __init__(self, target: AcpTarget, connection: Any, session_id: str, recorder: Any, *,
                  own_connection: bool) -> None:
         self._target = target
         self._connection = connection
@@ -231,7 +238,7 @@ class AcpTarget(Target):
                                "lone surrogate")
 
     @classmethod
-    def from_options(cls, spec: str, options: TargetOptions) -> "AcpTarget":
+    def from_options(cls, spec: str, options: TargetOptions) -> AcpTarget:
         """Returns the agent built with the run's timeout and tool names (no isolation yet)."""
         return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
                    tool_map_file=options.tool_map_file)
@@ -242,7 +249,7 @@ class AcpTarget(Target):
         super().__init__(spec)
         self.acp_options, self.argv = parse_spec(spec)
         self.timeout = float(self.acp_options.get("timeout") or timeout or DEFAULT_TIMEOUT)
-        # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings.py).
+        # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings/).
         self.tool_map = bindings.from_options(binding, [tool_map] if isinstance(tool_map, str) else tool_map or (),
                                               tool_map_file)
         self.env = dict(os.environ if env is None else env)

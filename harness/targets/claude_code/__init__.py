@@ -32,7 +32,7 @@ talks to loopback only).
 Each scenario gets its own CLI process, HOME and fake API server (`session.py`); the CLI's
 session state (which files were read, and when) is the scenario's.
 
-Snapshot masks (registered with `harness.record.snapshot.register_mask` when this package is imported):
+Snapshot masks (``ClaudeCodeTarget.snapshot_masks``, :data:`SNAPSHOT_MASKS`):
 the CLI's scratch HOME ``<dir>/harness-claude-home-<8 random>`` becomes ``${cli-home}`` (it shows
 in ``~`` paths and permission requests) and its working directory with ``cwd=outside``,
 ``<dir>/harness-claude-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
@@ -48,23 +48,24 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.targets.options import TargetOptions
-
-from harness.record import snapshot
 from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import TokenPolicy
 from harness.targets.claude_code.session import CALL_TIMEOUT, ClaudeCodeSession
+from harness.targets.options import TargetOptions
 
 PROFILE = "claude-code"
 #: Seed 001's profile, and the CLI's own behaviour as captured from it.
 PROFILES = (PROFILE, "claude-code-captured")
 
 _SCRATCH = r"""(?:/[^/\s'"`<>|\\]+)*?/{prefix}[a-z0-9_]{{8}}(?![a-z0-9_])"""
-snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}")
-snapshot.register_mask(_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}")
-# The CLI writes through `<name>.tmp.<pid>.<12 hex>` and names it when that fails (e.g. EACCES).
-snapshot.register_mask(r"\.tmp\.[0-9]+\.[0-9a-f]{12}(?![0-9a-f])", ".tmp.${pid}.${random}")
+#: What snapshots of this target mask (see the module's docstring).
+SNAPSHOT_MASKS: tuple[tuple[str, str], ...] = (
+    (_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}"),
+    (_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}"),
+    # The CLI writes through `<name>.tmp.<pid>.<12 hex>` and names it when that fails (e.g. EACCES).
+    (r"\.tmp\.[0-9]+\.[0-9a-f]{12}(?![0-9a-f])", ".tmp.${pid}.${random}"),
+)
 NOT_INSTALLED = "Claude Code CLI not installed (make capture-claude-code installs it)"
 ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realised"
 
@@ -111,11 +112,12 @@ class ClaudeCodeTarget(Target):
     """Runs each scenario's calls through the real Claude Code CLI (one process per scenario)."""
 
     lone_surrogates_refused = "the CLI is driven by UTF-8 prompts, which cannot hold a lone surrogate"
+    snapshot_masks = SNAPSHOT_MASKS
 
     honours = frozenset({"run_as"})
 
     @classmethod
-    def from_options(cls, spec: str, options: TargetOptions) -> "ClaudeCodeTarget":
+    def from_options(cls, spec: str, options: TargetOptions) -> ClaudeCodeTarget:
         """Returns the target built with the run's timeout and ``--run-as`` (``--sandbox`` is refused)."""
         return cls(spec, timeout=options.timeout, run_as=options.run_as)
 

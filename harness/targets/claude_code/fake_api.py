@@ -375,7 +375,7 @@ class FakeMessagesAPI:
         """Returns the URL to put in ANTHROPIC_BASE_URL."""
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "FakeMessagesAPI":
+    def start(self) -> FakeMessagesAPI:
         """Binds 127.0.0.1 on an ephemeral port and serves in a daemon thread."""
         handler = type("Handler", (_Handler,), {"api": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -392,7 +392,7 @@ class FakeMessagesAPI:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FakeMessagesAPI":
+    def __enter__(self) -> FakeMessagesAPI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

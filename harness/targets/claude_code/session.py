@@ -22,10 +22,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from harness.util import processes
 from harness.targets.base import CallResult, Session, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
+from harness.util import processes
 
 #: How long one call may take, from queuing the tool_use to receiving its tool_result.
 CALL_TIMEOUT = 60.0

@@ -10,8 +10,8 @@ than once per run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from harness.containment import sandbox
 

@@ -21,15 +21,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from harness.targets.options import TargetOptions
-
 from harness.targets import bindings
-from harness.util import schemas
-from harness.targets.channel import split_command_line
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
-                                  name_slug)
-from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt
+from harness.targets.base import (
+    CallResult,
+    Session,
+    Target,
+    TargetError,
+    TargetInfo,
+    Unsupported,
+    bounded_name,
+    name_slug,
+)
+from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt, split_command_line
 from harness.targets.cmd import sandbox as cmd_sandbox
+from harness.targets.options import TargetOptions
+from harness.util import schemas
 
 PROTOCOL = 1
 PREFIX = "cmd:"
@@ -114,7 +120,7 @@ def parse_spec(spec: str) -> list[str]:
 class CmdSession(Session):
     """One scenario's session, named ``s1``, ``s2``, ... on the candidate's side."""
 
-    def __init__(self, target: "CmdTarget", channel: Channel, name: str) -> None:
+    def __init__(self, target: CmdTarget, channel: Channel, name: str) -> None:
         self._target = target
         self._channel = channel
         self.name = name
@@ -171,7 +177,7 @@ class CmdTarget(Target):
     honours = frozenset({"sandbox", "run_as"})
 
     @classmethod
-    def from_options(cls, spec: str, options: TargetOptions) -> "CmdTarget":
+    def from_options(cls, spec: str, options: TargetOptions) -> CmdTarget:
         """Returns the target built with the run's timeout, isolation and binding."""
         return cls(spec, timeout=options.timeout, run_as=options.run_as, sandbox=options.sandbox,
                    binding=options.binding, tool_map=options.tool_map, tool_map_file=options.tool_map_file)
@@ -192,7 +198,7 @@ class CmdTarget(Target):
     ) -> None:
         super().__init__(spec)
         self.argv = parse_spec(spec)
-        # The profile's tools as the adapter names and shapes them (harness/targets/bindings.py); raises BindingError.
+        # The profile's tools as the adapter names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.line_cap = line_cap

@@ -26,8 +26,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.util import processes
 from harness.targets.channel import StderrTail
+from harness.util import processes
 
 #: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
 SHUTDOWN_GRACE = 6.0
@@ -141,7 +141,7 @@ class LoopHere:
 class _EndWatch:
     """Wraps the transport's read stream to learn when the server closed its stdout."""
 
-    def __init__(self, inner: Any, connection: "Connection") -> None:
+    def __init__(self, inner: Any, connection: Connection) -> None:
         self._inner = inner
         self._connection = connection
 
@@ -156,7 +156,7 @@ class _EndWatch:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    def __aiter__(self) -> "_EndWatch":
+    def __aiter__(self) -> _EndWatch:
         return self
 
     async def __anext__(self) -> Any:
@@ -166,7 +166,7 @@ class _EndWatch:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def __aenter__(self) -> "_EndWatch":
+    async def __aenter__(self) -> _EndWatch:
         await self._inner.__aenter__()
         return self
 
@@ -177,7 +177,7 @@ class _EndWatch:
 class Connection:
     """One server process, initialised, with the tools it listed."""
 
-    def __init__(self, loop: "LoopThread | LoopHere", argv: Sequence[str] = (), *, url: str | None = None,
+    def __init__(self, loop: LoopThread | LoopHere, argv: Sequence[str] = (), *, url: str | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None,
                  roots: Sequence[str] | None = None) -> None:
         self._loop = loop
@@ -238,8 +238,8 @@ class Connection:
             raise
 
     async def _live(self, ready: asyncio.Future) -> None:
-        from mcp import ClientSession, StdioServerParameters, stdio_client
         import mcp_types as types
+        from mcp import ClientSession, StdioServerParameters, stdio_client
 
         read_fd, write_fd = os.pipe()
         self.stderr = StderrTail(read_fd)
@@ -300,8 +300,9 @@ class Connection:
 
     async def _list_roots(self, context: Any) -> Any:
         """Answers the server's roots/list with the current roots (file: URIs)."""
-        import mcp_types as types
         from pathlib import Path
+
+        import mcp_types as types
         self.roots_asked += 1
         roots = [types.Root(uri=Path(root).as_uri(), name=Path(root).name) for root in self.roots or ()]
         if self._roots_waiter is not None and not self._roots_waiter.done():
@@ -376,7 +377,7 @@ class Connection:
         stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(life), grace)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError):
             life.cancel()
         except BaseException:  # noqa: BLE001 - the life already reported what ended it
             pass

@@ -32,7 +32,7 @@ Results -> normal forms (``CallResult``), with ``extra["channel"]`` naming the c
 - any other result -> ``output``: its ``structuredContent`` when present, else its one text block,
   parsed as JSON when it is JSON (several or non-text blocks: the blocks as a list), channel ``result``.
 
-A binding (harness/targets/bindings.py) maps the profile's tools onto the server's: the mapped arguments
+A binding (harness/targets/bindings/) maps the profile's tools onto the server's: the mapped arguments
 are checked against the tool's ``inputSchema`` before the call (a mapping the server would reject
 is a :class:`TargetError` of kind ``binding``: an ``error`` verdict, never a result), and the
 normal form is then read the binding's way (failure signals, codes, JMESPath projection).
@@ -54,12 +54,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.targets.options import TargetOptions
-
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
-                                  name_slug)
-from harness.targets.channel import split_command_line
 from harness.targets import bindings
+from harness.targets.base import (
+    CallResult,
+    Session,
+    Target,
+    TargetError,
+    TargetInfo,
+    Unsupported,
+    bounded_name,
+    name_slug,
+)
+from harness.targets.channel import split_command_line
+from harness.targets.options import TargetOptions
 from harness.util import schemas
 
 PREFIX = "mcp:"
@@ -110,7 +117,7 @@ def workspace_parent(chosen: str | None = None) -> str:
 class McpSession(Session):
     """One scenario's calls on a server."""
 
-    def __init__(self, target: "McpTarget", connection: Any, entry: dict[str, Any]) -> None:
+    def __init__(self, target: McpTarget, connection: Any, entry: dict[str, Any]) -> None:
         self._target = target
         self._connection = connection
         self._entry = entry
@@ -186,7 +193,7 @@ def normal_form(result: Any) -> CallResult:
     return CallResult(output=output, events=events, extra={"channel": "result"})
 
 
-def _bound(binding: "bindings.Binding", tool: str, observed: CallResult, text: str | None) -> CallResult:
+def _bound(binding: bindings.Binding, tool: str, observed: CallResult, text: str | None) -> CallResult:
     """Returns ``observed`` read the binding's way (failure signals, codes, output projection)."""
     if tool not in binding.tools:
         return observed
@@ -228,7 +235,7 @@ class McpTarget(Target):
                                "lone surrogate")
 
     @classmethod
-    def from_options(cls, spec: str, options: TargetOptions) -> "McpTarget":
+    def from_options(cls, spec: str, options: TargetOptions) -> McpTarget:
         """Returns the target built with the run's timeout, binding and workspace folder (no isolation yet)."""
         return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
                    tool_map_file=options.tool_map_file, workspace_parent=options.workspace_parent)
@@ -241,7 +248,7 @@ class McpTarget(Target):
         self.workspace_parent = workspace_parent  # where the runner makes workspaces (None: $TMPDIR)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        # The profile's tools as this server names and shapes them (harness/targets/bindings.py); raises BindingError.
+        # The profile's tools as this server names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd

@@ -1,0 +1,127 @@
+"""Comparing (or writing) one target's snapshots as its results come."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.record.snapshot.normalise import Masks, behaviour, body, document, is_recordable, render, stored_behaviour
+from harness.record.snapshot.store import SnapshotStore, SnapshotUnreadable
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    """Returns the unified diff of two snapshot texts, empty when their behaviours (``body``) agree."""
+    if body(old) == body(new):
+        return ""
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name, n=3)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+@dataclass
+class Check:
+    """What comparing (or updating) one run's snapshots found."""
+
+    diverged: dict[str, str] = field(default_factory=dict)  # id -> unified diff
+    matched: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # no stored snapshot (written when updating)
+    written: list[str] = field(default_factory=list)  # changed or created by an update
+    orphans: list[str] = field(default_factory=list)  # stored, but no scenario has that id
+    removed: list[str] = field(default_factory=list)  # orphans removed by an update
+    refused: dict[str, str] = field(default_factory=dict)  # id -> why its file was not read or written
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """Returns True when a stored snapshot disagrees with what was observed, or was not read or written."""
+        return bool(self.diverged or self.refused)
+
+
+class Checker:
+    """Compares (or, with ``update``, writes) one target's snapshots as its results come (``add``).
+
+    Each result is compared the moment it is given and not kept; only what differs (its diff) and the
+    ids seen are. ``finish`` lists (and, with ``prune``, removes) the orphans and returns the
+    :class:`Check`.
+    """
+
+    def __init__(self, store: SnapshotStore, *, update: bool = False, masks: Masks = ()) -> None:
+        self.store, self.update, self.masks = store, update, masks
+        self.out = Check()
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        """Compares (or writes) the snapshot of one result in the JSON report's shape."""
+        import time
+        started = time.perf_counter()
+        try:
+            self._add(result)
+        finally:
+            self.out.seconds += time.perf_counter() - started
+
+    def _add(self, result: Mapping[str, Any]) -> None:
+        if not is_recordable(result):
+            return
+        store, out = self.store, self.out
+        scenario_id = result["id"]
+        doc = document(result, self.masks)
+        try:
+            stored = store.read(scenario_id)
+        except SnapshotUnreadable as exc:
+            out.refused[scenario_id] = str(exc)
+            return
+        # The common case, a match, is decided on data (libyaml parses fast); the pure-Python emitter
+        # only runs to write a file or to show a difference.
+        if stored is not None and not self.update and stored_behaviour(stored) == behaviour(doc):
+            out.matched.append(scenario_id)
+            return
+        if stored is None and not self.update:  # nothing to compare with and nothing to write: no text needed
+            out.new.append(scenario_id)
+            return
+        text = render(doc)
+        if self.update:
+            try:
+                changed = store.write(scenario_id, text)
+            except SnapshotUnreadable as exc:
+                out.refused[scenario_id] = str(exc)
+                return
+            if changed:
+                out.written.append(scenario_id)
+                if stored is None:
+                    out.new.append(scenario_id)
+            else:
+                out.matched.append(scenario_id)
+        elif stored is not None and body(stored) == body(text):  # stored is None only when updating (above)
+            out.matched.append(scenario_id)
+        else:
+            stored = stored or ""
+            where = store.path(scenario_id).as_posix()
+            out.diverged[scenario_id] = unified_diff(stored, text, f"{where} (stored)", f"{where} (observed)")
+
+    def finish(self, known_ids: Iterable[str], *, prune: bool = False) -> Check:
+        """Lists the stored snapshots no id of ``known_ids`` (the catalog's) matches, removes them when
+        updating with ``prune``; returns what the whole check found."""
+        import time
+        started = time.perf_counter()
+        out = self.out
+        known = set(known_ids)
+        out.orphans = [scenario_id for scenario_id in self.store.ids() if scenario_id not in known]
+        if self.update and prune:
+            for scenario_id in out.orphans:
+                self.store.remove(scenario_id)
+            out.removed = list(out.orphans)
+        out.seconds += time.perf_counter() - started
+        return out
+
+
+def check(store: SnapshotStore, results: Iterable[Mapping[str, Any]], known_ids: Iterable[str], *,
+          update: bool = False, prune: bool = False, masks: Masks = ()) -> Check:
+    """Compares (or, with ``update``, writes) the snapshots of ``results`` (JSON shape).
+
+    ``known_ids`` are all the catalog's ids: a stored snapshot with another id is an orphan, listed,
+    and removed when ``update`` and ``prune`` are both given.
+    """
+    checker = Checker(store, update=update, masks=masks)
+    for result in results:
+        checker.add(result)
+    return checker.finish(known_ids, prune=prune)

@@ -1,0 +1,235 @@
+"""Snapshot documents: a result turned into stable YAML, volatile values masked (the table in __init__).
+
+The masks a target adds for values only it produces come in as ``masks`` (``Target.snapshot_masks``,
+handed over by the report stream), never from a registry filled at import.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+FORMAT = 1
+SUFFIX = ".yaml"
+LONG_TEXT = 65536  # characters; longer strings keep head and tail lines plus length and SHA-256
+HEAD_LINES, TAIL_LINES = 40, 10
+HEAD_CHARS, TAIL_CHARS = 4000, 1000  # and no more characters than these (one huge line stays short)
+
+HEADER = ("# harness snapshot (format 1): what one target did in one scenario.\n"
+          "# Regenerate with `harness run --target <target> --snapshot-update`; masks: harness/record/snapshot.py\n")
+
+#: The verdicts whose results carry an observation worth recording.
+RECORDED_VERDICTS = frozenset({"pass", "fail", "recorded"})
+
+# -- masks -------------------------------------------------------------------------------------
+
+_BASE = re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-[a-z0-9_]{8}(?![a-z0-9_])""")
+_TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # A run's later workspaces beside the first ("…/ws-2") are the workspace as well.
+    (re.compile(r"(\$\{base\}/ws)-[0-9]+(?![\w-])"), r"\1"),
+    # "…/ws" ends where a name cannot go on: "/ws/a", "/ws'", "/ws." at a sentence's end; not "/ws2", "/ws.bak".
+    (re.compile(r"\$\{base\}/ws(?![\w-]|\.\w)"), "${workspace}"),
+    (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),
+    (re.compile(r"\.[0-9a-f]{8,}\.tmp\b"), ".${random}.tmp"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "${time}"),
+    # JavaScript's Date#toString (the MCP filesystem server's get_file_info).
+    (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4} "
+                r"\d{2}:\d{2}:\d{2} GMT[+-]\d{4}(?: \([^()\n]{1,64}\))?"), "${time}"),
+)
+_TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
+_DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)
+
+
+# -- target masks: volatile values a particular target puts into its messages --------------------
+
+#: A target's own masks (``Target.snapshot_masks``): (regex, placeholder) pairs, applied before the built-in ones.
+Masks = tuple[tuple[str, str], ...]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(masks: Masks) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern), replacement) for pattern, replacement in masks)
+
+
+def mask_text(text: str, masks: Masks = ()) -> str:
+    """Returns ``text`` with every volatile part replaced by its placeholder (see the table above),
+    the target's own ``masks`` first."""
+    for pattern, replacement in _compiled(masks):
+        text = pattern.sub(replacement, text)
+    if "/harness-" in text:  # the pattern backtracks on long slash-heavy text: only run it where it can match
+        text = _BASE.sub("${base}", text)
+    for pattern, replacement in _TEXT_MASKS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def normalise(value: Any, key: str | None = None, masks: Masks = ()) -> Any:
+    """Returns a JSON-like value with masks applied, mapping keys sorted, long strings shortened."""
+    if key is not None and not isinstance(value, (dict, list, tuple)) and value is not None:
+        if _TIME_KEY.match(key):
+            return "${time}"
+        if _DURATION_KEY.match(key):
+            return "${duration}"
+    if isinstance(value, Mapping):
+        items = ((mask_text(str(k), masks), normalise(v, str(k), masks)) for k, v in value.items())
+        return dict(sorted(items, key=lambda item: item[0]))
+    if isinstance(value, (list, tuple)):
+        return [normalise(item, None, masks) for item in value]
+    if isinstance(value, str):
+        return _shorten(mask_text(value, masks))
+    if isinstance(value, bytes):
+        return {"bytes_sha256": hashlib.sha256(value).hexdigest(), "size": len(value)}
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return mask_text(str(value), masks)
+
+
+def _shorten(text: str) -> Any:
+    if len(text) <= LONG_TEXT:
+        return text
+    lines = text.splitlines(keepends=True)
+    return {"long_text": {"length": len(text), "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+                          "lines": len(lines), "head": "".join(lines[:HEAD_LINES])[:HEAD_CHARS],
+                          "tail": "".join(lines[-TAIL_LINES:])[-TAIL_CHARS:]}}
+
+
+# -- the document ------------------------------------------------------------------------------
+
+def is_recordable(result: Mapping[str, Any]) -> bool:
+    """Returns True when a result (JSON shape) carries an observation worth a snapshot."""
+    return result.get("verdict") in RECORDED_VERDICTS
+
+
+def document(result: Mapping[str, Any], masks: Masks = ()) -> dict[str, Any]:
+    """Returns the snapshot document of one result given in the JSON report's shape (``masks``: the target's own)."""
+    doc: dict[str, Any] = {"scenario": result["id"], "profile": result.get("profile", "")}
+    for key in ("title", "source", "open_question"):
+        if result.get(key):
+            doc[key] = result[key]
+    steps = []
+    previous: tuple[int, Any] | None = None
+    for number, step in enumerate(result.get("steps", ()), start=1):
+        entry, workspace = _step(number, step, masks)
+        if workspace is not None:
+            if previous is not None and previous[1] == workspace:
+                entry["workspace"] = f"same as after step {previous[0]}"
+            else:
+                entry["workspace"] = workspace
+                previous = (number, workspace)
+        steps.append(entry)
+    doc["steps"] = steps
+    if previous is None and result.get("workspace") is not None:
+        doc["workspace"] = _workspace(result["workspace"], masks)  # no per-step states: the final one
+    return doc
+
+
+def _step(number: int, step: Mapping[str, Any], masks: Masks) -> tuple[dict[str, Any], Any]:
+    entry: dict[str, Any] = {"step": number}
+    if step.get("name"):
+        entry["name"] = step["name"]
+    extra = dict(step.get("extra") or {})
+    workspace = extra.pop("workspace", None)
+    if "action" in step:
+        entry["action"] = step["action"]
+        for key, value in step.items():
+            if key not in ("action", "name", "failures", "extra"):
+                entry[key] = normalise(value, key, masks)
+    else:
+        entry["tool"] = step["tool"]
+        entry["args"] = normalise(step.get("args", {}), None, masks)
+        if step.get("error") is not None:
+            entry["error"] = normalise(step["error"], None, masks)
+        else:
+            entry["output"] = normalise(step.get("output"), None, masks)
+        if step.get("events") is not None:
+            entry["events"] = normalise(step["events"], None, masks)
+        if extra:
+            entry["extra"] = normalise(extra, None, masks)
+    return entry, (_workspace(workspace, masks) if workspace is not None else None)
+
+
+_ENTRY_ORDER = ("type", "mode", "size", "sha256", "target", "unreadable", "text")
+
+
+def _workspace(state: Mapping[str, Any], masks: Masks) -> dict[str, Any]:
+    out = {}
+    for rel in sorted(state):
+        entry = state[rel]
+        shaped = {key: entry[key] for key in _ENTRY_ORDER if key in entry}
+        shaped.update({key: entry[key] for key in sorted(entry) if key not in shaped})
+        if "text" in shaped:
+            shaped["text"] = mask_text(shaped["text"], masks)
+        if "target" in shaped:
+            shaped["target"] = mask_text(shaped["target"], masks)
+        out[mask_text(rel, masks)] = shaped
+    return out
+
+
+class _Dumper(yaml.SafeDumper):
+    """Our own dumper (PyYAML's globals stay untouched): block text for multi-line strings."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)  # indent list items under their key, for readability
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
+    style = "|" if "\n" in text and text.strip() else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def render(doc: Mapping[str, Any]) -> str:
+    """Returns the document as YAML text, the header comment first."""
+    body = yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+    return HEADER + body
+
+
+def serialise(result: Mapping[str, Any], masks: Masks = ()) -> str:
+    """Returns the snapshot text of a result in the JSON report's shape."""
+    return render(document(result, masks))
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading may use libyaml; writing never does (stability)
+METADATA = ("scenario", "profile", "title", "source", "open_question")
+
+
+def parse(text: str) -> dict[str, Any]:
+    """Returns the document of a snapshot file's text."""
+    return yaml.load(text, Loader=_LOADER) or {}
+
+
+def stored_behaviour(text: str) -> dict[str, Any] | None:
+    """Returns the behaviour part of a stored snapshot's text, or None when it is no snapshot document
+    (not YAML, nested past the cap, not a mapping): then only its text is compared, and differs."""
+    from harness.scenario import static_checks
+    if static_checks.depth_problem(text):
+        return None
+    try:
+        doc = parse(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    return behaviour(doc) if isinstance(doc, dict) else None
+
+
+def behaviour(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns the behaviour part of a document: everything but the scenario's own words (see ``body``)."""
+    return {key: value for key, value in doc.items() if key not in METADATA}
+
+
+def body(text: str) -> str:
+    """Returns the behaviour part of a snapshot's text: from ``steps:`` on (what comparisons look at).
+
+    The scenario's own words (title, source, the question) are kept in the file for a reader and for
+    reports, but editing them is not a change of behaviour.
+    """
+    start = text.find("\nsteps:")
+    return text[start + 1:] if start >= 0 else text

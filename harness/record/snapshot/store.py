@@ -1,0 +1,197 @@
+"""Snapshot files: one per target and scenario, read and written without following a link or opening a FIFO."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.containment.paths import resolve
+from harness.record.snapshot.normalise import SUFFIX
+from harness.util import limits
+from harness.util.fileio import READ_FLAGS, WRITE_FLAGS, read_capped
+from harness.util.places import default_snapshot_root
+
+
+class SnapshotUnreadable(OSError):
+    """A stored snapshot that is not read or written: a link, not a regular file, too big, not UTF-8."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EPERM, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class SnapshotStore:
+    """One target's snapshot folder: ``<root>/<slug>/<scenario id>.yaml``.
+
+    The root is the user's (``--snapshots``, ``$HARNESS_SNAPSHOTS`` or ``./snapshots``); what lies
+    below it comes with a checkout, from anyone who sent a pull request. Files below the root are
+    read, written and removed by a walk from the root that follows no link leading out of it
+    (harness/containment/paths.py), only a regular file is read or replaced, and no more than the file cap is
+    read: a snapshot that is a link to a secret, or a folder that is a link to ``/etc``, is never
+    read or written through (:class:`SnapshotUnreadable`, shown as that scenario's snapshot failure).
+    """
+
+    root: Path
+    slug: str
+
+    @property
+    def folder(self) -> Path:
+        """Returns the folder holding this target's snapshots."""
+        return Path(self.root) / self.slug
+
+    def path(self, scenario_id: str) -> Path:
+        """Returns the file of one scenario's snapshot."""
+        parts = [_bounded(part) for part in scenario_id.split("/")]
+        parts[-1] += SUFFIX
+        return self.folder.joinpath(*parts)
+
+    def _rel(self, scenario_id: str) -> str:
+        return self.path(scenario_id).relative_to(self.root).as_posix()
+
+    def read(self, scenario_id: str) -> str | None:
+        """Returns the stored text, or None when there is none; raises SnapshotUnreadable."""
+        return read_below(self.root, self._rel(scenario_id))
+
+    def write(self, scenario_id: str, text: str) -> bool:
+        """Stores ``text``; returns True when the file changed (or is new); raises SnapshotUnreadable."""
+        if self.read(scenario_id) == text:
+            return False
+        rel = self._rel(scenario_id)
+        root = Path(self.root)
+        _not_a_link(root)
+        root.mkdir(parents=True, exist_ok=True)  # the user's folder: made as named
+        try:
+            with resolve(os.path.abspath(root), rel, follow_last=False, create_parents=True,
+                         what="the snapshot folder") as at:
+                fd = os.open(at.name, WRITE_FLAGS, 0o666, dir_fd=at.dir_fd)
+                try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise SnapshotUnreadable(f"{root / rel}: not a regular file: not written")
+                    os.ftruncate(fd, 0)
+                    data = text.encode("utf-8")
+                    while data:
+                        data = data[os.write(fd, data):]
+                finally:
+                    os.close(fd)
+        except SnapshotUnreadable:
+            raise
+        except OSError as exc:
+            raise SnapshotUnreadable(f"{root / rel}: not written: {_why(exc)}") from None
+        return True
+
+    def ids(self) -> list[str]:
+        """Returns the ids of every stored snapshot, sorted."""
+        return folder_ids(self.folder)
+
+    def remove(self, scenario_id: str) -> None:
+        """Removes one snapshot (a regular file, never through a link), and the folders it leaves empty."""
+        root = os.path.abspath(self.root)
+        parts = self._rel(scenario_id).split("/")
+        try:
+            with resolve(root, "/".join(parts), follow_last=False, what="the snapshot folder") as at:
+                if at.name and stat.S_ISREG(os.lstat(at.name, dir_fd=at.dir_fd).st_mode):
+                    os.unlink(at.name, dir_fd=at.dir_fd)
+            for depth in range(len(parts) - 1, 1, -1):  # the folders below <slug>, deepest first
+                with resolve(root, "/".join(parts[:depth]), follow_last=False, what="the snapshot folder") as at:
+                    os.rmdir(at.name, dir_fd=at.dir_fd)  # refuses a link, and a folder not empty
+        except OSError:
+            return
+
+
+#: Longest file or folder name a snapshot path uses; a longer id part keeps its start and a hash.
+MAX_NAME = 100
+_HASHED = re.compile(r"-[0-9a-f]{12}$")
+
+
+def _bounded(part: str) -> str:
+    """Returns ``part`` when short enough, else its first 80 characters and 12 hex digits of its SHA-256."""
+    if len(part.encode("utf-8")) <= MAX_NAME:
+        return part
+    return part[:80] + "-" + hashlib.sha256(part.encode("utf-8")).hexdigest()[:12]
+
+
+def folder_ids(folder: Path) -> list[str]:
+    """Returns the scenario ids of the snapshot files under ``folder``, sorted.
+
+    A file whose name was shortened (see :func:`_bounded`) names its id in its ``scenario:`` line.
+    """
+    folder = Path(folder)
+    if not folder.is_dir() or folder.is_symlink() or folder.parent.is_symlink():
+        return []  # a linked root or target folder is not walked (see SnapshotStore)
+    out = []
+    for path in folder.rglob(f"*{SUFFIX}"):  # rglob walks into no linked folder
+        if path.is_symlink() or not path.is_file():
+            continue
+        found = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
+        if any(_HASHED.search(part) for part in found.split("/")):
+            try:
+                text = read_below(folder, found + SUFFIX) or ""
+            except SnapshotUnreadable:
+                text = ""
+            for line in text.splitlines()[:64]:
+                if line.startswith("scenario: "):
+                    found = line[len("scenario: "):].strip().strip("'\"")
+                    break
+        out.append(found)
+    return sorted(out)
+
+
+def read_below(root: Path | str, rel: str) -> str | None:
+    """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
+    link), None when it does not exist; raises SnapshotUnreadable for anything else."""
+    where = Path(root) / rel
+    _not_a_link(root)
+    try:
+        # The root as named: opened without following a link there either (a checkout's ./snapshots).
+        with resolve(os.path.abspath(root), rel, follow_last=False, what="the snapshot folder") as at:
+            if not at.name:
+                raise SnapshotUnreadable(f"{where}: not a regular file: not read")
+            fd = os.open(at.name, READ_FLAGS, dir_fd=at.dir_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except SnapshotUnreadable:
+        raise
+    except OSError as exc:
+        raise SnapshotUnreadable(f"{where}: not read: {_why(exc)}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SnapshotUnreadable(f"{where}: not a regular file: not read")
+        data = read_capped(handle, info.st_size, limits.MAX_SCENARIO_FILE)  # never the whole cap reserved
+    if len(data) > limits.MAX_SCENARIO_FILE:
+        raise SnapshotUnreadable(f"{where}: more than {limits.MAX_SCENARIO_FILE} bytes "
+                                 "(HARNESS_MAX_SCENARIO_FILE): not read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SnapshotUnreadable(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
+
+
+def _not_a_link(root: Path | str) -> None:
+    """Raises SnapshotUnreadable when the snapshot root is a symbolic link (a checkout can bring
+    ``./snapshots`` as one): it is not followed, for reading or writing."""
+    if os.path.islink(root):
+        raise SnapshotUnreadable(f"{root}: the snapshot folder is a symbolic link, not followed "
+                                 "(name the folder it leads to with --snapshots)")
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link, not followed"
+    if exc.errno == errno.ENXIO:
+        return "not a regular file (a FIFO no one reads)"
+    return str(exc) if not exc.strerror else exc.strerror
+
+
+def default_root() -> Path:
+    """Returns the snapshot root of the CLI: ``$HARNESS_SNAPSHOTS`` or ``./snapshots``."""
+    return default_snapshot_root()
