@@ -37,3 +37,26 @@ def test_a_capture_keeps_the_catalog_order_and_prints_every_scenario(tmp_path: P
     report = json.loads((tmp_path / f"{slug}.json").read_text())
     assert report["summary"]["skip"] == len(scenarios)
     assert not (tmp_path / "snapshots").exists()  # skips record nothing
+
+
+def _slow_read(scenario_id: str) -> str:
+    # The stub CLI (tests/adapters/misbehaving.py --mode slow) answers a call naming MISBEHAVE after a
+    # pause, so two sessions are surely open at once; the Write leaves a file in each workspace.
+    return (f"id: {scenario_id}\nprofile: claude-code\ntitle: t\nsource: test\n"
+            'given:\n  files:\n    MISBEHAVE.txt: "x\\n"\nsteps:\n'
+            '  - tool: Write\n    args: {file_path: "${workspace}/mine.txt", content: "' + scenario_id + '"}\n'
+            '  - tool: Read\n    args: {file_path: "${workspace}/MISBEHAVE.txt"}\n    expect:\n      output: "x\\n"\n')
+
+
+def test_parallel_capture_sessions_never_share_a_workspace(tmp_path: Path, scenario_from) -> None:
+    # Two sessions at a time, each with its own runner: neither sees the other's workspace (a shared
+    # runner put both in one enclosure, and each reported the other's files as an escape).
+    import sys
+    stub = Path(__file__).resolve().parents[1] / "adapters" / "misbehaving.py"
+    scenarios = [scenario_from(_slow_read(f"claude-code/parallel/s{n}")) for n in range(4)]
+    slug, results = capture.capture(f"cmd:{sys.executable} {stub} --mode slow --sleep 1", scenarios,
+                                    [s.id for s in scenarios], jobs=2, snapshots=tmp_path / "snapshots",
+                                    json_dir=None, out=io.StringIO())
+    assert [(r.verdict.value, r.reason) for r in results] == [("pass", "")] * 4
+    for result in results:
+        assert sorted(result.workspace) == ["MISBEHAVE.txt", "mine.txt"], result.workspace
