@@ -43,6 +43,9 @@ _OPTIONS = ("node",)
 #: "Path not in workspace" messages (the project temp directory under the scratch HOME).
 SCRATCH_PREFIX = "harness-gemini-"
 snapshot.register_mask(r"""(?:/[^/\s'"`<>|\\]+)*?/""" + SCRATCH_PREFIX + r"[A-Za-z0-9]{6}(?![A-Za-z0-9])", "${gemini-scratch}")
+# The project temp directory is named after the workspace folder ("ws", or "ws-8" for a run's 8th
+# workspace): which one depends on the scenario's place in the run, so it is masked as well.
+snapshot.register_mask(r"(\$\{gemini-scratch\}/session/home/\.gemini/tmp/)ws(?:-[0-9]+)?(?![\w-])", r"\1${workspace-name}")
 
 
 def project_root() -> Path:
