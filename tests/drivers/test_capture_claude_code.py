@@ -60,3 +60,38 @@ def test_parallel_capture_sessions_never_share_a_workspace(tmp_path: Path, scena
     assert [(r.verdict.value, r.reason) for r in results] == [("pass", "")] * 4
     for result in results:
         assert sorted(result.workspace) == ["MISBEHAVE.txt", "mine.txt"], result.workspace
+
+
+def test_a_cli_run_as_another_user_gets_a_keeper_that_user_can_run(tmp_path: Path, monkeypatch) -> None:
+    # --run-as nobody: the keeper's interpreter must be one nobody can reach (the harness's own may
+    # sit under a private folder such as /root); the permission scenarios failed to start otherwise.
+    import os
+    import pwd
+    import pytest
+    from harness import processes
+    from harness.targets.base import TargetError
+    from harness.targets.claude_code.session import ClaudeCodeSession
+    if os.geteuid() != 0:
+        pytest.skip("handing folders over to another user needs root")
+    asked = []
+    real_kept = processes.kept
+
+    def kept(argv, **kwargs):
+        asked.append(kwargs.get("for_others", False))
+        return real_kept(argv, **kwargs)
+    monkeypatch.setattr(processes, "kept", kept)
+    nobody = pwd.getpwnam("nobody")
+    import shutil
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="harness-test-run-as-"))  # pytest's own is private to root
+    workspace = folder / "ws"
+    workspace.mkdir()
+    os.chmod(folder, 0o755)
+    try:
+        ClaudeCodeSession(cli=folder / "missing-claude", workspace=workspace,
+                          user=(nobody.pw_uid, nobody.pw_gid)).close()
+    except TargetError as exc:
+        assert "cannot start Claude Code" in str(exc), exc  # the stub CLI is missing: only the keeper's choice counts
+    finally:
+        shutil.rmtree(folder)
+    assert asked == [True]

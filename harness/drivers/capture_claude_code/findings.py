@@ -290,7 +290,9 @@ def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshot
                     and not r["reason"].startswith("captured with")})
     if skips:
         out += ["Skipped or in error in the main run:", ""]
-        out += [f"- `{scenario_id}`: {reason}" for reason, scenario_id in skips]
+        # The target's spec names the CLI by its absolute path: the checkout's folder is masked.
+        here = str(Path.cwd().resolve())
+        out += [f"- `{scenario_id}`: {reason.replace(here + '/', '${checkout}/')}" for reason, scenario_id in skips]
         out.append("")
 
     out += ["## The ten open questions of seed 001", ""]
