@@ -29,7 +29,7 @@ from harness.scenario.content_spec import lone_surrogate_in
 from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
 from harness.util.printable import json_safe
 from harness.scenario.placeholders import UnknownPlaceholder, constant, has_references, holds, resolve_references, substitute
-from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.base import DELIBERATE_ARGS, CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.run.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory, steps_capped
 
 
@@ -331,7 +331,11 @@ class Runner:
                 record = StepRecord(index, "call", step.tool, args, label=step.name)
                 result.steps.append(record)
                 try:
-                    observed = session.call(step.tool, args)
+                    deliberate = DELIBERATE_ARGS.set(step.invalid_args)
+                    try:
+                        observed = session.call(step.tool, args)
+                    finally:
+                        DELIBERATE_ARGS.reset(deliberate)
                 except TargetError as exc:
                     record.seconds = time.perf_counter() - started
                     return f"step {index + 1} ({step.tool}): {exc}"

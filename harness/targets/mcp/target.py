@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.targets.base import (CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
+from harness.targets.base import (DELIBERATE_ARGS, CallResult, Session, Target, TargetError, TargetInfo, Unsupported, bounded_name,
                                   name_slug)
 from harness.targets.channel import split_command_line
 from harness.targets import bindings
@@ -128,7 +128,7 @@ class McpSession(Session):
             try:
                 if self._entry.get("workspace"):  # what a binding builds, held to the path rule
                     binding.check_paths(tool, args, self._entry["workspace"])
-                binding.check(tool, args, schema)
+                binding.check(tool, args, schema, deliberate=DELIBERATE_ARGS.get())
             except bindings.ArgumentMismatch as exc:
                 raise TargetError(str(exc), kind="binding") from None
         try:
