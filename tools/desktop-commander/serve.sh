@@ -7,7 +7,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 allowed=${1:?usage: serve.sh ALLOWED_DIR}
-home=$(mktemp -d "${TMPDIR:-/tmp}/desktop-commander-home-XXXXXX")
+# Named harness-tool-home-*: snapshots mask it as ${tool-home} (harness/snapshot.py).
+home=$(mktemp -d "${TMPDIR:-/tmp}/harness-tool-home-XXXXXXXX")
 trap 'rm -rf "$home"' EXIT INT TERM HUP
 mkdir -p "$home/.claude-server-commander"
 # At start-up it looks for a browser (for writing PDFs) in its puppeteer cache, then in the system,
