@@ -161,6 +161,7 @@ capture-gemini-cli: $(STAMP) $(GEMINI_CLI_STAMP)
 	  --json .harness/gemini-cli-safe-patch.json; status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for f in sys.argv[1:] for r in json.load(open(f))['results'] if r['verdict'] == 'error']; sys.exit(f'error verdicts: {bad}' if bad else 0)" \
 	  .harness/gemini-cli-captured.json .harness/gemini-cli-safe-patch.json
+	$(BIN)/python -m harness.drivers.figures docs/gemini-cli-findings.md
 
 ## capture-mcp-filesystem: install the pinned official MCP filesystem server (locally) and run the
 ## mcp-write-text-file catalog through it, snapshots updated (divergences: docs/mcp-filesystem-divergences.md)
@@ -180,7 +181,8 @@ capture-mcp-filesystem: $(STAMP) $(MCP_FILESYSTEM_STAMP)
 
 ## real-tools: install the pinned third-party tools of docs/real-world.md, each in its own folder
 ## under tools/ (nothing global), and run each through its binding with --aspects effects,outcome,
-## snapshots updated; a real divergence is a finding (exit 1 is fine), an error verdict is not
+## snapshots updated; a real divergence is a finding (exit 1 is fine), an error verdict is not; each run
+## writes its figures into docs/real-world.md (python -m harness.drivers.figures)
 DESKTOP_COMMANDER_STAMP := tools/desktop-commander/node_modules/.installed
 MCP_TEXT_EDITOR_VENV := tools/mcp-text-editor/venv
 MCP_TEXT_EDITOR_STAMP := $(MCP_TEXT_EDITOR_VENV)/.installed
@@ -217,6 +219,7 @@ real-tool-run:
 	$(BIN)/harness run -q --profile $(PROFILE) --target "$(TARGET)" $(if $(BINDING),--binding $(BINDING)) --aspects effects,outcome \
 	  --timeout 60 --snapshot-update --json .harness/capture-$(NAME).json; status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-$(NAME).json'))['results'] if r['verdict'] == 'error' and r['id'] not in '$(KNOWN_ERRORS)'.split()]; sys.exit(f'error verdicts: {bad}' if bad else 0)"
+	$(BIN)/python -m harness.drivers.figures docs/real-world.md
 
 ## report-screenshot: the HTML report in headless Chromium (installs Debian's chromium if missing):
 ## the browser tests, then docs/report.png (the reference against the real Claude Code CLI)
