@@ -139,6 +139,7 @@ claude-code-acp: $(CLAUDE_CODE_ACP_STAMP) $(CLAUDE_CODE_STAMP)
 capture-acp-claude-code: $(STAMP) claude-code-acp
 	$(BIN)/python -m harness.drivers.capture_claude_code --target acp:claude-code --jobs $(CLAUDE_CODE_JOBS) \
 	  --json-dir .harness
+	$(BIN)/python -m harness.drivers.figures docs/acp-findings.md
 
 ## gemini-cli-tools: install the pinned @google/gemini-cli-core (locally, no install scripts) for --target gemini-cli
 GEMINI_CLI_STAMP := tools/gemini-cli/node_modules/.installed

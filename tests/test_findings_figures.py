@@ -16,7 +16,7 @@ from harness import snapshot as snap
 from harness.drivers import figures
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("docs/real-world.md", "docs/gemini-cli-findings.md")
+PAGES = ("docs/real-world.md", "docs/gemini-cli-findings.md", "docs/acp-findings.md")
 
 
 def problems(root: Path, pages=PAGES) -> list[str]:
