@@ -135,10 +135,14 @@ $(CLAUDE_CODE_ACP_STAMP): tools/claude-code-acp/package.json tools/claude-code-a
 claude-code-acp: $(CLAUDE_CODE_ACP_STAMP) $(CLAUDE_CODE_STAMP)
 
 ## capture-acp-claude-code: the claude-code catalogs through the ACP agent (the harness as its editor),
-## snapshots into snapshots/acp-claude-code-<agent>-cli-<cli>/; a fail verdict is a finding, an error fails it
+## snapshots into snapshots/acp-claude-code-<agent>-cli-<cli>/, then seed 003's event scenarios through its
+## Write (…-events-seed003/); a fail verdict is a finding, an error fails it; figures into docs/acp-findings.md
 capture-acp-claude-code: $(STAMP) claude-code-acp
 	$(BIN)/python -m harness.drivers.capture_claude_code --target acp:claude-code --jobs $(CLAUDE_CODE_JOBS) \
 	  --json-dir .harness
+	$(BIN)/harness run -q --profile mcp-write-text-file -k "events or acp" --snapshot-update \
+	  --target 'acp:events=seed003 profile=mcp-write-text-file claude-code' \
+	  --tool-map write_text_file=Write --tool-map write_text_file.path=file_path; status=$$?; test $$status -le 1
 	$(BIN)/python -m harness.drivers.figures docs/acp-findings.md
 
 ## gemini-cli-tools: install the pinned @google/gemini-cli-core (locally, no install scripts) for --target gemini-cli
