@@ -83,3 +83,50 @@ def test_a_block_is_written_from_the_report_and_a_stale_one_is_found(tmp_path: P
         f"docs/real-world.md: capture-desktop-commander, claude-code: pass + fail + recorded = "
         f"{row['pass'] + row['fail'] + row['recorded'] - 1}, snapshots/mcp-desktop-commander holds "
         f"{row['pass'] + row['fail'] + row['recorded']} snapshots"]
+
+
+def report_problems(root: Path, page: str = "docs/claude-code-report.md") -> list[str]:
+    """Returns where the claude-code report's table differs from the catalog and the snapshots: each
+    run's scenarios are the catalog's (seed 001's and the captured ones), and each run's folder
+    holds at least pass + fail + recorded snapshots of them (the --run-as run adds the ones the main
+    run skipped)."""
+    from harness.targets.claude_code import PROFILES, findings
+    cat = catalog.load([root / "scenarios"])
+    mine = [{"id": s.id, "source": s.source} for s in cat.scenarios if s.profile in PROFILES]
+    groups = {"seed 001": {r["id"] for r in mine if not findings.is_captured(r)},
+              "captured": {r["id"] for r in mine if findings.is_captured(r)}}
+    out = []
+    rows = [line for line in (root / page).read_text("utf-8").splitlines() if line.startswith("| `")]
+    if not rows:
+        out.append(f"{page}: no table of runs")
+    for line in rows:
+        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+        run, group, numbers = cells[0], cells[1], [int(cell) for cell in cells[2:8]]
+        ids = groups.get(group, set())
+        held = set(snap.folder_ids(root / "snapshots" / run)) & ids
+        if numbers[5] != len(ids) or sum(numbers[:5]) != numbers[5]:
+            out.append(f"{page}: {run} {group}: total {numbers[5]} (verdicts {sum(numbers[:5])}), the catalog has {len(ids)}")
+        if len(held) < sum(numbers[:3]):
+            out.append(f"{page}: {run} {group}: pass + fail + recorded = {sum(numbers[:3])}, snapshots/{run} holds {len(held)}")
+    return out
+
+
+def test_the_claude_code_report_counts_the_catalog_and_its_snapshots() -> None:
+    found = report_problems(ROOT)
+    assert not found, "rerun make capture-claude-code:\n" + "\n".join(found)
+
+
+def test_a_report_lagging_the_catalog_is_found(tmp_path: Path) -> None:
+    import shutil
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "docs").mkdir()
+    text = (ROOT / "docs" / "claude-code-report.md").read_text("utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `") and "| seed 001 |" in line)
+    run = row.split("`")[1]
+    shutil.copytree(ROOT / "snapshots" / run, tmp_path / "snapshots" / run)
+    cells = row.strip("|").split("|")
+    lagging = "|" + "|".join(cells[:2] + [f" {int(cells[2]) - 1} "] + cells[3:7] + [f" {int(cells[7]) - 1} "]) + "|"
+    (tmp_path / "docs" / "claude-code-report.md").write_text(lagging + "\n", "utf-8")
+    found = report_problems(tmp_path)
+    assert len(found) == 1 and "the catalog has" in found[0], found
