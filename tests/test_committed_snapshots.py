@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness import catalog
-from harness import snapshot as snap
+from harness.scenario import catalog
+from harness.record import snapshot as snap
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,8 @@ def capture_folders(source: str) -> list[str]:
 
 
 def _header(text: str) -> str:
-    return text.split("\nsteps:", 1)[0]
+    """The scenario's words in a snapshot: its fields before ``steps:`` (not the comment lines above)."""
+    return "\n".join(line for line in text.split("\nsteps:", 1)[0].splitlines() if not line.startswith("#"))
 
 
 def problems(root: Path) -> list[str]:

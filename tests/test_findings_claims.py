@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness import catalog
-from harness import snapshot as snap
+from harness.scenario import catalog
+from harness.record import snapshot as snap
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("docs/claude-code-findings.md", "docs/claude-code-report.md", "docs/acp-findings.md",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness import catalog
-from harness import snapshot as snap
+from harness.scenario import catalog
+from harness.record import snapshot as snap
 from harness.drivers import figures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,8 @@ def report_problems(root: Path, page: str = "docs/claude-code-report.md") -> lis
     run's scenarios are the catalog's (seed 001's and the captured ones), and each run's folder
     holds at least pass + fail + recorded snapshots of them (the --run-as run adds the ones the main
     run skipped)."""
-    from harness.targets.claude_code import PROFILES, findings
+    from harness.drivers.capture_claude_code import findings
+    from harness.targets.claude_code import PROFILES
     cat = catalog.load([root / "scenarios"])
     mine = [{"id": s.id, "source": s.source} for s in cat.scenarios if s.profile in PROFILES]
     groups = {"seed 001": {r["id"] for r in mine if not findings.is_captured(r)},

@@ -68,7 +68,7 @@ def test_a_cli_run_as_another_user_gets_a_keeper_that_user_can_run(tmp_path: Pat
     import os
     import pwd
     import pytest
-    from harness import processes
+    from harness.util import processes
     from harness.targets.base import TargetError
     from harness.targets.claude_code.session import ClaudeCodeSession
     if os.geteuid() != 0:

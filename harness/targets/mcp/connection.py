@@ -462,7 +462,7 @@ def _stray_line(exc: Exception) -> str:
     """Says why a stdout line was no JSON-RPC message, with the line's text where it went wrong
     (``could not be decoded: Invalid JSON: unexpected end of hex escape at line 1 column 97, near
     `…"text": "half a pair: \\ud800"}]}}```)."""
-    from harness import printable
+    from harness.util import printable
     errors = getattr(exc, "errors", None)
     try:
         first = errors()[0] if callable(errors) else None
