@@ -95,3 +95,13 @@ def test_a_cli_run_as_another_user_gets_a_keeper_that_user_can_run(tmp_path: Pat
     finally:
         shutil.rmtree(folder)
     assert asked == [True]
+
+
+def test_the_cli_project_folder_named_after_the_workspace_is_masked() -> None:
+    # Seen through the ACP agent: a large result is saved under the project folder of its working
+    # directory, whose name holds the workspace's random folder and its number in the run.
+    for home, project in (("/tmp/harness-claude-home-ab12cd34", "-tmp-harness-is936joq-ws-73"),
+                          ("/dev/shm/harness-claude-home-zz12cd34", "-dev-shm-harness-worker-mg66m1v4-harness-mh0vv0-x-ws")):
+        text = f"Output too large (49.6KB). Full output saved to: {home}/.claude/projects/{project}/abc/tool-results/t.json"
+        assert snap.mask_text(text) == ("Output too large (49.6KB). Full output saved to: "
+                                        "${cli-home}/.claude/projects/${cli-project}/abc/tool-results/t.json")
