@@ -357,12 +357,17 @@ def test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_t
 
 
 @pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
-def test_an_argument_passed_on_that_the_tool_does_not_take_is_the_bindings_mistake(tmp_path: Path) -> None:
+def test_an_argument_the_tool_does_not_take_sent_on_purpose_is_sent_and_recorded(tmp_path: Path) -> None:
+    # A step saying `invalid_args: true` asks the tool about an argument it does not take: the call
+    # is sent and its answer recorded (desktop-commander's q01 was blamed on its binding).
+    args = '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}'
+    # (Without it, the lint refuses the scenario; a binding's own extra argument stays its mistake:
+    # test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_the_rule.)
     with Runner(shaped(tmp_path)) as runner:
-        result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}', "{error: true}", invalid=True))
-    assert result.verdict is Verdict.ERROR
-    assert "Additional properties are not allowed ('encoding' was unexpected) (schema rule additionalProperties)" \
-        in result.reason
+        deliberate = runner.run(scenario(tmp_path, args, "{error: true}", invalid=True, id="d"))
+    assert deliberate.verdict is not Verdict.ERROR, deliberate.reason
+    sent = deliberate.steps[0]
+    assert sent.output is not None or sent.error is not None  # the tool's own answer, observed
 
 
 @pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already

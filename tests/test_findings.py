@@ -40,3 +40,14 @@ def test_counts_contradictions_and_answers() -> None:
     assert "no longer show" not in q2 and 'offset=999999' in q2
     q3 = text.split("### 3.")[1].split("### 4.")[0]
     assert "no longer show" in q3  # no evidence in this run: the answer is flagged, not trusted
+
+
+def test_a_skip_reason_naming_the_cli_by_path_does_not_carry_the_checkout_folder() -> None:
+    # The report is committed: two checkouts in different folders must write the same bytes.
+    import os
+    here = os.path.realpath(os.getcwd())
+    skipped = _result("claude-code/open-questions/write-lone-surrogate", "skip",
+                      reason=f"target claude-code:cli={here}/tools/claude-code/node_modules/.bin/claude cannot send it")
+    text = findings.markdown([_report([skipped])])
+    assert here not in text
+    assert "target claude-code:cli=${checkout}/tools/claude-code/node_modules/.bin/claude cannot send it" in text

@@ -39,6 +39,11 @@ def snapshot_files(root: Path) -> dict[str, bytes]:
      "created: ${time}\nisFile: true"),
     ("modified: Mon Jan 05 2026 23:00:00 GMT-0500", "modified: ${time}"),
     ("Sat is the day, Nov 28 2026 the date", "Sat is the day, Nov 28 2026 the date"),
+    ("similarity (found in 514.94ms): x; (Fuzzy search completed in 227ms)", "similarity (found in ${duration}): x; "
+     "(Fuzzy search completed in ${duration})"),
+    ("Check log: /dev/shm/w/harness-tmp-tzh2ctjz/harness-tool-home-5eEtegQ1/.logs/fuzzy.log",
+     "Check log: ${tool-home}/.logs/fuzzy.log"),
+    ("read 12ms of audio in 3 ms", "read 12ms of audio in ${duration}"),
     ("sha256 " + "ab" * 32, "sha256 " + "ab" * 32),
     ("version 7 of a.txt", "version 7 of a.txt"),
 ])

@@ -35,7 +35,7 @@ from harness.scenario.placeholders import (
     substitute,
 )
 from harness.targets import faults
-from harness.targets.base import Session, Target, TargetError, TargetInfo, Unsupported
+from harness.targets.base import DELIBERATE_ARGS, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.util import limits, printable, processes
 from harness.util.memo import by_identity
 
@@ -338,7 +338,11 @@ class Runner:
                 record = StepRecord(index, "call", step.tool, args, label=step.name)
                 result.steps.append(record)
                 try:
-                    observed = session.call(step.tool, args)
+                    deliberate = DELIBERATE_ARGS.set(step.invalid_args)
+                    try:
+                        observed = session.call(step.tool, args)
+                    finally:
+                        DELIBERATE_ARGS.reset(deliberate)
                 except TargetError as exc:
                     record.seconds = time.perf_counter() - started
                     return f"step {index + 1} ({step.tool}): {exc}"

@@ -38,6 +38,7 @@ class Call:
     answers: bool = False
     line: int = 0
     aspect: dict[str, str] | None = None  # per expectation key, overriding harness/scenario/aspects.py's table
+    invalid_args: bool = False  # the args break the tool's argument schema on purpose (the scenario's question)
 
 
 @dataclass(frozen=True)

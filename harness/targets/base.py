@@ -8,12 +8,17 @@ ever sees this interface; everything specific to how a target is reached lives i
 from __future__ import annotations
 
 import abc
+import contextvars
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.targets.options import TargetOptions
+
+#: True while the runner plays a step whose ``invalid_args: true`` says its arguments break the
+#: tool's schema on purpose: a target checking a binding blames no such argument on the binding.
+DELIBERATE_ARGS: contextvars.ContextVar[bool] = contextvars.ContextVar("deliberate_args", default=False)
 
 
 class TargetError(Exception):

@@ -41,9 +41,12 @@ _OPTIONS = ("node",)
 #: The adapter's scratch folder (Node's ``mkdtemp`` adds 6 characters); it shows in the tools'
 #: "Path not in workspace" messages (the project temp directory under the scratch HOME).
 SCRATCH_PREFIX = "harness-gemini-"
-#: What snapshots of this target mask: the scratch folder, as ``${gemini-scratch}``.
+#: What snapshots of this target mask: the scratch folder, as ``${gemini-scratch}``; the project temp
+#: directory named after the workspace folder ("ws", or "ws-8" for a run's 8th workspace: which one
+#: depends on the scenario's place in the run), as ``${workspace-name}`` (applied after the first).
 SNAPSHOT_MASKS: tuple[tuple[str, str], ...] = (
     (r"""(?:/[^/\s'"`<>|\\]+)*?/""" + SCRATCH_PREFIX + r"[A-Za-z0-9]{6}(?![A-Za-z0-9])", "${gemini-scratch}"),
+    (r"(\$\{gemini-scratch\}/session/home/\.gemini/tmp/)ws(?:-[0-9]+)?(?![\w-])", r"\1${workspace-name}"),
 )
 
 

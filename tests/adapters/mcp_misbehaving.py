@@ -13,6 +13,7 @@ writes ``content`` to ``path`` and answers seed 003's result. A call whose path 
 ``is-error``    answers with an ``isError`` result
 ``rpc-error``   answers with the JSON-RPC error -32002 "Permission denied: <path>"
 ``escape``      writes the canary next to the workspace (``<ws>/../canary.txt``) instead
+``surrogate``   answers with a text holding a lone-surrogate escape (``\ud800``): JSON no client can decode
 
 Modes that act before any call: ``exit-early`` (stderr line, exit 1 before initialize),
 ``hang-init`` (never answers initialize), ``endless-tools`` (every ``tools/list`` page holds 1,000 new
@@ -125,6 +126,11 @@ def call(request_id, params: dict, args: argparse.Namespace, names: dict) -> Non
         return
     elif mode == "rpc-error":
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32002, "message": f"Permission denied: {path}"}})
+        return
+    elif mode == "surrogate":
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {
+            "content": [{"type": "text", "text": "half a pair: \ud800"}]}}) + "\n")
+        sys.stdout.flush()
         return
     elif mode == "escape":
         path = os.path.join(os.path.dirname(os.path.dirname(path)), "canary.txt")  # the workspace's neighbour

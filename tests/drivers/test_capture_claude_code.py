@@ -52,3 +52,73 @@ def test_a_capture_keeps_the_catalog_order_and_prints_every_scenario(tmp_path: P
     report = json.loads((tmp_path / f"{slug}.json").read_text())
     assert report["summary"]["skip"] == len(scenarios)
     assert not (tmp_path / "snapshots").exists()  # skips record nothing
+
+
+def _slow_read(scenario_id: str) -> str:
+    # The stub CLI (tests/adapters/misbehaving.py --mode slow) answers a call naming MISBEHAVE after a
+    # pause, so two sessions are surely open at once; the Write leaves a file in each workspace.
+    return (f"id: {scenario_id}\nprofile: claude-code\ntitle: t\nsource: test\n"
+            'given:\n  files:\n    MISBEHAVE.txt: "x\\n"\nsteps:\n'
+            '  - tool: Write\n    args: {file_path: "${workspace}/mine.txt", content: "' + scenario_id + '"}\n'
+            '  - tool: Read\n    args: {file_path: "${workspace}/MISBEHAVE.txt"}\n    expect:\n      output: "x\\n"\n')
+
+
+def test_parallel_capture_sessions_never_share_a_workspace(tmp_path: Path, scenario_from) -> None:
+    # Two sessions at a time, each with its own runner: neither sees the other's workspace (a shared
+    # runner put both in one enclosure, and each reported the other's files as an escape).
+    import sys
+    stub = Path(__file__).resolve().parents[1] / "adapters" / "misbehaving.py"
+    scenarios = [scenario_from(_slow_read(f"claude-code/parallel/s{n}")) for n in range(4)]
+    slug, results = capture.capture(f"cmd:{sys.executable} {stub} --mode slow --sleep 1", scenarios,
+                                    [s.id for s in scenarios], jobs=2, snapshots=tmp_path / "snapshots",
+                                    json_dir=None, out=io.StringIO())
+    assert [(r.verdict.value, r.reason) for r in results] == [("pass", "")] * 4
+    for result in results:
+        assert sorted(result.workspace) == ["MISBEHAVE.txt", "mine.txt"], result.workspace
+
+
+def test_a_cli_run_as_another_user_gets_a_keeper_that_user_can_run(tmp_path: Path, monkeypatch) -> None:
+    # --run-as nobody: the keeper's interpreter must be one nobody can reach (the harness's own may
+    # sit under a private folder such as /root); the permission scenarios failed to start otherwise.
+    import os
+    import pwd
+
+    import pytest
+
+    from harness.targets.base import TargetError
+    from harness.targets.claude_code.session import ClaudeCodeSession
+    from harness.util import processes
+    if os.geteuid() != 0:
+        pytest.skip("handing folders over to another user needs root")
+    asked = []
+    real_kept = processes.kept
+
+    def kept(argv, **kwargs):
+        asked.append(kwargs.get("for_others", False))
+        return real_kept(argv, **kwargs)
+    monkeypatch.setattr(processes, "kept", kept)
+    nobody = pwd.getpwnam("nobody")
+    import shutil
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="harness-test-run-as-"))  # pytest's own is private to root
+    workspace = folder / "ws"
+    workspace.mkdir()
+    os.chmod(folder, 0o755)
+    try:
+        ClaudeCodeSession(cli=folder / "missing-claude", workspace=workspace,
+                          user=(nobody.pw_uid, nobody.pw_gid)).close()
+    except TargetError as exc:
+        assert "cannot start Claude Code" in str(exc), exc  # the stub CLI is missing: only the keeper's choice counts
+    finally:
+        shutil.rmtree(folder)
+    assert asked == [True]
+
+
+def test_the_cli_project_folder_named_after_the_workspace_is_masked() -> None:
+    # Seen through the ACP agent: a large result is saved under the project folder of its working
+    # directory, whose name holds the workspace's random folder and its number in the run.
+    for home, project in (("/tmp/harness-claude-home-ab12cd34", "-tmp-harness-is936joq-ws-73"),
+                          ("/dev/shm/harness-claude-home-zz12cd34", "-dev-shm-harness-worker-mg66m1v4-harness-mh0vv0-x-ws")):
+        text = f"Output too large (49.6KB). Full output saved to: {home}/.claude/projects/{project}/abc/tool-results/t.json"
+        assert snap.mask_text(text, ClaudeCodeTarget.snapshot_masks) == ("Output too large (49.6KB). Full output saved to: "
+                                        "${cli-home}/.claude/projects/${cli-project}/abc/tool-results/t.json")

@@ -138,7 +138,7 @@ def test_a_scenario_calling_a_tool_gemini_cli_lacks_is_skipped(monkeypatch: pyte
 
 def test_the_adapter_scratch_folder_is_masked_in_snapshots() -> None:
     text = 'temp directory: /tmp/x/harness-gemini-AbC123/session/home/.gemini/tmp/ws"'
-    assert snapshot.mask_text(text, GeminiCliTarget.snapshot_masks) == 'temp directory: ${gemini-scratch}/session/home/.gemini/tmp/ws"'
+    assert snapshot.mask_text(text, GeminiCliTarget.snapshot_masks) == 'temp directory: ${gemini-scratch}/session/home/.gemini/tmp/${workspace-name}"'
 
 
 @needs_node
@@ -227,3 +227,12 @@ def test_real_read_file_window_carries_the_truncation_notice(live_target, tmp_pa
         session.close()
     assert "Status: Showing lines 2-3 of 6 total lines." in result.output
     assert result.output.endswith("--- FILE CONTENT (truncated) ---\nline 2\nline 3")
+
+
+def test_the_project_temp_directory_named_after_the_workspace_is_masked() -> None:
+    # "ws" for a run's first workspace, "ws-8" for its eighth: the snapshot must not depend on the order.
+    for name in ("ws", "ws-8", "ws-26"):
+        text = ("resolves outside the allowed workspace directories: /tmp/harness-abcdefgh/ws or the project temp "
+                f"directory: /tmp/harness-gemini-Ab12Cd/session/home/.gemini/tmp/{name}")
+        masked = snapshot.mask_text(text, GeminiCliTarget.snapshot_masks)
+        assert masked.endswith("directory: ${gemini-scratch}/session/home/.gemini/tmp/${workspace-name}"), masked

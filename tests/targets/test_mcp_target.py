@@ -337,6 +337,16 @@ def test_a_line_on_stdout_that_is_not_json_rpc_is_an_error(tmp_path: Path) -> No
     assert after.verdict is Verdict.PASS, after.reason
 
 
+def test_an_answer_that_cannot_be_decoded_is_an_error_naming_the_bytes_not_a_timeout(tmp_path: Path) -> None:
+    # A lone-surrogate escape makes the answer undecodable: said at once, with what was sent, and the
+    # next scenario gets a fresh server.
+    bad, after = run(misbehaving("surrogate", timeout=30.0), tmp_path, "MISBEHAVE", "fine")
+    assert bad.verdict is Verdict.ERROR and "did not answer" not in bad.reason, bad.reason
+    assert "could not be decoded" in bad.reason and "\\ud800" in bad.reason, bad.reason
+    assert bad.seconds < 20, bad.seconds
+    assert after.verdict is Verdict.PASS, after.reason
+
+
 def test_a_write_outside_the_workspace_is_an_escape(tmp_path: Path) -> None:
     (escaped,) = run(misbehaving("escape"), tmp_path, "MISBEHAVE")
     assert escaped.verdict is Verdict.FAIL and "escape" in escaped.reason and "canary.txt" in escaped.reason

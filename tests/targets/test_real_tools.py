@@ -74,3 +74,42 @@ def _judged_divergence(results, scenario_id: str) -> bool:
     text = REAL_WORLD.read_text("utf-8")
     line = next((ln for ln in text.splitlines() if f"`{scenario_id}`" in ln), "")
     return "output only" not in line
+
+
+def test_desktop_commander_downloads_no_browser_at_start(tmp_path: Path) -> None:
+    # At start-up it looks for a browser to write PDFs and downloads Chrome when it finds none (here
+    # the download failed at once: "Failed to install Chrome: ... ENOTFOUND"). serve.sh's stand-in
+    # stops it; the server is watched for 10 s after it says it is initialised.
+    import json
+    import os
+    import select
+    import signal
+    import subprocess
+    import time
+    serve = ROOT / "tools" / "desktop-commander" / "serve.sh"
+    if not (ROOT / "tools" / "desktop-commander" / "node_modules" / ".installed").exists():
+        pytest.skip("desktop-commander not installed (make capture-desktop-commander installs it)")
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    proc = subprocess.Popen([str(serve), str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    said = b""
+    try:
+        proc.stdin.write((json.dumps(hello) + "\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                          + "\n").encode())
+        proc.stdin.flush()
+        started, until = None, time.monotonic() + 60
+        while time.monotonic() < until and (started is None or time.monotonic() < started + 10):
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                said += chunk
+                if started is None and b"MCP fully initialized" in said:
+                    started = time.monotonic()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+    assert b"MCP fully initialized" in said, said[-2000:]
+    assert b"Chrome" not in said, said[-2000:]

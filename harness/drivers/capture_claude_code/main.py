@@ -7,8 +7,8 @@ Usage (``make capture-claude-code`` runs it)::
 
 It does what ``harness run --target SPEC --profile claude-code --snapshot-update --json FILE``
 does -- the same runner, the same snapshot documents, the same JSON report -- with two differences
-a live capture needs: scenarios run ``--jobs`` at a time (each is its own CLI process, HOME, fake
-API and workspace, so they are independent), and every finished scenario prints one line at once,
+a live capture needs: scenarios run ``--jobs`` at a time (each worker has its own runner, target and workspace
+enclosure; each scenario its own CLI process, HOME and fake API, so they are independent), and every finished scenario prints one line at once,
 terminal or not. Results, snapshots and the report keep the catalog's order, so a parallel capture
 writes the same files as a serial one. ``--findings FILE`` then writes the findings report of
 these runs (harness/drivers/capture_claude_code/findings.py).
@@ -23,7 +23,9 @@ and harness/report/json.py's; the findings report is harness/drivers/capture_cla
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import queue
 import sys
 import threading
 import time
@@ -57,20 +59,31 @@ def capture(spec: str, scenarios: Sequence[Any], known_ids: Sequence[str], *, jo
     from harness.run.options import RunOptions
 
     options = RunOptions(targets=(spec,), run_as=run_as)
-    target = assemble.target(spec, options)
+    # One runner, target and workspace enclosure per worker: a runner keeps its current workspace and
+    # the enclosure around it, so two sessions sharing one would each see the other's workspace (as
+    # something written outside its own) and clear it under the other's feet.
+    jobs = max(1, min(jobs, len(scenarios)))
     started = time.perf_counter()
     lock = threading.Lock()
     done = 0
     width = len(str(len(scenarios)))
 
-    with assemble.runner(target, options, record_states=True) as runner:
-        info = runner.info
+    with contextlib.ExitStack() as stack:
+        runners: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for _ in range(jobs):
+            runner = stack.enter_context(assemble.runner(assemble.target(spec, options), options, record_states=True))
+            runners.put(runner)
+        target, info = runner.target, runner.info
         print(f"{spec}: {info.name} {info.version}, {len(scenarios)} scenarios, {jobs} at a time -> "
               f"{snapshots / target.slug}", file=out, flush=True)
 
         def one(scenario: Any) -> Any:
             nonlocal done
-            result = runner.run(scenario)
+            own = runners.get()  # a runner no other thread holds until it is put back
+            try:
+                result = own.run(scenario)
+            finally:
+                runners.put(own)
             with lock:
                 done += 1
                 print(f"  [{done:>{width}}/{len(scenarios)}] {result.verdict.value:<8} {result.seconds:5.1f}s  "

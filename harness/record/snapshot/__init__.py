@@ -32,6 +32,9 @@ time-valued keys       a key named ``time``, ``timestamp``, ``date``,         ``
                        ``*_at``, ``*_time``, ``last_modified``
 durations              a key named ``seconds``, ``elapsed``, ``duration``,    ``${duration}``
                        ``*_ms``, ``duration_*``, ``elapsed_*``
+timings in text        ``in <n>ms``, ``took <n> ms`` (a tool's own timing)   ``in ${duration}``
+tool homes             ``<any dir>/harness-tool-home-<8 chars>``, the HOME    ``${tool-home}``
+                       a launcher in tools/ gives its tool (serve.sh)
 =====================  =====================================================  =================
 
 Targets add masks of their own for volatile values only they produce (the ``snapshot_masks``

@@ -41,6 +41,10 @@ _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     # JavaScript's Date#toString (the MCP filesystem server's get_file_info).
     (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4} "
                 r"\d{2}:\d{2}:\d{2} GMT[+-]\d{4}(?: \([^()\n]{1,64}\))?"), "${time}"),
+    # A tool's own timing in a message: "(found in 514.94ms)", "completed in 517.13ms", "took 3 ms".
+    (re.compile(r"\b(in|took) \d+(?:\.\d+)? ?ms\b"), r"\1 ${duration}"),
+    # The temporary HOME a launcher in tools/ gives a tool (tools/desktop-commander/serve.sh).
+    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tool-home-[A-Za-z0-9]{8}(?![A-Za-z0-9])"""), "${tool-home}"),
 )
 _TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
 _DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)

@@ -144,7 +144,7 @@ class Binding:
             output = _search(bound.output, output)
         return output, None, extra
 
-    def check(self, name: str, original: Mapping[str, Any], schema: Any) -> None:
+    def check(self, name: str, original: Mapping[str, Any], schema: Any, *, deliberate: bool = False) -> None:
         """Raises ArgumentMismatch when the mapped call of ``name`` breaks ``schema`` (the tool's inputSchema) because of the mapping.
 
         A scenario may make a bad call on purpose (an argument left out, a value of the wrong
@@ -152,13 +152,15 @@ class Binding:
         mapped arguments break is traced to where its value came from: a profile argument passed
         on unchanged, or left out by the call, is the scenario's; a constant, a template, a
         transformed value, a required argument nothing produces, or a profile argument passed on
-        that the tool does not take, is the binding's.
+        that the tool does not take, is the binding's -- unless the step says its arguments break the
+        schema on purpose (``deliberate``, the step's ``invalid_args: true``): then an argument the
+        scenario sent and the binding passed on is the scenario's question, and the call is sent.
         """
         if not isinstance(schema, dict) or not schema:
             return
         mapped, origins = self.trace(name, original)
         for error in _schema_errors(schema, mapped):
-            if _blames_binding(error, origins, original, name in self.tools):
+            if _blames_binding(error, origins, original, name in self.tools, deliberate):
                 where = "/".join(str(p) for p in error.instance_path) or "the arguments"
                 rule = "/".join(str(p) for p in error.schema_path) or "top level"
                 raise ArgumentMismatch(
@@ -233,7 +235,8 @@ def _schema_errors(schema: dict[str, Any], instance: Any) -> list[Any]:
         return []  # a server's broken schema is not the binding's fault
 
 
-def _blames_binding(error: Any, origins: dict[tuple, tuple], original: Mapping[str, Any], bound: bool) -> bool:
+def _blames_binding(error: Any, origins: dict[tuple, tuple], original: Mapping[str, Any], bound: bool,
+                    deliberate: bool = False) -> bool:
     """Returns True when schema ``error`` on the mapped arguments comes from the binding, not the scenario.
 
     A required argument nothing produces is the binding's to produce when it builds the tool's
@@ -256,7 +259,7 @@ def _blames_binding(error: Any, origins: dict[tuple, tuple], original: Mapping[s
     if rule in ("additionalProperties", "unevaluatedProperties"):
         for key in schemas.unexpected(error):
             origin = origins.get(path + (key,))
-            if origin is None or origin[0] != "pass" or bound:
+            if origin is None or origin[0] != "pass" or (bound and not deliberate):
                 return True
         return False
     for depth in range(len(path), -1, -1):

@@ -37,7 +37,8 @@ the CLI's scratch HOME ``<dir>/harness-claude-home-<8 random>`` becomes ``${cli-
 in ``~`` paths and permission requests) and its working directory with ``cwd=outside``,
 ``<dir>/harness-claude-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
 directory" notes), and its temporary file ``<name>.tmp.<pid>.<12 hex>`` (named when writing it
-fails) becomes ``<name>.tmp.${pid}.${random}``. Nothing else the CLI says varies between runs: its ``tool_use`` ids are the fake
+fails) becomes ``<name>.tmp.${pid}.${random}``; its project folder under ``~/.claude/projects/``
+(the working directory's path, ``-tmp-harness-<8>-ws-<n>``) becomes ``${cli-project}``. Nothing else the CLI says varies between runs: its ``tool_use`` ids are the fake
 API's own and never recorded, and it prints no times or random names into tool results.
 """
 
@@ -65,6 +66,9 @@ SNAPSHOT_MASKS: tuple[tuple[str, str], ...] = (
     (_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}"),
     # The CLI writes through `<name>.tmp.<pid>.<12 hex>` and names it when that fails (e.g. EACCES).
     (r"\.tmp\.[0-9]+\.[0-9a-f]{12}(?![0-9a-f])", ".tmp.${pid}.${random}"),
+    # The CLI keeps a large tool result under ~/.claude/projects/<its working directory, / and _ as ->/:
+    # "-tmp-harness-is936joq-ws-73" names the workspace, random and numbered by the scenario's place.
+    (r"""(\.claude/projects/)-[^/\s'"`]*?harness-[a-z0-9-]{8}-ws(?:-[0-9]+)?(?=/)""", r"\1${cli-project}"),
 )
 NOT_INSTALLED = "Claude Code CLI not installed (make capture-claude-code installs it)"
 ROOT_CANNOT = "running as root: file modes do not bite, so '{}' cannot be realised"

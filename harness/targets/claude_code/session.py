@@ -164,7 +164,8 @@ class ClaudeCodeSession(Session):
         try:
             # Under a keeper (harness/util/processes.py): whatever the CLI starts ends with it.
             self.proc = subprocess.Popen(
-                processes.kept(cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools), for_others=user is not None)[0],
+                processes.kept(cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools),
+                              for_others=user is not None)[0],
                 cwd=self.cwd,
                 env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder),
                 stdin=subprocess.DEVNULL,

@@ -21,6 +21,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import re
 import shutil
 import threading
 from collections.abc import Mapping, Sequence
@@ -197,6 +198,7 @@ class Connection:
         self.validators: dict[str, Any] = {}  # each tool's compiled inputSchema (target.py), made on its first call
         self.ended = False  # the server closed its stdout
         self.stray: list[str] = []  # stdout lines that were not JSON-RPC messages
+        self._stray_seen: asyncio.Future | None = None  # set when one arrives during a call
         self.stderr: StderrTail | None = None
         self._life: asyncio.Task | None = None
         self._stop: asyncio.Event | None = None
@@ -337,8 +339,11 @@ class Connection:
         await self._roots_waiter
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception) and len(self.stray) < 20:
-            self.stray.append(str(message).splitlines()[0][:300] if str(message) else type(message).__name__)
+        if isinstance(message, Exception):
+            if len(self.stray) < 20:
+                self.stray.append(_stray_line(message))
+            if self._stray_seen is not None and not self._stray_seen.done():
+                self._stray_seen.set_result(None)  # the call waiting for an answer learns it at once
 
     def close(self, grace: float = SHUTDOWN_GRACE) -> None:
         """Ends the connection: the SDK closes stdin, then terminates and kills the process tree.
@@ -407,10 +412,22 @@ class Connection:
         from mcp.shared.exceptions import MCPError
 
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta))
+        # A line the SDK cannot decode (not JSON, a lone-surrogate escape...) is dropped by it, and the
+        # answer it may have been with it: the call ends on it at once, not at its time limit.
+        self._stray_seen = asyncio.get_running_loop().create_future()
+        if self.stray:
+            self._stray_seen.set_result(None)
+        # send_request, not call_tool: a result is observed as sent, never re-validated against
+        # the tool's output schema by the client (that would turn a divergence into an exception).
+        answer = asyncio.ensure_future(self.session.send_request(request, types.CallToolResult))
         try:
-            # send_request, not call_tool: a result is observed as sent, never re-validated against
-            # the tool's output schema by the client (that would turn a divergence into an exception).
-            return await self.session.send_request(request, types.CallToolResult)
+            await asyncio.wait({answer, self._stray_seen}, return_when=asyncio.FIRST_COMPLETED)
+            if not answer.done():
+                answer.cancel()
+                await asyncio.wait({answer})
+                raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during "
+                                                 f"tools/call {name}: {self.stray[0]}")
+            return answer.result()
         except MCPError as exc:
             if self.ended or (self._life is not None and self._life.done()):
                 raise self._broken(exc, f"tools/call {name}") from None
@@ -440,3 +457,24 @@ class Connection:
         if self.url is not None:
             return ""
         return self.stderr.report() if self.stderr is not None else "stderr: (empty)"
+
+
+def _stray_line(exc: Exception) -> str:
+    """Says why a stdout line was no JSON-RPC message, with the line's text where it went wrong
+    (``could not be decoded: Invalid JSON: unexpected end of hex escape at line 1 column 97, near
+    `…"text": "half a pair: \\ud800"}]}}```)."""
+    from harness.util import printable
+    errors = getattr(exc, "errors", None)
+    try:
+        first = errors()[0] if callable(errors) else None
+    except Exception:  # noqa: BLE001 - only a description is at stake
+        first = None
+    if isinstance(first, dict) and isinstance(first.get("input"), str):
+        line, why = first["input"], str(first.get("msg", ""))
+        column = re.search(r"column (\d+)", why)
+        at = int(column.group(1)) if column else len(line)
+        near = line[max(0, at - 60): at + 20]
+        return (f"could not be decoded: {why[:200]}, near `{'…' if at > 60 else ''}{printable.shown(near)}"
+                f"{'…' if at + 20 < len(line) else ''}`")
+    text = str(exc)
+    return text.splitlines()[0][:300] if text else type(exc).__name__

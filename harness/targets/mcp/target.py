@@ -56,6 +56,7 @@ from typing import Any
 
 from harness.targets import bindings
 from harness.targets.base import (
+    DELIBERATE_ARGS,
     CallResult,
     Session,
     Target,
@@ -137,7 +138,7 @@ class McpSession(Session):
             try:
                 if self._entry.get("workspace"):  # what a binding builds, held to the path rule
                     binding.check_paths(tool, args, self._entry["workspace"])
-                binding.check(tool, args, schema)
+                binding.check(tool, args, schema, deliberate=DELIBERATE_ARGS.get())
             except bindings.ArgumentMismatch as exc:
                 raise TargetError(str(exc), kind="binding") from None
         try:

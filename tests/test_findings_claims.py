@@ -1,0 +1,164 @@
+"""Each claim of the findings pages names the scenario, and so the snapshot, that shows it.
+
+A page says where its observations are with a comment, e.g. for gemini-cli::
+
+    <!-- claims: snapshots=gemini-cli-0.61.0 abbreviations=GC/:gemini-cli-captured/,SP/:gemini-safe-patch/ -->
+
+A citation is a scenario id in backticks (``gemini-cli-captured/read_file/crlf``), or one shortened
+by an abbreviation (``GC/read_file/crlf``) or by the page's ``base=`` prefixes (the claude-code report's
+``edit/unread-rejected``). Every citation must name a scenario of the catalog that has a snapshot in
+one of the page's folders; on a page listed in COMPLETE every claim (a table row below a header,
+a list item) cites one, or sits under a heading that does.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from harness.record import snapshot as snap
+from harness.scenario import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ("docs/claude-code-findings.md", "docs/claude-code-report.md", "docs/acp-findings.md",
+         "docs/gemini-cli-findings.md", "docs/real-world.md", "docs/mcp-filesystem-divergences.md")
+#: Pages whose every claim cites its scenario. (docs/claude-code-findings.md and the generated
+#: docs/claude-code-report.md cite theirs where they do; every citation there is checked.)
+COMPLETE = ("docs/acp-findings.md", "docs/gemini-cli-findings.md", "docs/real-world.md",
+            "docs/mcp-filesystem-divergences.md")
+
+NOT_OBSERVATIONS = "<!-- not observations -->"
+#: A line that says its scenario was skipped or ended in an error verdict names no snapshot: neither is recorded.
+_UNRECORDED = re.compile(r"\bskip(?:s|ped)?\b|error verdict|\| error \|")
+_MARKER = re.compile(r"<!-- claims: (?P<settings>.*?) -->")
+_TOKEN = re.compile(r"`([^`\s*]+/[^`\s*]+)`")
+
+
+def settings(text: str) -> dict[str, list[str]] | None:
+    """Returns the page's ``claims:`` settings: snapshots, abbreviations (``short:long``), base."""
+    found = _MARKER.search(text)
+    if found is None:
+        return None
+    out: dict[str, list[str]] = {"snapshots": [], "abbreviations": [], "base": []}
+    for item in found["settings"].split():
+        key, _, value = item.partition("=")
+        out.setdefault(key, []).extend(value.split(","))
+    return out
+
+
+def claims(text: str) -> list[tuple[int, str, str]]:
+    """Returns (line number, text, the heading above it) of every claim: a table body row, or a list
+    item with its continuation lines. A figures block (harness/drivers/figures.py) and a table right
+    after ``<!-- not observations -->`` (what was run, not what it did) hold none."""
+    out: list[tuple[int, str, str]] = []
+    in_table = skip_table = in_figures = False
+    heading, previous = "", ""
+    item: list[Any] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if item is not None and line.startswith("  ") and line.strip():
+            item[1] += " " + line.strip()
+            continue
+        item = None
+        if line.startswith("<!-- figures: "):
+            in_figures = True
+        elif line.startswith("<!-- /figures -->"):
+            in_figures = False
+        if line.startswith("#"):
+            heading = line
+        if line.startswith("|"):
+            if not in_table and not line.startswith("|-"):
+                skip_table = in_figures or previous.strip() == NOT_OBSERVATIONS
+            if re.match(r"^\|[-:| ]+\|$", line):
+                in_table = True
+            elif in_table and not skip_table:
+                out.append((number, line, heading))
+        else:
+            in_table = False
+            if line.startswith("- "):
+                item = [number, line, heading]
+                out.append(item)  # type: ignore[arg-type]
+        previous = line
+    return [tuple(entry) for entry in out]  # type: ignore[misc]
+
+
+def problems(root: Path, pages=PAGES, complete=COMPLETE) -> list[str]:
+    """Returns every citation that names no scenario or no snapshot, and every claim citing none."""
+    cat = catalog.load([root / "scenarios"])
+    ids = {scenario.id for scenario in cat.scenarios}
+    profiles = {scenario.profile for scenario in cat.scenarios}
+    out = []
+    for page in pages:
+        text = (root / page).read_text("utf-8")
+        given = settings(text)
+        if given is None:
+            out.append(f"{page}: no <!-- claims: snapshots=... --> comment")
+            continue
+        held = {i for folder in given["snapshots"] for i in snap.folder_ids(root / "snapshots" / folder)}
+        abbreviations = dict(pair.split(":", 1) for pair in given["abbreviations"] if ":" in pair)
+
+        def cited(token: str, where: str) -> bool:
+            for short, long in abbreviations.items():  # noqa: B023 (called in the same iteration)
+                if token.startswith(short):
+                    token = long + token[len(short):]
+            candidates = [token] + [base + token for base in given["base"]]  # noqa: B023 (called in the same iteration)
+            scenario = next((c for c in candidates if c in ids), None)
+            if scenario is None:
+                if token.split("/", 1)[0] in profiles:  # written as an id: it must be one
+                    out.append(f"{where}: `{token}` is no scenario of the catalog")
+                return False
+            if scenario not in held and not _UNRECORDED.search(where_line[0]):  # noqa: B023 (called in the same iteration)
+                out.append(f"{where}: `{scenario}` has no snapshot in " + ", ".join(f"snapshots/{f}" for f in given["snapshots"]))  # noqa: B023 (called in the same iteration)
+                return False
+            return True
+
+        lines = text.splitlines()
+        where_line = [""]
+        for number, line in enumerate(lines, start=1):
+            where_line[0] = line
+            for token in _TOKEN.findall(line):
+                cited(token, f"{page}:{number}")
+        if page not in complete:
+            continue
+        headings_citing = set()
+        for line in lines:
+            if line.startswith("#") and any(_resolves(t, ids, abbreviations, given["base"]) for t in _TOKEN.findall(line)):
+                headings_citing.add(line)
+        for number, line, heading in claims(text):
+            if heading in headings_citing:
+                continue
+            if not any(_resolves(t, ids, abbreviations, given["base"]) for t in _TOKEN.findall(line)):
+                out.append(f"{page}:{number}: a claim citing no scenario: {line[:100]}")
+    return out
+
+
+def _resolves(token: str, ids: set[str], abbreviations: dict[str, str], bases: list[str]) -> bool:
+    for short, long in abbreviations.items():
+        if token.startswith(short):
+            token = long + token[len(short):]
+    return any(candidate in ids for candidate in [token] + [base + token for base in bases])
+
+
+def test_every_claim_names_a_scenario_with_a_snapshot() -> None:
+    found = problems(ROOT)
+    assert not found, f"{len(found)} claim(s) without their observation:\n" + "\n".join(found)
+
+
+def test_a_missing_scenario_a_missing_snapshot_and_an_uncited_claim_are_found(tmp_path: Path) -> None:
+    import shutil
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    shutil.copytree(ROOT / "snapshots" / "gemini-cli-0.61.0", tmp_path / "snapshots" / "gemini-cli-0.61.0")
+    (tmp_path / "docs").mkdir()
+    page = (ROOT / "docs" / "gemini-cli-findings.md").read_text("utf-8")
+    (tmp_path / "docs" / "gemini-cli-findings.md").write_text(page, "utf-8")
+    pages = ("docs/gemini-cli-findings.md",)
+    assert problems(tmp_path, pages, pages) == []
+    broken = page.replace("`GC/replace/dollar-sequences-literal`", "`GC/replace/dollar-sequences-literally`")
+    broken = broken.replace("| `GC/replace/fuzzy-typo` |", "| the capture |")
+    (tmp_path / "docs" / "gemini-cli-findings.md").write_text(broken, "utf-8")
+    (tmp_path / "snapshots" / "gemini-cli-0.61.0" / "gemini-cli-captured" / "replace" / "identical-strings.yaml").unlink()
+    found = problems(tmp_path, pages, pages)
+    line = next(n for n, text in enumerate(broken.splitlines(), 1) if "dollar-sequences-literally" in text)
+    assert f"docs/gemini-cli-findings.md:{line}: `gemini-cli-captured/replace/dollar-sequences-literally` is no scenario of the catalog" in found
+    assert any("`gemini-cli-captured/replace/identical-strings` has no snapshot in snapshots/gemini-cli-0.61.0" in p for p in found)
+    assert any("a claim citing no scenario: | — | a fuzzy match" in p for p in found), found
