@@ -151,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=cmd_show)
 
     cli_compare.add_parsers(sub, add_selection)  # diff, report
+    from harness import cli_history
+    cli_history.add_parsers(sub)  # compare, site
     from harness.drivers import fuzz
     fuzz.add_parser(sub)
     from harness.drivers import discover
