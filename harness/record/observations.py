@@ -52,6 +52,8 @@ class Observation:
     #: compare it with, see ``Collector``); ``tool`` then names its last call's tool.
     summary_only: bool = False
     tool: str | None = None
+    former_ids: tuple[str, ...] = ()  # the ids the scenario had before a rename (its ``former_ids``)
+    flaky: bool = False  # ``--repeat N``: the verdict or observation varied between the repeats
 
     @property
     def recorded(self) -> bool:
@@ -103,6 +105,8 @@ def observation(result: dict[str, Any]) -> Observation:
         verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
         known=result.get("known"), stale=result.get("stale"),
         aspects=result.get("aspects_observed") or result.get("aspects"),
+        former_ids=tuple(str(key) for key in result.get("former_ids") or () if isinstance(key, str)),
+        flaky=result.get("flaky") is True,
         doc=snap.document(result) if snap.is_recordable(result) else None)
 
 
