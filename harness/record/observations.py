@@ -88,6 +88,7 @@ class Source:
     kind: str  # "json" | "snapshots" | "run"
     target: dict[str, Any] = field(default_factory=dict)  # name, version, spec when known
     observations: dict[str, Observation] = field(default_factory=dict)
+    started: str | None = None  # a report's ``started``: when the run began (ISO 8601, UTC)
 
     def recorded(self) -> dict[str, Observation]:
         """Returns scenario id -> observation, for the scenarios with a stable observation."""
@@ -145,7 +146,8 @@ def _from_document(data: Any, path: Path, where: str = "") -> Source:
     target = dict(data.get("target") or {})
     if data.get("leftovers"):  # shown once per target, like start_error
         target["leftovers"] = data["leftovers"]
-    source = Source(label=str(target.get("spec") or Path(path).stem), origin=str(path), kind="json", target=target)
+    source = Source(label=str(target.get("spec") or Path(path).stem), origin=str(path), kind="json", target=target,
+                    started=data["started"] if isinstance(data.get("started"), str) else None)
     for result in data["results"]:
         if isinstance(result, dict) and "id" in result:
             source.observations[result["id"]] = observation(result)

@@ -172,7 +172,7 @@ class Reports:
                 path = options.json / f"{self._name(run)}.json" if options.json.is_dir() else options.json
                 part.json_file = _File(path, self._taken)
                 part.json = json_report.Stream(part.json_file.handle)
-            part.json.begin(run.info, run.spec, start_error=run.start_error)
+            part.json.begin(run.info, run.spec, start_error=run.start_error, started=json_report.now())
         if options.junit:
             from harness.report import junit
             if options.junit.is_dir():

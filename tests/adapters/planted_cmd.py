@@ -1,6 +1,6 @@
 """Example: the reference over the cmd: protocol with realistic bugs planted, chosen on the command line.
 
-Usage: ``python tests/adapters/planted_cmd.py BUG [BUG ...]``, each BUG one of:
+Usage: ``python tests/adapters/planted_cmd.py [--version V] BUG [BUG ...]``, each BUG one of:
 
 - ``tab-numbers``: Read numbers its lines with a tab instead of the arrow (``     1\\tline``);
 - ``no-trailing-newline``: Write drops a final newline of the content it writes;
@@ -8,7 +8,8 @@ Usage: ``python tests/adapters/planted_cmd.py BUG [BUG ...]``, each BUG one of:
 
 Everything else is the reference (``python -m reference_impl.serve``), so each bug shows as the
 failures it causes and nothing more: a broken candidate for the Action's end-to-end test and for
-the failure groups of the reports.
+the failure groups of the reports. It calls itself ``planted``, of version V (default: the
+reference's version).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def plant(bugs: list[str]) -> None:
 
 if __name__ == "__main__":
     chosen = sys.argv[1:]
+    serve.NAME = "planted"
+    if chosen[:1] == ["--version"] and len(chosen) > 1:
+        serve.__version__, chosen = chosen[1], chosen[2:]
     unknown = sorted(set(chosen) - set(BUGS))
     if unknown:
         sys.exit(f"planted_cmd.py: unknown bug(s) {', '.join(unknown)}; choose from {', '.join(BUGS)}")
