@@ -97,9 +97,11 @@ def test_history_marks_flaky_and_the_run_since_which_it_fails(built):
     page = built / "scenario" / f"{site.slug('claude-code/read/line-number-width-six')}.html"
     text = "".join(parse(page).itertext())
     assert "Failing since the run of" in text and "~ flaky" not in text
-    badges = sorted(path.name.split("-")[0] for path in built.glob("badge/*.svg"))
-    assert badges == ["planted", "reference"]
-    assert "100% (90/90)" in (built / "badge" / f"{site.slug('reference')}.svg").read_text()
+    badges = sorted(path.name for path in built.glob("badge/*.svg"))
+    assert badges == ["planted.svg", "reference.svg"]
+    assert "100% (90/90)" in (built / "badge" / "reference.svg").read_text()
+    assert site.badge_files(["a b", "a/b", "c"]) == {"a b": site.slug("a b") + ".svg", "a/b": site.slug("a/b") + ".svg",
+                                                     "c": "c.svg"}
 
 
 def test_what_a_report_says_is_text_not_markup(tmp_path):

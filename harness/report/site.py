@@ -11,7 +11,7 @@ one target, dated by its ``started`` (else the file's modification time). The si
 - ``scenario/<id>.html``: per target, the scenario's history across runs, oldest first, with
   flaky results marked; for each failing latest run its reason, each unmet expectation, the diff
   with the first column's behaviour, and the command that reproduces it;
-- ``badge/<target>.svg``: ``conformance | 93% (214/230)``, the share of judged scenarios
+- ``badge/<target>.svg`` (a digest added where two names would share a file): ``conformance | 93% (214/230)``, the share of judged scenarios
   (pass + fail + error) that pass, coloured by it.
 
 A result is *flaky* when its report marks it so (``"flaky": true``, ``harness run --repeat N``) or
@@ -77,6 +77,14 @@ def slug(text: str, limit: int = 80) -> str:
     """Returns a file name for ``text``: its safe characters, and a digest so no two texts share one."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:limit] or "x"
     return f"{safe}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
+def badge_files(names: list[str]) -> dict[str, str]:
+    """Returns target name -> its badge's file name: the name's safe characters (``planted.svg``),
+    with a digest only where two names would share one."""
+    plain = {name: re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:80] or "x" for name in names}
+    taken = [value for value in plain.values()]
+    return {name: (value if taken.count(value) == 1 else slug(name)) + ".svg" for name, value in plain.items()}
 
 
 def _reports(folder: Path) -> list[Path]:
@@ -178,11 +186,12 @@ def build(folder: Path, output: Path, *, title: str = "File-tool conformance",
     built = Built(runs=len(runs), targets=len(order), skipped=skipped)
 
     columns = []
+    badges = badge_files(order)
     for name, run in zip(order, latest):
         text, share = _share(run.counts)
         columns.append({"name": name, "run": run, "counts": run.counts, "share": text,
-                        "badge": f"badge/{slug(name)}.svg", "runs": len(targets[name])})
-        write_replacing(output / "badge" / f"{slug(name)}.svg",
+                        "badge": f"badge/{badges[name]}", "runs": len(targets[name])})
+        write_replacing(output / "badge" / badges[name],
                         env.get_template("badge.svg.j2").render(**badge("conformance", text, share)))
         built.pages += 1
     groups = []
