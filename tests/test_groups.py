@@ -54,7 +54,8 @@ def test_a_target_that_does_not_start_prints_at_most_ten_lines(tmp_path):
     assert done.returncode == 1
     lines = (done.stdout + done.stderr).splitlines()
     assert len(lines) <= 10, "\n".join(lines)
-    assert any("did not start" in line for line in lines)
+    assert lines[0].startswith("TARGET DID NOT START: ") and lines[0].endswith(" scenarios did not run")
+    assert int(lines[0].split(": ")[1].split()[0]) > 500  # the whole catalog, counted on one line
 
 
 def test_ids_wrap_at_slashes_and_payloads_are_cut_in_the_middle():
@@ -66,3 +67,25 @@ def test_ids_wrap_at_slashes_and_payloads_are_cut_in_the_middle():
     assert len(cut) <= 200 and cut.endswith("END") and cut.startswith("AAAA")
     assert f"of 5,003 characters cut, sha256 {wrap.digest(payload)}" in cut
     assert wrap.cut_middle("short", 200) == "short"
+
+
+def test_the_terminal_shows_the_matrix_and_three_groups_first_and_q_one_line_each(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    target = f"{PLANTED} tab-numbers no-trailing-newline replace-first"
+    assert main(["run", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--color", "never",
+                 "--target", target]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    heading = lines.index("FAILURES BY CAUSE: 30 scenarios in 3 groups")
+    first_detail = next(number for number, line in enumerate(lines) if line.startswith("FAIL "))
+    table = next(number for number, line in enumerate(lines) if "claude-code │" in line)
+    assert table < heading < first_detail
+    assert all(len(line) <= 80 for line in lines[table - 3:table + 4] + lines[heading:first_detail])
+    causes = [line for line in lines[heading:first_detail] if line[:1].isdigit()]
+    assert [line.split(" × ")[0] for line in causes] == ["1. 18", "2. 9", "3. 3"]
+    assert sum(1 for line in lines if line.startswith("FAIL ") and line.endswith(")")) == 30 - 3  # one line each
+    assert main(["run", "-q", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--color", "never",
+                 "--target", target]) == 1
+    quiet = capsys.readouterr().out.splitlines()
+    failing = [line for line in quiet if line.startswith("FAIL ")]
+    assert len(failing) == 30 and all(len(line) <= 80 for line in failing)
+    assert any(line.startswith("FAIL claude-code/read/arrow-not-tab  step 1 (Read)") for line in failing)

@@ -191,12 +191,6 @@ def run(options: RunOptions) -> int:
     if cat.unknown_profiles(options.profiles):  # a typo must not silently narrow the run
         console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(options.profiles))}", soft_wrap=True)
         return EXIT_USAGE
-    if not options.sandbox and any(not target.in_process for target in targets) and not options.quiet:
-        make_console(options.color, stderr=True, highlight=False).print(
-            "note: without --sandbox a candidate can write anywhere its user can; detected are writes around each "
-            "workspace (canaries, siblings, hard links) and, in $HOME, the temp roots and the harness's folders, "
-            "entries named like the scenario's paths (any entry of the candidate's user under --run-as); "
-            "nothing else (docs/security.md)", style="dim")
     scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
     if len(targets) > 1:  # a campaign is split by target, so each target's report stays whole
         targets = [target for target in targets if options.in_shard(target.spec)]
@@ -244,6 +238,13 @@ def run(options: RunOptions) -> int:
     finally:
         reports.close()
     tallies = [reports.tally(run) for run in runs]
+    if not options.sandbox and not options.quiet and any(not run.start_error for run in runs) \
+            and any(not target.in_process for target in targets):  # said when a candidate ran, after its report
+        make_console(options.color, stderr=True, highlight=False).print(
+            "note: without --sandbox a candidate can write anywhere its user can; detected are writes around each "
+            "workspace (canaries, siblings, hard links) and, in $HOME, the temp roots and the harness's folders, "
+            "entries named like the scenario's paths (any entry of the candidate's user under --run-as); "
+            "nothing else (docs/security.md)", style="dim")
     postrun.reports(options, cat, runs, reports.columns())
     if options.exitfirst and any(tally.verdicts[Verdict.FAIL] or tally.verdicts[Verdict.ERROR] for tally in tallies):
         console.print("[yellow]stopped at the first failure (-x)[/yellow]")
@@ -331,18 +332,26 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, reports, 
     info, spec = target_run.info, target_run.spec
     if several:
         console.rule(f"[bold]{spec}[/bold]", align="left")
-    if target_run.start_error:  # said once, in full; each scenario's error then says only that it could not run
-        terminal.print_start_error(console, target_run.start_error)
+    brief = target_run.start_reason
+    not_run = sum(1 for result in tally.failures if brief is not None and result.reason == brief)
+    if target_run.start_error:  # said once, with the count; each scenario's error then says only that
+        terminal.print_start_error(console, target_run.start_error, not_run)
     bad, target_run.baseline = postrun.judge(options, console, tally)
-    if not options.quiet:
-        terminal.print_failures(console, tally.failures, brief=target_run.start_reason)
     title = f"{info.name} {info.version}".strip() + f" — {tally.count} scenarios in {target_run.seconds:.2f}s"
-    if not several:
+    started = not (target_run.start_error and not_run == tally.count)
+    # The matrix and the failures by cause first, then the details (80 columns: issue 29).
+    if not several and started:
         console.print(terminal.summary_table(tally, title))
     for line in terminal.aspect_lines(tally):
         console.print(Text(line), highlight=False, soft_wrap=True)
     for line in terminal.skip_reasons(tally):
         console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
+    groups = tally.groups(brief=brief)
+    terminal.print_groups(console, groups)
+    if options.quiet:
+        terminal.print_failing_lines(console, tally.failures, brief=brief)
+    else:
+        terminal.print_failures(console, tally.failures, brief=brief, groups=groups)
     terminal.print_leftovers(console, target_run.leftovers)  # what the run left on disk fails it
     return postrun.finish(options, console, cat, tally, reports.snapshots(target_run), spec) or bad \
         or bool(target_run.leftovers)

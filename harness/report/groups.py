@@ -145,6 +145,22 @@ def cause(verdict: str, reason: str, failures: list[dict[str, Any]]) -> tuple[tu
     return (tool, path, kind, difference), title
 
 
+def cause_of_result(result: Any) -> tuple[tuple[str, ...], str]:
+    """Returns the group key and title of a ``Result`` (harness/model.py) as it was run, observed
+    values and all (a held result has lost them: take the cause before holding it)."""
+    failures = [{"where": where, "path": failure.path, "expected": failure.expected, "observed": failure.observed,
+                 "why": failure.why} for where, failure in result.failures]
+    return cause(result.verdict.value, result.reason, failures)
+
+
+def from_causes(items: Iterable[tuple[str, str, str, tuple[tuple[str, ...], str]]], target: str = "") -> list[Group]:
+    """Returns the groups, largest first, of (id, verdict, reason, (key, title)) of failing scenarios."""
+    groups: dict[tuple[str, ...], Group] = {}
+    for scenario_id, verdict, reason, (key, title) in items:
+        groups.setdefault(key, Group(key, title)).members.append(Member(scenario_id, verdict, reason, target))
+    return sorted(groups.values(), key=lambda found: (-found.count, found.title))
+
+
 def _failures_of(item: Any) -> tuple[str, str, str, list[dict[str, Any]]]:
     """Returns (id, verdict, reason, failures) of a result (a ``Result``, its JSON form, or an
     observation of harness/sources.py)."""
@@ -167,14 +183,12 @@ def _where(index: int, step: dict[str, Any]) -> str:
 def group(items: Iterable[Any], target: str = "") -> list[Group]:
     """Returns the groups of the failing items (fail or error; a baseline's known ones too), largest
     first; the items are ``Result`` objects, their JSON forms, or observations."""
-    groups: dict[tuple[str, ...], Group] = {}
+    causes = []
     for item in items:
         scenario_id, verdict, reason, failures = _failures_of(item)
-        if verdict not in FAILING:
-            continue
-        key, title = cause(verdict, reason, failures)
-        groups.setdefault(key, Group(key, title)).members.append(Member(scenario_id, verdict, reason, target))
-    return sorted(groups.values(), key=lambda found: (-found.count, found.title))
+        if verdict in FAILING:
+            causes.append((scenario_id, verdict, reason, cause(verdict, reason, failures)))
+    return from_causes(causes, target)
 
 
 # -- renderings ---------------------------------------------------------------------------------------

@@ -72,6 +72,8 @@ class Tally:
         self.unjudged_results = 0
         # Every fail and error, in order, as ``held`` keeps them: their details are shown at the end.
         self.failures: list[Result] = []
+        # Each fail's and error's cause (harness/report/groups.py), taken before it is held.
+        self.causes: dict[str, tuple[tuple[str, ...], str]] = {}
         self.bad = False  # a real (not an invalid file's) fail or error
         self.baseline = baseline
         self.baseline_error = baseline_error  # why the baseline could not be read (nothing is judged then)
@@ -106,6 +108,8 @@ class Tally:
             self.unjudged_results += 1
             self.unjudged.update(a for a, v in result.observed_aspects.items() if v == aspects.FAIL)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            from harness.report import groups
+            self.causes[result.id] = groups.cause_of_result(result)
             self.failures.append(held(result))
             self.bad = self.bad or real
 
@@ -116,6 +120,14 @@ class Tally:
             getattr(self, judged).append(result.id)
             if judged != "new":
                 setattr(result, judged, self.baseline.entries[result.id])
+
+    def groups(self, *, brief: str | None = None) -> list[Any]:
+        """Returns the failures grouped by cause (harness/report/groups.py), largest first: the fails and
+        errors that fail the run (a baseline's known ones, and errors whose reason is ``brief``, left out)."""
+        from harness.report import groups
+        return groups.from_causes((result.id, result.verdict.value, result.reason, self.causes[result.id])
+                                  for result in self.failures
+                                  if result.known is None and result.reason != brief and result.id in self.causes)
 
     def outcome(self) -> Any:
         """Returns what the baseline made of the run so far (harness/record/baseline.py ``Outcome``)."""
