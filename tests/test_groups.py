@@ -89,3 +89,26 @@ def test_the_terminal_shows_the_matrix_and_three_groups_first_and_q_one_line_eac
     failing = [line for line in quiet if line.startswith("FAIL ")]
     assert len(failing) == 30 and all(len(line) <= 80 for line in failing)
     assert any(line.startswith("FAIL claude-code/read/arrow-not-tab  step 1 (Read)") for line in failing)
+
+
+def test_markdown_html_and_step_summary_show_the_groups_and_new_failures_first(tmp_path, monkeypatch):
+    target = f"{PLANTED} tab-numbers no-trailing-newline replace-first"
+    baseline = tmp_path / "baseline.yaml"
+    common = ["run", "-q", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--target", target]
+    assert main(common + ["--write-baseline", str(baseline)]) == 1
+    text = baseline.read_text()
+    assert "claude-code/read/arrow-not-tab:" in text
+    baseline.write_text("\n".join(line for line in text.splitlines()
+                                  if not line.startswith("claude-code/read/arrow-not-tab:")) + "\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    assert main(common + ["--baseline", str(baseline), "--markdown", str(tmp_path / "r.md"),
+                          "--html", str(tmp_path / "r.html")]) == 1
+    for name in ("r.md", "summary.md"):
+        markdown = (tmp_path / name).read_text()
+        assert "### Failures by cause on " in markdown and ": 1 in 1 group" in markdown
+        details = markdown[markdown.index("### Failures and differences"):]
+        first = details[details.index("<summary>"):details.index("</summary>")]
+        assert "claude-code/read/arrow-not-tab" in first and "fail" in first  # the new one, before 29 known
+    html = (tmp_path / "r.html").read_text()
+    assert "Failures by cause on " in html and "<b>1</b> ×" in html

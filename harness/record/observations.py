@@ -372,8 +372,12 @@ class Collector:
         found = observation(result)
         # A mismatch is shown by its explanation (harness/report/grid.py ``explain_cell``): the
         # observed value it was made from (a whole answer, for ``$contains``) is not kept until the end.
+        # The first mismatch keeps the start of its observed text: the failure groups are made of it
+        # (harness/report/groups.py reads at most its first 4,000 characters).
         found.failures = [{k: v for k, v in failure.items() if k != "observed"} if failure.get("explanation")
-                          else failure for failure in found.failures]
+                          and number else failure for number, failure in enumerate(found.failures)]
+        if found.failures and isinstance(found.failures[0].get("observed"), str):
+            found.failures[0] = {**found.failures[0], "observed": found.failures[0]["observed"][:4000]}
         if found.doc is not None and not self.several and not found.open_question:
             tools = [step["tool"] for step in found.doc.get("steps", ()) if "tool" in step]
             found.doc, found.summary_only, found.tool = None, True, tools[-1] if tools else ""

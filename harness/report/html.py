@@ -149,6 +149,18 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                          f"on {escape(source.label)} (listed as known failures, pass now: they fail the run until "
                          "removed): " + ", ".join(f"<code>{escape(k)}</code>" for k in stale) + "</p>")
 
+    from harness.report import groups as groups_mod
+    for source in matrix.sources:  # failures grouped by cause (harness/report/groups.py), largest first
+        failing = [row.cells[source.label].observation for row in matrix.rows
+                   if row.cells[source.label].verdict in ("fail", "error") and not row.cells[source.label].not_started]
+        found = groups_mod.group(failing)
+        if found:
+            parts.append(f'<h2>Failures by cause on {escape(source.label)}: {sum(g.count for g in found)} in '
+                         f'{len(found)} group{"" if len(found) == 1 else "s"}</h2><ol class="causes">'
+                         + "".join(f"<li><b>{group.count}</b> × {escape(group.title)}<details><summary>"
+                                   f"{escape(group.members[0].id)}{' …' if group.count > 1 else ''}</summary>"
+                                   + ", ".join(f"<code>{escape(member.id)}</code>" for member in group.members)
+                                   + "</details></li>" for group in found) + "</ol>")
     parts.append('<h2>Matrix</h2><div id="filters"><label>profile <select id="profile"><option value="">all</option>'
                  + "".join(f'<option value="{escape(p)}">{escape(p)}</option>' for p in profiles) + "</select></label>"
                  + "".join(f'<label><input type="checkbox" value="{v}" checked> {v}</label>' for v in VERDICTS)

@@ -84,6 +84,21 @@ def _run_notes(matrix: Matrix) -> list[str]:
     return out
 
 
+def _groups(matrix: Matrix) -> list[str]:
+    """Returns each source's failures grouped by cause (harness/report/groups.py), largest first."""
+    from harness.report import groups as groups_mod
+    out: list[str] = []
+    for source in matrix.sources:
+        failing = [row.cells[source.label].observation for row in matrix.rows
+                   if row.cells[source.label].verdict in ("fail", "error") and not row.cells[source.label].not_started]
+        found = groups_mod.group(failing)
+        if found:
+            count = sum(group.count for group in found)
+            out.append(groups_mod.markdown(found, f"### Failures by cause on {_cell(source.label)}: {count} in "
+                                                  f"{len(found)} group{'' if len(found) == 1 else 's'}"))
+    return out
+
+
 def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
     """Returns the report as Markdown."""
     labels = matrix.labels
@@ -102,7 +117,10 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
         out += [f"- {_cell(line)}" for line in aspect_lines] + ["", f"<sub>{ASPECT_LEGEND}</sub>", ""]
     out += _run_notes(matrix)
 
-    problems = list(notable(matrix))
+    out += _groups(matrix)
+    # New failures first, then differences, then the baseline's known failures (they did not fail the run).
+    problems = sorted(notable(matrix), key=lambda item: (
+        0 if item[2].verdict in ("fail", "error") else 2 if item[2].known is not None else 1))
     out.append(f"### Failures and differences ({len(problems)})")
     out.append("")
     if not problems:
