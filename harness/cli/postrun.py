@@ -42,8 +42,9 @@ def add_options(run: argparse.ArgumentParser) -> None:
     group.add_argument("--snapshots", type=Path, metavar="DIR", default=None,
                        help="snapshot root (default: $HARNESS_SNAPSHOTS or ./snapshots); files are DIR/<target>/<id>.yaml")
     group.add_argument("--baseline", type=Path, metavar="FILE",
-                       help="known failures (YAML: id: reason); listed failures pass, listed passes fail as stale")
-    group.add_argument("--write-baseline", type=Path, metavar="FILE", help="write the failures of this run as a baseline")
+                       help="known failures (YAML: id: reason, or a scenario's aspects or checks); listed failures pass, "
+                            "listed passes fail as stale")
+    group.add_argument("--write-baseline", type=Path, metavar="FILE", help="write the failures of this run as a baseline (the narrowest entries: one check each)")
     group.add_argument("--markdown", type=Path, metavar="FILE", help="write the Markdown report to FILE")
     group.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
 
@@ -68,6 +69,8 @@ def judge(options: RunOptions, console: Any, tally: Any) -> tuple[bool, dict[str
         console.print(f"  [red]new failure[/red] {escape(scenario_id)} (not in the baseline)")
     for scenario_id in outcome.stale:
         console.print(f"  [red]stale entry[/red] {escape(scenario_id)} passes now: remove it from the baseline")
+    for check in outcome.stale_checks:
+        console.print(f"  [red]stale entry[/red] {escape(check)} excuses nothing now: remove it from the baseline")
     return outcome.failed, baseline.report_section(options.baseline, outcome)
 
 

@@ -80,6 +80,7 @@ class Tally:
         self.known: list[str] = []
         self.new: list[str] = []
         self.stale: list[str] = []
+        self.stale_checks: list[str] = []  # aspect and check entries that excused nothing in a failing scenario
 
     @classmethod
     def of(cls, results: Iterable[Result], baseline: Any = None) -> "Tally":
@@ -114,12 +115,15 @@ class Tally:
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:
-        from harness.record.baseline import classify
-        judged = classify(self.baseline, result.id, result.verdict.value)
+        from harness.baseline import judge, unmet_of
+        narrow = result.id in self.baseline.checks and result.verdict is Verdict.FAIL
+        judged, reason, unused = judge(self.baseline, result.id, result.verdict.value,
+                                       unmet_of(result) if narrow else ())
         if judged is not None:
             getattr(self, judged).append(result.id)
             if judged != "new":
-                setattr(result, judged, self.baseline.entries[result.id])
+                setattr(result, judged, reason)
+        self.stale_checks += [f"{result.id}: {check.describe()}" for check in unused]
 
     def groups(self, *, brief: str | None = None) -> list[Any]:
         """Returns the failures grouped by cause (harness/report/groups.py), largest first: the fails and
@@ -134,7 +138,8 @@ class Tally:
         from harness.record.baseline import Outcome
         seen = set(self.known) | set(self.stale) | set(self.new)
         return Outcome(list(self.known), list(self.new), list(self.stale),
-                       sorted(set(self.baseline.entries) - seen) if self.baseline is not None else [])
+                       sorted(self.baseline.listed() - seen) if self.baseline is not None else [],
+                       list(self.stale_checks))
 
     def summary(self) -> dict[str, int]:
         """Returns the JSON report's ``summary``: each verdict's count (every verdict present), and ``known``."""
