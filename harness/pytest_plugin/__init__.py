@@ -9,6 +9,8 @@ Usage (it is registered through the ``pytest11`` entry point when the package is
     $ pytest --target reference              # or cmd:..., mcp:..., claude-code
     $ pytest --harness-catalog               # also run the built-in catalog
     $ pytest -k "edit and not open"          # select by id, title, tags
+    $ pytest --baseline known.yaml           # known failures xfail; stale entries fail
+    $ pytest --write-baseline known.yaml     # write this session's failures as a baseline
 
 YAML files are collected only under the configured folders (or the built-in catalog when asked):
 installing the plugin changes nothing for a project that does not opt in. Nothing here has an
@@ -30,6 +32,8 @@ _RUNNER = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
 _ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
+_BASELINE = pytest.StashKey["Any"]()
+_WRITTEN = pytest.StashKey["list[dict[str, Any]]"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,6 +53,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tool-map", action="append", default=[], metavar="TOOL=NAME",
                     help="cmd:/mcp: call the profile's TOOL as the target's NAME (TOOL.ARG=NAME renames an argument)")
     group.addoption("--tool-map-file", default=None, metavar="FILE", help="cmd:/mcp: tool and argument renames from YAML")
+    group.addoption("--baseline", default=None, metavar="FILE",
+                    help="known failures (docs/snapshots.md): a listed failure xfails, a stale entry fails")
+    group.addoption("--write-baseline", default=None, metavar="FILE",
+                    help="write this session's failing scenarios as a baseline (one check per unmet expectation)")
     parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
     parser.addini("harness_snapshots", "folder of scenario snapshots (default: snapshots/ at the root)", default="")
 
@@ -61,6 +69,13 @@ def pytest_configure(config: pytest.Config) -> None:
             parse_selection(config.getoption("--aspects"))
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if config.getoption("--baseline", None):
+        from harness import baseline
+        try:
+            config.stash[_BASELINE] = baseline.load(Path(config.getoption("--baseline")))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[_WRITTEN] = []
     dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
     if config.getoption("--harness-catalog"):
         from harness.scenario.catalog import builtin_dir
@@ -73,6 +88,34 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_CATALOG] = catalog
     config.stash[_DIRS] = dirs
     config.stash[_ROOTS] = tuple(str(directory).rstrip("/") + "/" for directory in dirs)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keeps each failing scenario's baseline record (sent by an xdist worker as a user property)."""
+    if report.when != "call":
+        return
+    for key, value in report.user_properties:
+        if key == "harness_baseline":
+            import json
+            _written_records.append(json.loads(value))
+
+
+_written_records: list[dict[str, Any]] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Writes ``--write-baseline`` (in the controlling process, from every worker's records)."""
+    config = session.config
+    path = config.getoption("--write-baseline", None)
+    if not path or getattr(config, "workerinput", None) is not None:
+        return
+    from harness import baseline
+    records = sorted(_written_records, key=lambda record: record["id"])
+    _written_records.clear()
+    count = baseline.write(Path(path), records, header=f"target: {config.getoption('--target')}")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {path}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -256,6 +299,10 @@ class ScenarioFailed(Exception):
         self.snapshot_diff = snapshot_diff
 
 
+class StaleEntry(Exception):
+    """A baseline entry that excuses nothing now."""
+
+
 class ScenarioItem(pytest.Item):
     """One scenario, run on the session's target."""
 
@@ -290,15 +337,39 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is Verdict.SKIP:
             pytest.skip(result.reason)
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR) and self.config.getoption("--write-baseline", None):
+            import json
+            from harness import baseline
+            self.user_properties.append(("harness_baseline", json.dumps(baseline.as_record(result))))
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
+        known = self.config.stash.get(_BASELINE, None)
+        if known is not None:
+            self._judge_by(known, result)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
             raise ScenarioFailed(result, snapshot_diff=diff)
         if diff:
             raise SnapshotDiverged(self.scenario.id, diff)
 
+    def _judge_by(self, known: Any, result: Any) -> None:
+        """Under ``--baseline``: a known failure xfails with the baseline's reason; a listed scenario that
+        passes now, or a check entry that excuses nothing, fails as a stale entry."""
+        from harness import baseline
+        from harness.model import Verdict
+        narrow = result.id in known.checks and result.verdict is Verdict.FAIL
+        judged, reason, unused = baseline.judge(known, result.id, result.verdict.value,
+                                                baseline.unmet_of(result) if narrow else ())
+        if unused or judged == "stale":
+            what = ", ".join(check.describe() for check in unused) or "the scenario passes now"
+            raise StaleEntry(f"stale baseline entry for {result.id}: {what}; remove it from the baseline")
+        if judged == "known":
+            result.known = reason
+            pytest.xfail(f"known failure (baseline): {reason}")
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """Shows expected vs observed, not a traceback into the harness."""
+        if isinstance(excinfo.value, StaleEntry):
+            return str(excinfo.value)
         if isinstance(excinfo.value, ScenarioFailed):
             from harness.report.terminal import explain
             diff = excinfo.value.snapshot_diff

@@ -265,8 +265,8 @@ def render(entries: Iterable[tuple[str, Any]], header: str = "") -> str:
 
 def write(path: Path, results: Iterable[Any], header: str = "") -> int:
     """Writes a baseline of every failing result, with the narrowest entries: one check per unmet
-    expectation of a ``fail`` (``Result`` objects), a scenario entry for an ``error`` (or a result in
-    JSON shape). An existing file's scenario entries are kept as they are, and its checks' reasons.
+    expectation of a ``fail`` (``Result`` objects, or ``as_record`` of them), a scenario entry for an
+    ``error`` (or a result in the JSON report's shape). An existing file's scenario entries are kept as they are, and its checks' reasons.
     Returns the number of scenarios listed."""
     previous = Baseline()
     if Path(path).is_file():
@@ -282,7 +282,7 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
         if scenario_id in previous.entries:
             entries.append((scenario_id, previous.entries[scenario_id]))
             continue
-        unmet = unmet_of(result) if verdict == "fail" and not isinstance(result, dict) else []
+        unmet = (_unmet_given(result) if isinstance(result, dict) else unmet_of(result)) if verdict == "fail" else []
         if not unmet:
             entries.append((scenario_id, entry_reason(verdict, reason)))
             continue
@@ -300,6 +300,19 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
     from harness.safepath import write_replacing
     write_replacing(path, render(entries, header))
     return len(entries)
+
+
+def as_record(result: Any) -> dict[str, Any]:
+    """Returns what ``write`` needs of a ``Result``, JSON-ready (a pytest-xdist worker sends it to the
+    process that writes the baseline)."""
+    return {"id": result.id, "verdict": result.verdict.value, "reason": result.reason,
+            "unmet": [{"steps": list(failure.steps), "path": failure.path, "aspect": failure.aspect,
+                       "reason": failure.reason} for failure in unmet_of(result)]}
+
+
+def _unmet_given(record: dict[str, Any]) -> list[Unmet]:
+    return [Unmet(tuple(item["steps"]), item["path"], item["aspect"], item.get("reason", ""))
+            for item in record.get("unmet") or ()]
 
 
 def _fields(result: Any) -> tuple[str, str, str]:
