@@ -280,7 +280,8 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     from harness.record import lastfailed
     state = state_dir()
     failed = lastfailed.load(state, [target.slug for target in targets]) if state is not None else set()
-    chosen = [scenario for scenario in scenarios if scenario.id in failed]
+    chosen = [scenario for scenario in scenarios  # a renamed scenario that failed under its former id too
+              if scenario.id in failed or any(former in failed for former in scenario.former_ids)]
     if not chosen:
         console.print("--lf: no recorded failure among the selected scenarios; running them all")
         return scenarios

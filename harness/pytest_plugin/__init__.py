@@ -356,8 +356,9 @@ class ScenarioItem(pytest.Item):
         passes now, or a check entry that excuses nothing, fails as a stale entry."""
         from harness import baseline
         from harness.model import Verdict
-        narrow = result.id in known.checks and result.verdict is Verdict.FAIL
-        judged, reason, unused = baseline.judge(known, result.id, result.verdict.value,
+        key = baseline.listed_as(known, result.id, result.scenario.former_ids)
+        narrow = key in known.checks and result.verdict is Verdict.FAIL
+        judged, reason, unused = baseline.judge(known, key, result.verdict.value,
                                                 baseline.unmet_of(result) if narrow else ())
         if unused or judged == "stale":
             what = ", ".join(check.describe() for check in unused) or "the scenario passes now"

@@ -167,10 +167,20 @@ class Outcome:
         return bool(self.new or self.stale or self.stale_checks)
 
 
+def listed_as(baseline: Baseline, scenario_id: str, former_ids: Iterable[str] = ()) -> str:
+    """Returns the key the baseline lists a scenario under: its id, else the first of its former ids
+    listed (an entry written before a rename still counts), else its id."""
+    listed = baseline.listed()
+    if scenario_id in listed:
+        return scenario_id
+    return next((former for former in former_ids if former in listed), scenario_id)
+
+
 def judge(baseline: Baseline, scenario_id: str, verdict: str,
           unmet: Iterable[Unmet] = ()) -> tuple[str | None, str, list[Check]]:
     """Returns what the baseline makes of one result: (``"known"``, ``"new"``, ``"stale"`` or None; the
-    reason of the entries that excuse it; the aspect and check entries that excused nothing)."""
+    reason of the entries that excuse it; the aspect and check entries that excused nothing).
+    ``scenario_id`` is the key it is listed under (``listed_as``)."""
     if scenario_id in baseline.entries:
         if verdict in FAILING:
             return "known", baseline.entries[scenario_id], []
@@ -279,14 +289,16 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
         scenario_id, verdict, reason = _fields(result)
         if verdict not in FAILING:
             continue
-        if scenario_id in previous.entries:
-            entries.append((scenario_id, previous.entries[scenario_id]))
+        former = result.get("former_ids", ()) if isinstance(result, dict) else result.scenario.former_ids
+        key = listed_as(previous, scenario_id, former)  # a reason given before a rename is kept
+        if key in previous.entries:
+            entries.append((scenario_id, previous.entries[key]))
             continue
         unmet = (_unmet_given(result) if isinstance(result, dict) else unmet_of(result)) if verdict == "fail" else []
         if not unmet:
             entries.append((scenario_id, entry_reason(verdict, reason)))
             continue
-        before = previous.checks.get(scenario_id, [])
+        before = previous.checks.get(key, [])
         checks: list[Check] = []
         for failure in unmet:
             kept = next((check for check in before if check.covers(failure)), None)
@@ -306,6 +318,7 @@ def as_record(result: Any) -> dict[str, Any]:
     """Returns what ``write`` needs of a ``Result``, JSON-ready (a pytest-xdist worker sends it to the
     process that writes the baseline)."""
     return {"id": result.id, "verdict": result.verdict.value, "reason": result.reason,
+            "former_ids": list(result.scenario.former_ids),
             "unmet": [{"steps": list(failure.steps), "path": failure.path, "aspect": failure.aspect,
                        "reason": failure.reason} for failure in unmet_of(result)]}
 

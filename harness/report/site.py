@@ -9,7 +9,7 @@ one target, dated by its ``started`` (else the file's modification time). The si
   and tool), with its summary and badge, and the list of runs; a red cell (``fail`` or ``error``)
   links to that scenario's page at that target;
 - ``scenario/<id>.html``: per target, the scenario's history across runs, oldest first, with
-  flaky results marked; for each failing latest run its reason, each unmet expectation, the diff
+  flaky results marked (runs before a rename found by the scenario's ``former_ids``); for each failing latest run its reason, each unmet expectation, the diff
   with the first column's behaviour, and the command that reproduces it;
 - ``badge/<target>.svg`` (a digest added where two names would share a file): ``conformance | 93% (214/230)``, the share of judged scenarios
   (pass + fail + error) that pass, coloured by it.
@@ -215,8 +215,9 @@ def build(folder: Path, output: Path, *, title: str = "File-tool conformance",
         sections = []
         for name, run in zip(order, latest):
             cell = row.cells[name]
+            former = cell.observation.former_ids if cell.observation is not None else ()
             history = [{"started": past.started, "version": past.version, "origin": past.origin,
-                        "verdict": _verdict(past, row.id), "flaky": _flaky_result(past, row.id)}
+                        "verdict": _verdict(past, row.id, former), "flaky": _flaky_result(past, row.id, former)}
                        for past in targets[name]]
             history = [entry for entry in history if entry["verdict"] != "absent"]
             first_red = next((entry for entry in reversed(history) if entry["verdict"] not in FAILING), None)
@@ -233,13 +234,23 @@ def build(folder: Path, output: Path, *, title: str = "File-tool conformance",
     return built
 
 
-def _verdict(run: Run, scenario_id: str) -> str:
-    obs = run.source.observations.get(scenario_id)
+def _observed(run: Run, scenario_id: str, former: tuple[str, ...] = ()) -> Any:
+    """Returns a run's observation of a scenario, under its id or, in a run before a rename, a former id."""
+    found = run.source.observations.get(scenario_id)
+    for old in former if found is None else ():
+        found = run.source.observations.get(old)
+        if found is not None:
+            break
+    return found
+
+
+def _verdict(run: Run, scenario_id: str, former: tuple[str, ...] = ()) -> str:
+    obs = _observed(run, scenario_id, former)
     return "absent" if obs is None else obs.verdict or "observed"
 
 
-def _flaky_result(run: Run, scenario_id: str) -> bool:
-    obs = run.source.observations.get(scenario_id)
+def _flaky_result(run: Run, scenario_id: str, former: tuple[str, ...] = ()) -> bool:
+    obs = _observed(run, scenario_id, former)
     return bool(obs is not None and obs.flaky)
 
 

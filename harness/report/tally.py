@@ -80,6 +80,7 @@ class Tally:
         self.known: list[str] = []
         self.new: list[str] = []
         self.stale: list[str] = []
+        self.renamed: set[str] = set()  # former ids the baseline lists a scenario of this run under
         self.stale_checks: list[str] = []  # aspect and check entries that excused nothing in a failing scenario
 
     @classmethod
@@ -115,10 +116,12 @@ class Tally:
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:
-        from harness.baseline import judge, unmet_of
-        narrow = result.id in self.baseline.checks and result.verdict is Verdict.FAIL
-        judged, reason, unused = judge(self.baseline, result.id, result.verdict.value,
-                                       unmet_of(result) if narrow else ())
+        from harness.baseline import judge, listed_as, unmet_of
+        key = listed_as(self.baseline, result.id, result.scenario.former_ids)
+        narrow = key in self.baseline.checks and result.verdict is Verdict.FAIL
+        judged, reason, unused = judge(self.baseline, key, result.verdict.value, unmet_of(result) if narrow else ())
+        if key != result.id:
+            self.renamed.add(key)  # listed under a former id: not "not run"
         if judged is not None:
             getattr(self, judged).append(result.id)
             if judged != "new":
@@ -134,9 +137,9 @@ class Tally:
                                   if result.known is None and result.reason != brief and result.id in self.causes)
 
     def outcome(self) -> Any:
-        """Returns what the baseline made of the run so far (harness/record/baseline.py ``Outcome``)."""
-        from harness.record.baseline import Outcome
-        seen = set(self.known) | set(self.stale) | set(self.new)
+        """Returns what the baseline made of the run so far (harness/baseline.py ``Outcome``)."""
+        from harness.baseline import Outcome
+        seen = set(self.known) | set(self.stale) | set(self.new) | self.renamed
         return Outcome(list(self.known), list(self.new), list(self.stale),
                        sorted(self.baseline.listed() - seen) if self.baseline is not None else [],
                        list(self.stale_checks))
