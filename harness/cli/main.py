@@ -75,6 +75,25 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool-map-file", type=Path, metavar="FILE", help="cmd:/mcp: tool and argument renames from a YAML file")
 
 
+def observed_behaviour(result: Any) -> Any:
+    """Returns what ``--repeat`` compares between the runs of a scenario: the observation as its snapshot
+    records it (volatile values masked, harness/snapshot.py), or None when nothing stable was observed."""
+    from harness import snapshot
+    data = result.as_dict()
+    return snapshot.behaviour(snapshot.document(data)) if snapshot.is_recordable(data) else None
+
+
+def _repeat(text: str) -> int:
+    """The ``--repeat`` option's type: a count from 1 to 100."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown(text)!r}") from None
+    if not 1 <= count <= 100:
+        raise argparse.ArgumentTypeError("give a count from 1 to 100")
+    return count
+
+
 def _shard(text: str) -> tuple[int, int]:
     from harness.run.options import parse_shard
     try:
@@ -113,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="judge only these aspects (effects, outcome, output); the others are recorded "
                           "and never fail the run (docs/scenario-format.md, Aspects)")
     run.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first fail or error")
+    run.add_argument("--repeat", type=_repeat, default=1, metavar="N",
+                     help="run each scenario N times (2 to 100); a scenario whose verdict or observation varies "
+                          "is marked flaky in every report")
     run.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
                      help="only the scenarios that failed or errored last time on this target (all when none did)")
     add_color(run)
@@ -214,6 +236,8 @@ def run(options: RunOptions) -> int:
         return EXIT_USAGE
     if options.last_failed:
         scenarios = _last_failed(console, scenarios, targets)
+    for target in targets:  # each runner of the target (in this process or a worker) repeats each scenario
+        target.repeat, target.repeat_key = options.repeat, observed_behaviour
 
     from harness.report import github, stream, terminal
     several = len(targets) > 1
@@ -347,6 +371,8 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, reports, 
         console.print(Text(line), highlight=False, soft_wrap=True)
     for line in terminal.skip_reasons(tally):
         console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
+    for line in terminal.flaky_lines(tally, console.width):
+        console.print(Text(line, style="yellow"), highlight=False, soft_wrap=True)
     groups = tally.groups(brief=brief)
     terminal.print_groups(console, groups)
     if options.quiet:

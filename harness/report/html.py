@@ -143,6 +143,11 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                          "that could not be removed</b> (the run fails; remove them by hand):</p><ul>"
                          + "".join(f"<li><code>{escape(str(left.get('path')))}</code>: {escape(str(left.get('reason')))}"
                                    "</li>" for left in leftovers) + "</ul></div>")
+        flaky = sorted(key for key, obs in source.observations.items() if obs.flaky)
+        if flaky:
+            parts.append(f'<p class="flaky"><b>{len(flaky)} flaky</b> on {escape(source.label)} (verdict or '
+                         "observation varied between repeats): "
+                         + ", ".join(f"<code>{escape(k)}</code>" for k in flaky) + "</p>")
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             parts.append(f'<p class="stale"><b>{len(stale)} stale baseline entr{"y" if len(stale) == 1 else "ies"}</b> '

@@ -76,6 +76,10 @@ def _run_notes(matrix: Matrix) -> list[str]:
                     "(the run fails; remove them by hand):", ""]
             out += [f"- {_span(str(left.get('path')), table=False)}: {_cell(str(left.get('reason')))}"
                     for left in leftovers] + [""]
+        flaky = sorted(key for key, obs in source.observations.items() if obs.flaky)
+        if flaky:
+            out += [f"**{len(flaky)} flaky** on {_cell(source.label)} (verdict or observation varied between "
+                    "repeats): " + ", ".join(_span(key) for key in flaky), ""]
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             out += [f"**{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}** on {_cell(source.label)} "

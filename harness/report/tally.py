@@ -80,6 +80,7 @@ class Tally:
         self.known: list[str] = []
         self.new: list[str] = []
         self.stale: list[str] = []
+        self.flaky: list[str] = []  # --repeat N: the scenarios whose verdict or observation varied
         self.renamed: set[str] = set()  # former ids the baseline lists a scenario of this run under
         self.stale_checks: list[str] = []  # aspect and check entries that excused nothing in a failing scenario
 
@@ -103,6 +104,8 @@ class Tally:
         self.any_known = self.any_known or result.known is not None
         if result.verdict is Verdict.SKIP:
             self.skips[result.reason] += 1
+        if result.flaky:
+            self.flaky.append(result.id)
         aspects.count(self.aspects, result)
         if result.aspects and result.observed_aspects and result.aspects != result.observed_aspects \
                 and any(v == aspects.FAIL for v in result.observed_aspects.values()) \

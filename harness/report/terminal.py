@@ -153,6 +153,16 @@ def summary_table(results: "list[Result] | Tally", title: str) -> Table:
     return table
 
 
+def flaky_lines(results: "Iterable[Result] | Tally", width: int = 80) -> list[str]:
+    """Returns the ``--repeat`` line: how many scenarios were flaky, then each id (wrapped at ``/``)."""
+    from harness.report.wrap import wrap_id
+    flaky = _tally(results).flaky
+    if not flaky:
+        return []
+    return [f"{len(flaky)} flaky (verdict or observation varied between repeats):"] + [
+        "  ~ " + line for scenario_id in flaky for line in wrap_id(shown(scenario_id), width - 4)]
+
+
 def skip_reasons(results: "Iterable[Result] | Tally") -> list[str]:
     """Returns one line per distinct skip reason, most frequent first: ``34 skipped: <reason>``."""
     reasons = _tally(results).skips

@@ -103,6 +103,7 @@ class RunOptions:
     # habits from pytest
     exitfirst: bool = False  # -x: stop at the first fail or error
     last_failed: bool = False  # --lf: only what failed last time on the same target
+    repeat: int = 1  # --repeat N: run each scenario N times; a verdict or observation that varies is flaky
     snapshot_update: bool = False
     no_snapshots: bool = False
     snapshots: Path | None = None

@@ -4,6 +4,7 @@ Usage: ``python tests/adapters/planted_cmd.py [--version V] BUG [BUG ...]``, eac
 
 - ``tab-numbers``: Read numbers its lines with a tab instead of the arrow (``     1\\tline``);
 - ``no-trailing-newline``: Write drops a final newline of the content it writes;
+- ``flaky-numbers``: Read numbers with the arrow and with a tab by turns (one Read call in two);
 - ``replace-first``: Edit ignores ``replace_all``: a string found several times is refused as not unique.
 
 Everything else is the reference (``python -m reference_impl.serve``), so each bug shows as the
@@ -21,13 +22,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout's r
 
 from reference_impl import claude_code, serve  # noqa: E402
 
-BUGS = ("tab-numbers", "no-trailing-newline", "replace-first")
+BUGS = ("tab-numbers", "no-trailing-newline", "replace-first", "flaky-numbers")
 
 
 def plant(bugs: list[str]) -> None:
     """Replaces the reference's code with the chosen bugs."""
     if "tab-numbers" in bugs:
         claude_code.ARROW = "\t"
+    if "flaky-numbers" in bugs:
+        read, calls = claude_code.Session.read, [0]
+
+        def by_turns(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            calls[0] += 1
+            claude_code.ARROW = "\t" if calls[0] % 2 == 0 else "\u2192"
+            return read(self, *args, **kwargs)
+
+        claude_code.Session.read = by_turns  # type: ignore[method-assign]
     if "no-trailing-newline" in bugs:
         write = claude_code.Session.write
 
