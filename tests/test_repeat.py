@@ -20,8 +20,8 @@ def test_a_candidate_that_varies_is_flaky_and_the_reference_is_not(tmp_path, cap
     assert main(common + ["--json", str(tmp_path / "ref.json")]) == 0
     assert not [r for r in json.loads((tmp_path / "ref.json").read_text())["results"] if r.get("flaky")]
     assert "flaky" not in capsys.readouterr().out
-    files = {ext: tmp_path / f"r.{ext}" for ext in ("json", "md", "html")}
-    assert main(common + ["--target", f"{PLANTED} flaky-numbers", "--json", str(files["json"]),
+    files = {ext: tmp_path / f"r.{ext}" for ext in ("json", "md", "html", "xml")}
+    assert main(common + ["--target", f"{PLANTED} flaky-numbers", "--json", str(files["json"]), "--junit", str(files["xml"]),
                           "--markdown", str(files["md"]), "--html", str(files["html"])]) == 1
     out = capsys.readouterr().out
     results = {r["id"]: r for r in json.loads(files["json"].read_text())["results"]}
@@ -32,6 +32,10 @@ def test_a_candidate_that_varies_is_flaky_and_the_reference_is_not(tmp_path, cap
     assert "  ~ claude-code/read/arrow-not-tab" in out
     assert f"**{len(flaky)} flaky**" in files["md"].read_text()
     assert f"<b>{len(flaky)} flaky</b>" in files["html"].read_text()
+    import xml.etree.ElementTree as ElementTree
+    marked = [case.get("name") for case in ElementTree.parse(files["xml"]).getroot().iter("testcase")
+              if case.find("properties/property[@name='flaky']") is not None]
+    assert sorted(marked) == flaky
 
 
 @pytest.mark.parametrize("value", ["0", "101", "two"])
