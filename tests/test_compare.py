@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.cli import main
+from harness.cli.main import main
 
 
 def _result(scenario_id: str, verdict: str, reason: str = "", **extra) -> dict:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness import catalog
-from harness.cli import main
+from harness.scenario import catalog
+from harness.cli.main import main
 from tests.test_cli import WRONG, put
 
 

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report import groups, wrap
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from pathlib import Path
 import html5lib
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report import site
 
 ROOT = Path(__file__).resolve().parents[1]

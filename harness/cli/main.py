@@ -77,8 +77,8 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
 
 def observed_behaviour(result: Any) -> Any:
     """Returns what ``--repeat`` compares between the runs of a scenario: the observation as its snapshot
-    records it (volatile values masked, harness/snapshot.py), or None when nothing stable was observed."""
-    from harness import snapshot
+    records it (volatile values masked, harness/record/snapshot.py), or None when nothing stable was observed."""
+    from harness.record import snapshot
     data = result.as_dict()
     return snapshot.behaviour(snapshot.document(data)) if snapshot.is_recordable(data) else None
 
@@ -173,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=cmd_show)
 
     cli_compare.add_parsers(sub, add_selection)  # diff, report
-    from harness import cli_history
-    cli_history.add_parsers(sub)  # compare, site
+    from harness.cli import history
+    history.add_parsers(sub)  # compare, site
     from harness.drivers import fuzz
     fuzz.add_parser(sub)
     from harness.drivers import discover

@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     if config.getoption("--baseline", None):
-        from harness import baseline
+        from harness.record import baseline
         try:
             config.stash[_BASELINE] = baseline.load(Path(config.getoption("--baseline")))
         except ValueError as exc:
@@ -109,7 +109,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = config.getoption("--write-baseline", None)
     if not path or getattr(config, "workerinput", None) is not None:
         return
-    from harness import baseline
+    from harness.record import baseline
     records = sorted(_written_records, key=lambda record: record["id"])
     _written_records.clear()
     count = baseline.write(Path(path), records, header=f"target: {config.getoption('--target')}")
@@ -339,7 +339,7 @@ class ScenarioItem(pytest.Item):
             pytest.skip(result.reason)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR) and self.config.getoption("--write-baseline", None):
             import json
-            from harness import baseline
+            from harness.record import baseline
             self.user_properties.append(("harness_baseline", json.dumps(baseline.as_record(result))))
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
@@ -354,8 +354,8 @@ class ScenarioItem(pytest.Item):
     def _judge_by(self, known: Any, result: Any) -> None:
         """Under ``--baseline``: a known failure xfails with the baseline's reason; a listed scenario that
         passes now, or a check entry that excuses nothing, fails as a stale entry."""
-        from harness import baseline
-        from harness.model import Verdict
+        from harness.record import baseline
+        from harness.scenario.model import Verdict
         key = baseline.listed_as(known, result.id, result.scenario.former_ids)
         narrow = key in known.checks and result.verdict is Verdict.FAIL
         judged, reason, unused = baseline.judge(known, key, result.verdict.value,

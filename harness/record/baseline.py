@@ -208,10 +208,10 @@ def classify(baseline: Baseline, scenario_id: str, verdict: str, unmet: Iterable
 
 
 def unmet_of(result: Any) -> list[Unmet]:
-    """Returns the unmet expectations of a ``Result`` (harness/model.py), each with its step's number and
-    name and its aspect (harness/aspects.py), as entries match them."""
-    from harness import aspects
-    from harness.model import Call
+    """Returns the unmet expectations of a ``Result`` (harness/scenario/model.py), each with its step's number and
+    name and its aspect (harness/scenario/aspects.py), as entries match them."""
+    from harness.scenario import aspects
+    from harness.scenario.model import Call
     scenario = result.scenario
     out = []
     for record in result.steps:
@@ -309,7 +309,7 @@ def write(path: Path, results: Iterable[Any], header: str = "") -> int:
         entries.append((scenario_id, checks))
     # A new file renamed over ``path``: a link a checkout left there (``baseline.yaml`` is the likeliest
     # name to carry) is replaced, never written through, and a FIFO there never blocks the run.
-    from harness.safepath import write_replacing
+    from harness.util.safepath import write_replacing
     write_replacing(path, render(entries, header))
     return len(entries)
 

@@ -88,7 +88,7 @@ def _ordered(entries: Iterable[Entry]) -> list[Entry]:
 
 
 def classify(old: dict[str, Any], new: dict[str, Any]) -> list[Entry]:
-    """Classifies every scenario; ``old`` and ``new`` map scenario id -> observation (harness/sources.py)."""
+    """Classifies every scenario; ``old`` and ``new`` map scenario id -> observation (harness/record/observations.py)."""
     renamed: dict[str, str] = {}  # old id -> new id
     for scenario_id, obs in new.items():
         for former in getattr(obs, "former_ids", None) or ():
@@ -115,7 +115,7 @@ def classify(old: dict[str, Any], new: dict[str, Any]) -> list[Entry]:
 
 
 def compare_sources(old: list[Any], new: list[Any], old_name: str = "old", new_name: str = "new") -> Outcome:
-    """Compares two lists of sources (harness/sources.py ``Source``), pairing targets by spec."""
+    """Compares two lists of sources (harness/record/observations.py ``Source``), pairing targets by spec."""
     outcome = Outcome(old_name, new_name)
     if len(old) == 1 and len(new) == 1:
         pairs = [(old[0], new[0])]
@@ -133,7 +133,7 @@ def compare_sources(old: list[Any], new: list[Any], old_name: str = "old", new_n
 
 def compare_files(old: Path, new: Path | list[Path]) -> Outcome:
     """Compares the JSON reports at ``old`` and ``new`` (one path, or several making one run)."""
-    from harness import sources
+    from harness.record import observations as sources
     news = [new] if isinstance(new, Path) else list(new)
     new_sources = [source for path in news for source in sources.from_reports(path)]
     return compare_sources(sources.from_reports(old), new_sources, str(old), ", ".join(map(str, news)))
@@ -151,7 +151,7 @@ def _verdicts(entry: Entry) -> str:
 
 def terminal(outcome: Outcome, width: int = 80) -> str:
     """Returns the plain-text comparison: per target, the counts, then new failures first."""
-    from harness.printable import shown
+    from harness.util.printable import shown
     lines = []
     for pair in outcome.pairs:
         title = pair.new_label if pair.old_label == pair.new_label else f"{pair.old_label} → {pair.new_label}"
@@ -194,5 +194,5 @@ def markdown(outcome: Outcome) -> str:
 
 
 def write_json(path: Path, outcome: Outcome) -> None:
-    from harness.safepath import write_replacing
+    from harness.util.safepath import write_replacing
     write_replacing(path, json.dumps(outcome.as_dict(), indent=1, ensure_ascii=False) + "\n")

@@ -146,7 +146,7 @@ def cause(verdict: str, reason: str, failures: list[dict[str, Any]]) -> tuple[tu
 
 
 def cause_of_result(result: Any) -> tuple[tuple[str, ...], str]:
-    """Returns the group key and title of a ``Result`` (harness/model.py) as it was run, observed
+    """Returns the group key and title of a ``Result`` (harness/scenario/model.py) as it was run, observed
     values and all (a held result has lost them: take the cause before holding it)."""
     failures = [{"where": where, "path": failure.path, "expected": failure.expected, "observed": failure.observed,
                  "why": failure.why} for where, failure in result.failures]
@@ -163,7 +163,7 @@ def from_causes(items: Iterable[tuple[str, str, str, tuple[tuple[str, ...], str]
 
 def _failures_of(item: Any) -> tuple[str, str, str, list[dict[str, Any]]]:
     """Returns (id, verdict, reason, failures) of a result (a ``Result``, its JSON form, or an
-    observation of harness/sources.py)."""
+    observation of harness/record/observations.py)."""
     if isinstance(item, dict):
         failures = [{"where": _where(index, step), **failure}
                     for index, step in enumerate(item.get("steps") or ()) if isinstance(step, dict)
@@ -196,7 +196,7 @@ def group(items: Iterable[Any], target: str = "") -> list[Group]:
 def terminal_lines(groups: list[Group], width: int = 80, members: int = 8) -> list[str]:
     """Returns the groups as plain lines within ``width``: each group's count and cause, then its
     first ``members`` ids (wrapped at ``/``) and how many more."""
-    from harness.printable import shown
+    from harness.util.printable import shown
     from harness.report.wrap import cut, wrap_id
     lines = []
     for number, found in enumerate(groups, 1):

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from harness.printable import shown
+from harness.util.printable import shown
 
 #: At most this many JSON files are read from the folder (a CI history of a few years' nightly runs).
 MAX_REPORTS = 5000
@@ -53,7 +53,7 @@ class Run:
     spec: str
     started: str  # ISO 8601 UTC
     origin: str
-    source: Any  # harness/sources.py Source
+    source: Any  # harness/record/observations.py Source
 
     @property
     def counts(self) -> dict[str, int]:
@@ -112,7 +112,7 @@ def _when(source: Any, path: Path) -> str:
 
 def load(folder: Path) -> tuple[list[Run], list[str]]:
     """Reads every run report under ``folder``; returns the runs (oldest first) and the files skipped, with why."""
-    from harness import sources
+    from harness.record import observations as sources
     runs, skipped = [], []
     for path in _reports(folder):
         try:
@@ -160,8 +160,8 @@ def _environment() -> Any:
 def build(folder: Path, output: Path, *, title: str = "File-tool conformance",
           scenario_url: str | None = None) -> Built:
     """Builds the site from the reports under ``folder`` into ``output``."""
-    from harness.report import matrix as matrix_mod
-    from harness.safepath import write_replacing
+    from harness.report import grid as matrix_mod
+    from harness.util.safepath import write_replacing
     runs, skipped = load(Path(folder))
     if not runs:
         raise ValueError(f"{folder}: no harness JSON report in it" + (f" ({len(skipped)} skipped)" if skipped else ""))
@@ -281,7 +281,7 @@ def _since(history: list[dict[str, Any]], last_green: dict[str, Any] | None) -> 
 def _scenario_files() -> dict[str, str]:
     """Returns scenario id -> its file inside the repository (relative to the working folder), for the
     scenarios of the catalog found there."""
-    from harness import catalog
+    from harness.scenario import catalog
     try:
         scenarios = catalog.load_with([], builtin=True).scenarios
     except Exception:  # a catalog that does not load: no links, the site still builds

@@ -119,7 +119,7 @@ class Tally:
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:
-        from harness.baseline import judge, listed_as, unmet_of
+        from harness.record.baseline import judge, listed_as, unmet_of
         key = listed_as(self.baseline, result.id, result.scenario.former_ids)
         narrow = key in self.baseline.checks and result.verdict is Verdict.FAIL
         judged, reason, unused = judge(self.baseline, key, result.verdict.value, unmet_of(result) if narrow else ())
@@ -140,8 +140,8 @@ class Tally:
                                   if result.known is None and result.reason != brief and result.id in self.causes)
 
     def outcome(self) -> Any:
-        """Returns what the baseline made of the run so far (harness/baseline.py ``Outcome``)."""
-        from harness.baseline import Outcome
+        """Returns what the baseline made of the run so far (harness/record/baseline.py ``Outcome``)."""
+        from harness.record.baseline import Outcome
         seen = set(self.known) | set(self.stale) | set(self.new) | self.renamed
         return Outcome(list(self.known), list(self.new), list(self.stale),
                        sorted(self.baseline.listed() - seen) if self.baseline is not None else [],

@@ -41,17 +41,19 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.printable import shown
+    from harness.util.printable import shown
     from harness.report import compare
     try:
         outcome = compare.compare_files(args.old, args.new)
     except ValueError as exc:
         print(f"error: {shown(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    width = _width()
-    print(compare.terminal(outcome, width=width))
+    try:
+        print(compare.terminal(outcome, width=_width()), flush=True)
+    except BrokenPipeError:  # `| head`: the rest is not wanted; the files and the exit code still are
+        sys.stdout = open(os.devnull, "w")
     text = compare.markdown(outcome)
-    from harness.safepath import write_replacing
+    from harness.util.safepath import write_replacing
     if args.markdown:
         write_replacing(args.markdown, text + "\n")
     if args.json:
@@ -67,7 +69,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from harness.printable import shown
+    from harness.util.printable import shown
     from harness.report import site
     try:
         built = site.build(args.reports, args.output, title=args.title, scenario_url=args.scenario_url)
