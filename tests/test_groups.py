@@ -112,3 +112,21 @@ def test_markdown_html_and_step_summary_show_the_groups_and_new_failures_first(t
         assert "claude-code/read/arrow-not-tab" in first and "fail" in first  # the new one, before 29 known
     html = (tmp_path / "r.html").read_text()
     assert "Failures by cause on " in html and "<b>1</b> ×" in html
+
+
+def test_harness_report_shows_the_groups_after_the_matrix_and_q_one_line_each(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    report = tmp_path / "r.json"
+    assert main(["run", "-q", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--json", str(report),
+                 "--target", f"{PLANTED} tab-numbers no-trailing-newline replace-first"]) == 1
+    capsys.readouterr()
+    assert main(["report", str(report), "--profile", "claude-code", "--color", "never"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    heading = next(n for n, line in enumerate(lines) if line.startswith("FAILURES BY CAUSE on "))
+    assert lines[heading].endswith(": 30 in 3 groups")
+    first_detail = next(n for n, line in enumerate(lines) if line.endswith(": fail") and " on " in line)
+    assert heading < first_detail
+    assert sum(1 for line in lines if line.startswith(("fail (cause 1): ", "fail (cause 2): ", "fail (cause 3): "))) == 27
+    assert main(["report", "-q", str(report), "--profile", "claude-code", "--color", "never"]) == 0
+    quiet = capsys.readouterr().out.splitlines()
+    assert len([line for line in quiet if line.startswith("FAIL ")]) == 30 and all(len(line) <= 80 for line in quiet[1:])

@@ -161,8 +161,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     sources, scenarios = loaded
     grid = matrix_mod.build(sources, scenarios)
     if args.quiet:
+        from harness.report.wrap import cut
         for label in grid.labels:
             console.print(grid.summary_line(label), soft_wrap=True)  # one line each, for scripts
+        for row in grid.rows:  # then each failing scenario on one line
+            for label, cell in row.cells.items():
+                if cell.verdict in ("fail", "error") and not cell.not_started and cell.observation is not None:
+                    reason = cell.observation.reason.splitlines()[0] if cell.observation.reason else ""
+                    line = f"{cell.verdict.upper()} {row.id}" + (f" on {label}" if len(grid.labels) > 1 else "")
+                    console.print(escape(cut(shown(f"{line}  {reason}"), console.width)), soft_wrap=True,
+                                  highlight=False)
     else:
         matrix_mod.print_matrix(console, grid)
         if grid.open_questions:
