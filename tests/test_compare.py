@@ -66,3 +66,12 @@ def test_several_targets_are_paired_by_spec(tmp_path, capsys):
     missing = _report(tmp_path / "three.json", "three", _result("p/a", "pass"))
     assert main(["compare", str(tmp_path / "old.json"), str(missing), str(tmp_path / "1.json")]) == 2
     assert "no target three" in capsys.readouterr().err
+
+
+def test_report_against_an_earlier_run_lists_new_failures_before_the_matrix(tmp_path, capsys):
+    old = _report(tmp_path / "old.json", "x", _result("p/a", "pass"), _result("p/b", "fail", "b"))
+    new = _report(tmp_path / "new.json", "x", _result("p/a", "fail", "a now"), _result("p/b", "pass"))
+    assert main(["report", str(new), "--against", str(old), "--no-builtin", "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("NEW FAILURE (1)") < out.index("FIXED (1)") < out.index("FAILURES BY CAUSE") < out.index(": 1 pass, 1 fail")
+    assert main(["report", str(new), "--against", str(tmp_path / "missing.json"), "--no-builtin"]) == 2

@@ -56,7 +56,11 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
     report.add_argument("--json", type=Path, metavar="FILE", help="write the combined JSON report to FILE")
     report.add_argument("--title", default="File-tool conformance", help="the report's title")
-    report.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
+    report.add_argument("-q", "--quiet", action="store_true",
+                        help="print only the summary lines and each failing scenario on one line")
+    report.add_argument("--against", type=Path, metavar="OLD.json",
+                        help="an earlier run's JSON report: first list each scenario as a new failure, still "
+                             "failing, fixed, new or gone (as harness compare does)")
     add_color(report)
     report.set_defaults(handler=cmd_report)
 
@@ -159,6 +163,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     if loaded is None:
         return EXIT_USAGE
     sources, scenarios = loaded
+    if args.against:  # new failures first (harness compare); then the matrix of the sources
+        from harness.record import observations
+        from harness.report import compare
+        try:
+            outcome = compare.compare_sources(observations.from_reports(args.against),
+                                              [source for source in sources if source.kind != "snapshots"],
+                                              str(args.against), ", ".join(args.sources))
+        except ValueError as exc:
+            console.print(f"[red]error:[/red] {escape(shown(str(exc)))}", soft_wrap=True)
+            return EXIT_USAGE
+        console.print(escape(compare.terminal(outcome, width=console.width)), soft_wrap=True, highlight=False)
+        console.print()
     grid = matrix_mod.build(sources, scenarios)
     if args.quiet:
         from harness.report.wrap import cut
