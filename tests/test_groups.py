@@ -130,3 +130,14 @@ def test_harness_report_shows_the_groups_after_the_matrix_and_q_one_line_each(tm
     assert main(["report", "-q", str(report), "--profile", "claude-code", "--color", "never"]) == 0
     quiet = capsys.readouterr().out.splitlines()
     assert len([line for line in quiet if line.startswith("FAIL ")]) == 30 and all(len(line) <= 80 for line in quiet[1:])
+
+
+def test_harness_report_matrix_prints_only_the_matrix_and_its_legend(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    assert main(["run", "-q", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--json", str(report),
+                 "--target", f"{PLANTED} tab-numbers"]) == 1
+    capsys.readouterr()
+    assert main(["report", "--matrix", str(report), "--profile", "claude-code", "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert "legend" in out and "claude-code/read/arrow-not-tab" in out
+    assert "FAILURES BY CAUSE" not in out and "reason:" not in out and "planted 0.1.0: " not in out

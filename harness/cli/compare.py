@@ -58,6 +58,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report.add_argument("--title", default="File-tool conformance", help="the report's title")
     report.add_argument("-q", "--quiet", action="store_true",
                         help="print only the summary lines and each failing scenario on one line")
+    report.add_argument("--matrix", action="store_true", help="print only the matrix and its legend")
     report.add_argument("--against", type=Path, metavar="OLD.json",
                         help="an earlier run's JSON report: first list each scenario as a new failure, still "
                              "failing, fixed, new or gone (as harness compare does)")
@@ -176,7 +177,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         console.print(escape(compare.terminal(outcome, width=console.width)), soft_wrap=True, highlight=False)
         console.print()
     grid = matrix_mod.build(sources, scenarios)
-    if args.quiet:
+    if args.matrix:
+        console.print(matrix_mod.table(grid))
+        console.print(matrix_mod.legend(grid, matrix_mod.short_labels(grid)))
+    elif args.quiet:
         from harness.report.wrap import cut
         for label in grid.labels:
             console.print(grid.summary_line(label), soft_wrap=True)  # one line each, for scripts
