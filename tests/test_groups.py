@@ -139,5 +139,5 @@ def test_harness_report_matrix_prints_only_the_matrix_and_its_legend(tmp_path, c
     capsys.readouterr()
     assert main(["report", "--matrix", str(report), "--profile", "claude-code", "--color", "never"]) == 0
     out = capsys.readouterr().out
-    assert "legend" in out and "claude-code/read/arrow-not-tab" in out
+    assert "legend" in out and "arrow-not-tab" in out
     assert "FAILURES BY CAUSE" not in out and "reason:" not in out and "planted 0.1.0: " not in out
