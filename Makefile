@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lock check-latest run check test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot clean
+.PHONY: lock check-latest run check test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot site site-screenshot clean
 
 # Installs are locked: uv.lock pins every Python package with its hashes, and uv installs exactly that
 # (`uv sync --locked` refuses a lock that no longer matches pyproject.toml). uv itself comes from PyPI with
@@ -242,6 +242,27 @@ report-screenshot: $(STAMP)
 	  --title 'File-tool conformance: claude-code' --html build/report.html
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1100 \
 	  --screenshot=docs/report.png 'file://$(CURDIR)/build/report.html'
+
+## site: build/site from a folder of reports: the reference and a planted cmd: candidate over three
+## versions (tests/adapters/planted_cmd.py), so the matrix has red cells, history and badges
+PLANTED := cmd:$(BIN)/python tests/adapters/planted_cmd.py
+site: $(STAMP)
+	rm -rf build/reports build/site && mkdir -p build/reports
+	$(BIN)/harness run -q --profile claude-code --no-snapshots --json build/reports/reference.json
+	$(BIN)/harness run -q --profile claude-code --no-snapshots --json build/reports/planted-1.0.json \
+	  --target '$(PLANTED) --version 1.0 no-trailing-newline'; test $$? -le 1
+	$(BIN)/harness run -q --profile claude-code --no-snapshots --json build/reports/planted-1.1.json \
+	  --target '$(PLANTED) --version 1.1 no-trailing-newline tab-numbers'; test $$? -le 1
+	$(BIN)/harness run -q --profile claude-code --no-snapshots --json build/reports/planted-1.2.json \
+	  --target '$(PLANTED) --version 1.2 tab-numbers replace-first'; test $$? -le 1
+	$(BIN)/harness site build/reports -o build/site --title 'File-tool conformance: claude-code' \
+	  --scenario-url https://github.com/OWNER/REPO/blob/main/
+
+## site-screenshot: docs/site.png, the site's matrix in headless Chromium (installs Debian's chromium if missing)
+site-screenshot: site
+	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1100 \
+	  --screenshot=docs/site.png 'file://$(CURDIR)/build/site/index.html'
 
 clean:
 	rm -rf $(VENV) .venv-latest $(UV_DIR) build *.egg-info .pytest_cache

@@ -74,7 +74,9 @@ def test_cli_write_baseline_lists_the_failures_and_keeps_given_reasons(folder, t
     path = tmp_path / "baseline.yaml"
     run(folder, "--write-baseline", str(path))
     entries = yaml.safe_load(path.read_text("utf-8"))
-    assert list(entries) == ["claude-code/read/cli-wrong"] and entries["claude-code/read/cli-wrong"].startswith("fail")
+    assert list(entries) == ["claude-code/read/cli-wrong"]
+    check, = entries["claude-code/read/cli-wrong"]  # the narrowest entry: the one unmet check
+    assert check["step"] == 1 and check["path"] == "output" and check["reason"].startswith("fail: output")
     path.write_text("claude-code/read/cli-wrong: https://example.invalid/issue/7\n", "utf-8")
     run(folder, "--write-baseline", str(path))
     assert yaml.safe_load(path.read_text("utf-8")) == {"claude-code/read/cli-wrong": "https://example.invalid/issue/7"}
@@ -130,7 +132,7 @@ def test_a_written_baseline_holds_no_temporary_path_and_regenerates_identically(
     run(folder, "--write-baseline", str(first))
     run(folder, "--write-baseline", str(second))
     text = first.read_text("utf-8")
-    reason = yaml.safe_load(text)["claude-code/read/cli-path"]
+    reason = yaml.safe_load(text)["claude-code/read/cli-path"][0]["reason"]
     assert "${workspace}/a.txt is not here" in reason
     assert "/tmp" not in text and "harness-" not in text
     assert text == second.read_text("utf-8")
@@ -168,3 +170,87 @@ def test_write_baseline_into_a_missing_folder_is_said_and_fails_the_run(folder, 
     path = tmp_path / "missing" / "baseline.yaml"
     assert run(folder, "--write-baseline", str(path)) == 1
     assert "baseline: cannot write" in capsys.readouterr().out
+
+
+TWO_CHECKS = """\
+id: claude-code/read/cli-two
+profile: claude-code
+title: Read numbers lines, and leaves the file alone
+source: 001-claude-code-read-write-edit.md §Output Format
+given:
+  files: {a.txt: "first line\\n"}
+steps:
+  - tool: Read
+    name: look
+    args: {file_path: "${workspace}/a.txt"}
+    expect:
+      output: {$contains: "     1→FIRST LINE"}
+then:
+  files: {a.txt: "FIRST LINE\\n"}
+"""
+
+
+def test_a_check_entry_excuses_that_check_and_keeps_the_rest_judged(folder, tmp_path, capsys):
+    put(folder, "two.yaml", TWO_CHECKS)
+    one = tmp_path / "one.yaml"
+    one.write_text("claude-code/read/cli-two:\n  - {step: 1, path: output, reason: upper case is issue 3}\n")
+    assert run(folder, "--baseline", str(one)) == 1  # the end state is still judged, and fails
+    assert "new failure claude-code/read/cli-two" in capsys.readouterr().out
+    both = tmp_path / "both.yaml"
+    both.write_text("claude-code/read/cli-two:\n  - {step: look, path: output, reason: issue 3}\n"
+                    "  - {step: then, path: 'then.files[a.txt].content', reason: issue 4}\n")
+    report = tmp_path / "r.json"
+    assert run(folder, "--baseline", str(both), "--json", str(report)) == 0
+    result, = json.loads(report.read_text())["results"]
+    assert result["verdict"] == "fail" and result["known"] == "issue 3; issue 4"
+    aspect = tmp_path / "aspect.yaml"
+    aspect.write_text("claude-code/read/cli-two: {aspect: output, reason: we word it our way}\n")
+    assert run(folder, "--baseline", str(aspect)) == 1  # effects (the end state) still fail
+    aspect.write_text("claude-code/read/cli-two:\n  - {aspect: output, reason: a}\n  - {aspect: effects, reason: b}\n")
+    assert run(folder, "--baseline", str(aspect)) == 0
+
+
+def test_a_check_entry_that_excuses_nothing_is_stale_and_fails_the_run(folder, tmp_path, capsys):
+    put(folder, "two.yaml", TWO_CHECKS)
+    listed = tmp_path / "b.yaml"
+    listed.write_text("claude-code/read/cli-two:\n  - {step: 1, path: output, reason: a}\n"
+                      "  - {step: then, path: 'then.files[a.txt].content', reason: b}\n"
+                      "  - {step: 1, path: output.sizeBytes, reason: c}\n")
+    report = tmp_path / "r.json"
+    assert run(folder, "--baseline", str(listed), "--json", str(report)) == 1
+    assert "stale entry claude-code/read/cli-two: step 1 output.sizeBytes excuses nothing" in capsys.readouterr().out
+    section = json.loads(report.read_text())["baseline"]
+    assert section["stale_checks"] == ["claude-code/read/cli-two: step 1 output.sizeBytes"] and section["failed"]
+    put(folder, "two.yaml", GOOD.replace("cli-good", "cli-two"))  # fixed: every entry of it is stale
+    assert run(folder, "--baseline", str(listed), "--json", str(report)) == 1
+    assert json.loads(report.read_text())["baseline"]["stale"] == ["claude-code/read/cli-two"]
+
+
+def test_write_baseline_writes_one_check_per_unmet_expectation_and_passes_the_rerun(folder, tmp_path):
+    put(folder, "two.yaml", TWO_CHECKS)
+    path = tmp_path / "b.yaml"
+    run(folder, "--write-baseline", str(path))
+    checks = yaml.safe_load(path.read_text())["claude-code/read/cli-two"]
+    assert [(check["step"], check["path"]) for check in checks] == [(1, "output"), ("then", "then.files[a.txt].content")]
+    assert run(folder, "--baseline", str(path)) == 0
+    data = yaml.safe_load(path.read_text())
+    data["claude-code/read/cli-two"][0]["reason"] = "issue 3"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True))
+    run(folder, "--write-baseline", str(path))
+    assert yaml.safe_load(path.read_text())["claude-code/read/cli-two"][0]["reason"] == "issue 3"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: {aspect: looks, reason: x}\n", "aspect must be one of effects, outcome, output"),
+    ("a: {step: 1, reason: x}\n", "a check names its step"),
+    ("a: {step: 0, path: output, reason: x}\n", "a check names its step"),
+    ("a: {aspect: output, step: 1, path: output, reason: x}\n", "not both"),
+    ("a: [just text]\n", "each item of a list is a check"),
+    ("a: [{step: 1, path: output}]\n", "give a reason or a link"),
+])
+def test_a_malformed_check_entry_names_the_file_and_the_scenario(tmp_path, text, message):
+    path = tmp_path / "baseline.yaml"
+    path.write_text(text, "utf-8")
+    with pytest.raises(ValueError, match=message) as caught:
+        baseline.load(path)
+    assert f"{path}: a:" in str(caught.value)

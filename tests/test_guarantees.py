@@ -322,7 +322,7 @@ def test_the_pytest_route_judges_by_the_baseline(kind, pytester):
     known.write_text("claude-code/read/k1: a known failure\nclaude-code/read/k2: passes now\n", "utf-8")
     result = pytester.runpytest("--target", KINDS[kind], f"--baseline={known}")
     result.assert_outcomes(failed=1, xfailed=1)
-    result.stdout.fnmatch_lines(["*stale baseline entry: claude-code/read/k2 passes now*"])
+    result.stdout.fnmatch_lines(["*stale baseline entry for claude-code/read/k2: the scenario passes now*"])
 
 
 # -- a run in which nothing ran fails ----------------------------------------------------------------

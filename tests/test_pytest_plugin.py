@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import yaml
 
 pytest_plugins = ["pytester"]
 
@@ -128,3 +129,22 @@ def test_a_linked_scenario_file_leading_out_of_the_folders_is_not_collected(proj
     result = project.runpytest("--collect-only", "-q")
     result.stdout.fnmatch_lines(["scenarios/good.yaml::claude-code/read/plugin-good"])
     assert "plugin-out" not in result.stdout.str()
+
+
+def test_baseline_and_write_baseline(project):
+    put(project, "good.yaml", GOOD)
+    put(project, "wrong.yaml", GOOD.replace("plugin-good", "plugin-wrong").replace("1→alpha", "1→beta"))
+    result = project.runpytest("-q", "-p", "no:cacheprovider", "--write-baseline", "known.yaml")
+    result.assert_outcomes(passed=1, failed=1)
+    written = yaml.safe_load((project.path / "known.yaml").read_text())
+    assert [(check["step"], check["path"]) for check in written["claude-code/read/plugin-wrong"]] == [(1, "output")]
+    result = project.runpytest("-q", "-p", "no:cacheprovider", "-rx", "--baseline", "known.yaml")
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*known failure (baseline): fail: output*"])
+    (project.path / "stale.yaml").write_text("claude-code/read/plugin-good: was broken\n")
+    result = project.runpytest("-q", "-p", "no:cacheprovider", "--baseline", "stale.yaml")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*stale baseline entry for claude-code/read/plugin-good*"])
+    (project.path / "bad.yaml").write_text("claude-code/read/plugin-good: {aspect: looks, reason: x}\n")
+    result = project.runpytest("-q", "-p", "no:cacheprovider", "--baseline", "bad.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -28,9 +28,10 @@ PROFILE = "mcp-write-text-file"
 
 
 def _without_timings(value: Any) -> Any:
-    """The report without what differs between any two runs: timings and the workspaces' temporary names."""
+    """The report without what differs between any two runs: timings (and when the run started) and the
+    workspaces' temporary names."""
     if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if k != "seconds"}
+        return {k: _without_timings(v) for k, v in value.items() if k not in ("seconds", "started")}
     if isinstance(value, list):
         return [_without_timings(v) for v in value]
     if isinstance(value, str):

@@ -56,7 +56,12 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     report.add_argument("--html", type=Path, metavar="FILE", help="write the self-contained HTML report to FILE")
     report.add_argument("--json", type=Path, metavar="FILE", help="write the combined JSON report to FILE")
     report.add_argument("--title", default="File-tool conformance", help="the report's title")
-    report.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
+    report.add_argument("-q", "--quiet", action="store_true",
+                        help="print only the summary lines and each failing scenario on one line")
+    report.add_argument("--matrix", action="store_true", help="print only the matrix and its legend")
+    report.add_argument("--against", type=Path, metavar="OLD.json",
+                        help="an earlier run's JSON report: first list each scenario as a new failure, still "
+                             "failing, fixed, new or gone (as harness compare does)")
     add_color(report)
     report.set_defaults(handler=cmd_report)
 
@@ -160,10 +165,33 @@ def cmd_report(args: argparse.Namespace) -> int:
     if loaded is None:
         return EXIT_USAGE
     sources, scenarios = loaded
+    if args.against:  # new failures first (harness compare); then the matrix of the sources
+        from harness.record import observations
+        from harness.report import compare
+        try:
+            outcome = compare.compare_sources(observations.from_reports(args.against),
+                                              [source for source in sources if source.kind != "snapshots"],
+                                              str(args.against), ", ".join(args.sources))
+        except ValueError as exc:
+            console.print(f"[red]error:[/red] {escape(shown(str(exc)))}", soft_wrap=True)
+            return EXIT_USAGE
+        console.print(escape(compare.terminal(outcome, width=console.width)), soft_wrap=True, highlight=False)
+        console.print()
     grid = matrix_mod.build(sources, scenarios)
-    if args.quiet:
+    if args.matrix:
+        console.print(matrix_mod.table(grid))
+        console.print(matrix_mod.legend(grid, matrix_mod.short_labels(grid)))
+    elif args.quiet:
+        from harness.report.wrap import cut
         for label in grid.labels:
             console.print(grid.summary_line(label), soft_wrap=True)  # one line each, for scripts
+        for row in grid.rows:  # then each failing scenario on one line
+            for label, cell in row.cells.items():
+                if cell.verdict in ("fail", "error") and not cell.not_started and cell.observation is not None:
+                    reason = cell.observation.reason.splitlines()[0] if cell.observation.reason else ""
+                    line = f"{cell.verdict.upper()} {row.id}" + (f" on {label}" if len(grid.labels) > 1 else "")
+                    console.print(escape(cut(shown(f"{line}  {reason}"), console.width)), soft_wrap=True,
+                                  highlight=False)
     else:
         matrix_mod.print_matrix(console, grid)
         if grid.open_questions:

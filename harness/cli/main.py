@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=catalog_cli.cmd_show)
 
     cli_compare.add_parsers(sub, add_selection)  # diff, report
+    from harness.cli import history
+    history.add_parsers(sub)  # compare, site
     from harness.drivers import fuzz
     fuzz.add_parser(sub)
     from harness.drivers import discover

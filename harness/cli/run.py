@@ -61,12 +61,6 @@ def run(options: RunOptions) -> int:
     if unknown:  # a typo must not silently narrow the run
         console.print(f"[red]error:[/red] {escape(unknown)}", soft_wrap=True)
         return EXIT_USAGE
-    if not options.sandbox and any(not target.in_process for target in targets) and not options.quiet:
-        make_console(options.color, stderr=True, highlight=False).print(
-            "note: without --sandbox a candidate can write anywhere its user can; detected are writes around each "
-            "workspace (canaries, siblings, hard links) and, in $HOME, the temp roots and the harness's folders, "
-            "entries named like the scenario's paths (any entry of the candidate's user under --run-as); "
-            "nothing else (docs/security.md)", style="dim")
     scenarios = cat.select(profiles=options.profiles, keyword=options.keyword)
     if len(targets) > 1:  # a campaign is split by target, so each target's report stays whole
         targets = [target for target in targets if options.in_shard(target.spec)]
@@ -90,6 +84,9 @@ def run(options: RunOptions) -> int:
         return EXIT_USAGE
     if options.last_failed:
         scenarios = _last_failed(console, scenarios, targets)
+    for target in targets:  # each runner of the target (in this process or a worker) repeats each scenario
+        target.repeat = options.repeat
+        target.repeat_key = functools.partial(observed_behaviour, masks=target.snapshot_masks)
 
     from harness.report import github, stream, terminal
     several = len(targets) > 1
@@ -123,6 +120,13 @@ def run(options: RunOptions) -> int:
         console.print(terminal.targets_table(runs, tallies=tallies))
     # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
     github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
+    if not options.sandbox and not options.quiet and any(not run.start_error for run in runs) \
+            and any(not target.in_process for target in targets):  # said when a candidate ran, after its report
+        make_console(options.color, stderr=True, highlight=False).print(
+            "note: without --sandbox a candidate can write anywhere its user can; detected are writes around each "
+            "workspace (canaries, siblings, hard links) and, in $HOME, the temp roots and the harness's folders, "
+            "entries named like the scenario's paths (any entry of the candidate's user under --run-as); "
+            "nothing else (docs/security.md)", style="dim")
     return exit_code(invalid_files=bool(cat.problems), lost_reports=bool(lost), failed=bad)
 
 
@@ -159,7 +163,8 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     # Under the name the reports save them (harness/report/stream.py): the spec's, known before the
     # target starts (a cmd: target's own slug comes from its hello, once it runs).
     failed = lastfailed.load(state, [spec_slug(target.spec) for target in targets]) if state is not None else set()
-    chosen = [scenario for scenario in scenarios if scenario.id in failed]
+    chosen = [scenario for scenario in scenarios  # a renamed scenario that failed under its former id too
+              if scenario.id in failed or any(former in failed for former in scenario.former_ids)]
     if not chosen:
         console.print("--lf: no recorded failure among the selected scenarios; running them all")
         return scenarios
@@ -211,18 +216,28 @@ def _report_target(options: RunOptions, console: Any, cat, target_run, reports, 
     info, spec = target_run.info, target_run.spec
     if several:
         console.rule(f"[bold]{spec}[/bold]", align="left")
-    if target_run.start_error:  # said once, in full; each scenario's error then says only that it could not run
-        terminal.print_start_error(console, target_run.start_error)
+    brief = target_run.start_reason
+    not_run = sum(1 for result in tally.failures if brief is not None and result.reason == brief)
+    if target_run.start_error:  # said once, with the count; each scenario's error then says only that
+        terminal.print_start_error(console, target_run.start_error, not_run)
     bad, target_run.baseline = judge_baseline(options, console, tally)
-    if not options.quiet:
-        terminal.print_failures(console, tally.failures, brief=target_run.start_reason)
     title = f"{info.name} {info.version}".strip() + f" — {tally.count} scenarios in {target_run.seconds:.2f}s"
-    if not several:
+    started = not (target_run.start_error and not_run == tally.count)
+    # The matrix and the failures by cause first, then the details (80 columns).
+    if not several and started:
         console.print(terminal.summary_table(tally, title))
     for line in terminal.aspect_lines(tally):
         console.print(Text(line), highlight=False, soft_wrap=True)
     for line in terminal.skip_reasons(tally):
         console.print(Text(shown(line), style="yellow"), highlight=False, soft_wrap=True)
+    for line in terminal.flaky_lines(tally, console.width):
+        console.print(Text(line, style="yellow"), highlight=False, soft_wrap=True)
+    groups = tally.groups(brief=brief)
+    terminal.print_groups(console, groups)
+    if options.quiet:
+        terminal.print_failing_lines(console, tally.failures, brief=brief)
+    else:
+        terminal.print_failures(console, tally.failures, brief=brief, groups=groups)
     terminal.print_leftovers(console, target_run.leftovers)  # what the run left on disk fails it
     if tally.nothing_ran:  # every scenario skipped: a green run would say the candidate conforms
         console.print(Text(shown(f"{spec}: {tally.nothing_ran}"), style="bold red"), highlight=False, soft_wrap=True)
@@ -261,6 +276,8 @@ def judge_baseline(options: RunOptions, console: Any, tally: Any) -> tuple[bool,
         console.print(f"  [red]new failure[/red] {escape(scenario_id)} (not in the baseline)")
     for scenario_id in outcome.stale:
         console.print(f"  [red]stale entry[/red] {escape(scenario_id)} passes now: remove it from the baseline")
+    for check in outcome.stale_checks:
+        console.print(f"  [red]stale entry[/red] {escape(check)} excuses nothing now: remove it from the baseline")
     return outcome.failed, baseline.report_section(options.baseline, outcome)
 
 
@@ -352,3 +369,11 @@ def write_grid_reports(options: RunOptions, catalog: Any, runs: list[Any], colum
             except OSError as exc:
                 lost.append(f"cannot write a report: {path}: {exc.strerror or exc}")
     return lost
+
+
+def observed_behaviour(result: Any, masks: Any = ()) -> Any:
+    """Returns what ``--repeat`` compares between the runs of a scenario: the observation as its snapshot
+    records it (volatile values masked, harness/record/snapshot/), or None when nothing stable was observed."""
+    from harness.record import snapshot
+    data = result.as_dict()
+    return snapshot.behaviour(snapshot.document(data, masks)) if snapshot.is_recordable(data) else None

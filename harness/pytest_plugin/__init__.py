@@ -9,7 +9,8 @@ Usage (it is registered through the ``pytest11`` entry point when the package is
     $ pytest --target reference              # or cmd:..., mcp:..., claude-code
     $ pytest --harness-catalog               # also run the built-in catalog
     $ pytest -k "edit and not open"          # select by id, title, tags
-    $ pytest --baseline known.yaml           # listed failures xfail, listed passes fail as stale
+    $ pytest --baseline known.yaml           # known failures xfail; stale entries fail
+    $ pytest --write-baseline known.yaml     # write this session's failures as a baseline
 
 The run options (``--target``, ``--harness-timeout``, ``--run-as``, ``--sandbox``, ``--binding``,
 ``--tool-map``, ``--aspects``, ``--harness-tmp``, ``--baseline``) are harness run's, declared once
@@ -43,6 +44,8 @@ _BASELINE = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
 _ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
+_BASELINE = pytest.StashKey["Any"]()
+_WRITTEN = pytest.StashKey["list[dict[str, Any]]"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,6 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # --harness-tmp, --baseline: declared once, with harness run's (harness/run/options.py).
     add_pytest_options(group)
     group.addoption("--harness-catalog", action="store_true", help="collect the built-in scenario catalog")
+    group.addoption("--write-baseline", default=None, metavar="FILE",
+                    help="write this session's failing scenarios as a baseline (one check per unmet expectation)")
     parser.addini("harness_scenarios", "folders whose YAML files are scenarios", type="paths", default=[])
     parser.addini("harness_snapshots", "folder of scenario snapshots (default: snapshots/ at the root)", default="")
 
@@ -70,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[_BASELINE] = baseline.load(options.baseline)
         except ValueError as exc:
             raise pytest.UsageError(f"--baseline: {exc}") from None
+    config.stash[_WRITTEN] = []
     dirs = [Path(p).resolve() for p in config.getini("harness_scenarios")]
     if config.getoption("--harness-catalog"):
         from harness.scenario.catalog import builtin_dir
@@ -116,6 +122,7 @@ class _Counter:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fails a session whose scenario items were all skipped (nothing ran on the target), as
     ``harness run`` does: CI must not go green when no scenario ran."""
+    _write_baseline(session)
     counts = session.config.stash.get(_SKIPPED, None)
     if counts is None or getattr(session.config, "workerinput", None) is not None:  # the controller judges
         return
@@ -124,6 +131,34 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if line and session.exitstatus == 0:
         session.config.stash[_NOTHING_RAN] = line
         session.exitstatus = 1
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keeps each failing scenario's baseline record (sent by an xdist worker as a user property)."""
+    if report.when != "call":
+        return
+    for key, value in report.user_properties:
+        if key == "harness_baseline":
+            import json
+            _written_records.append(json.loads(str(value)))
+
+
+_written_records: list[dict[str, Any]] = []
+
+
+def _write_baseline(session: pytest.Session) -> None:
+    """Writes ``--write-baseline`` (in the controlling process, from every worker's records)."""
+    config = session.config
+    path = config.getoption("--write-baseline", None)
+    if not path or getattr(config, "workerinput", None) is not None:
+        return
+    from harness.record import baseline
+    records = sorted(_written_records, key=lambda record: record["id"])
+    _written_records.clear()
+    count = baseline.write(Path(path), records, header=f"target: {config.getoption('--target')}")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"baseline: wrote {count} entr{'y' if count == 1 else 'ies'} to {path}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -305,6 +340,10 @@ class ScenarioFailed(Exception):
         self.stale = stale  # it passes, but the baseline lists it as a known failure
 
 
+class StaleEntry(Exception):
+    """A baseline entry that excuses nothing now."""
+
+
 class ScenarioItem(pytest.Item):
     """One scenario, run on the session's target."""
 
@@ -346,26 +385,41 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is Verdict.SKIP:
             pytest.skip(result.reason)
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR) and self.config.getoption("--write-baseline", None):
+            import json
+
+            from harness.record import baseline
+            self.user_properties.append(("harness_baseline", json.dumps(baseline.as_record(result))))
         from harness.pytest_plugin.syrupy import SnapshotDiverged, assert_result
         diff = assert_result(self, result)
         known = self.config.stash.get(_BASELINE, None)
-        if known is not None:  # --baseline: as harness run --baseline judges it
-            from harness.record import baseline
-            judged = baseline.classify(known, result.id, result.verdict.value)
-            if judged == "known":
-                pytest.xfail(f"known failure (baseline): {known.entries[result.id]}")
-            if judged == "stale":
-                raise ScenarioFailed(result, stale=True)
+        if known is not None:
+            self._judge_by(known, result)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
             raise ScenarioFailed(result, snapshot_diff=diff)
         if diff:
             raise SnapshotDiverged(self.scenario.id, diff)
 
+    def _judge_by(self, known: Any, result: Any) -> None:
+        """Under ``--baseline``: a known failure xfails with the baseline's reason; a listed scenario that
+        passes now, or a check entry that excuses nothing, fails as a stale entry."""
+        from harness.record import baseline
+        from harness.scenario.model import Verdict
+        key = baseline.listed_as(known, result.id, result.scenario.former_ids)
+        narrow = key in known.checks and result.verdict is Verdict.FAIL
+        judged, reason, unused = baseline.judge(known, key, result.verdict.value,
+                                                baseline.unmet_of(result) if narrow else ())
+        if unused or judged == "stale":
+            what = ", ".join(check.describe() for check in unused) or "the scenario passes now"
+            raise StaleEntry(f"stale baseline entry for {result.id}: {what}; remove it from the baseline")
+        if judged == "known":
+            result.known = reason
+            pytest.xfail(f"known failure (baseline): {reason}")
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """Shows expected vs observed, not a traceback into the harness."""
-        if isinstance(excinfo.value, ScenarioFailed) and excinfo.value.stale:
-            return (f"stale baseline entry: {self.scenario.id} passes now ({excinfo.value.result.verdict.value}); "
-                    "remove it from the baseline")
+        if isinstance(excinfo.value, StaleEntry):
+            return str(excinfo.value)
         if isinstance(excinfo.value, ScenarioFailed):
             from harness.report.terminal import explain
             diff = excinfo.value.snapshot_diff

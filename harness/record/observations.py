@@ -56,6 +56,8 @@ class Observation:
     #: compare it with, see ``Collector``); ``tool`` then names its last call's tool.
     summary_only: bool = False
     tool: str | None = None
+    former_ids: tuple[str, ...] = ()  # the ids the scenario had before a rename (its ``former_ids``)
+    flaky: bool = False  # ``--repeat N``: the verdict or observation varied between the repeats
 
     @property
     def recorded(self) -> bool:
@@ -90,6 +92,7 @@ class Source:
     kind: str  # "json" | "snapshots" | "run"
     target: dict[str, Any] = field(default_factory=dict)  # name, version, spec when known
     observations: dict[str, Observation] = field(default_factory=dict)
+    started: str | None = None  # a report's ``started``: when the run began (ISO 8601, UTC)
 
     def recorded(self) -> dict[str, Observation]:
         """Returns scenario id -> observation, for the scenarios with a stable observation."""
@@ -107,6 +110,8 @@ def observation(result: dict[str, Any], masks: tuple[tuple[str, str], ...] = ())
         verdict=result.get("verdict"), reason=result.get("reason", ""), failures=failures,
         known=result.get("known"), stale=result.get("stale"),
         aspects=result.get("aspects_observed") or result.get("aspects"),
+        former_ids=tuple(str(key) for key in result.get("former_ids") or () if isinstance(key, str)),
+        flaky=result.get("flaky") is True,
         doc=snap.document(result, masks) if snap.is_recordable(result) else None)
 
 
@@ -145,7 +150,8 @@ def _from_document(data: Any, path: Path, where: str = "") -> Source:
     target = dict(data.get("target") or {})
     if data.get("leftovers"):  # shown once per target, like start_error
         target["leftovers"] = data["leftovers"]
-    source = Source(label=str(target.get("spec") or Path(path).stem), origin=str(path), kind="json", target=target)
+    source = Source(label=str(target.get("spec") or Path(path).stem), origin=str(path), kind="json", target=target,
+                    started=data["started"] if isinstance(data.get("started"), str) else None)
     for result in data["results"]:
         if isinstance(result, dict) and "id" in result:
             source.observations[result["id"]] = observation(result)
@@ -371,8 +377,12 @@ class Collector:
         found = observation(result, getattr(getattr(run, "target", None), "snapshot_masks", ()))
         # A mismatch is shown by its explanation (harness/report/grid.py ``explain_cell``): the
         # observed value it was made from (a whole answer, for ``$contains``) is not kept until the end.
+        # The first mismatch keeps the start of its observed text: the failure groups are made of it
+        # (harness/report/groups.py reads at most its first 4,000 characters).
         found.failures = [{k: v for k, v in failure.items() if k != "observed"} if failure.get("explanation")
-                          else failure for failure in found.failures]
+                          and number else failure for number, failure in enumerate(found.failures)]
+        if found.failures and isinstance(found.failures[0].get("observed"), str):
+            found.failures[0] = {**found.failures[0], "observed": found.failures[0]["observed"][:4000]}
         if found.doc is not None and not self.several and not found.open_question:
             tools = [step["tool"] for step in found.doc.get("steps", ()) if "tool" in step]
             found.doc, found.summary_only, found.tool = None, True, tools[-1] if tools else ""

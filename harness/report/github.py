@@ -3,7 +3,8 @@
 Under Actions (``GITHUB_ACTIONS=true``) ``harness run`` prints one ``::error`` workflow command per
 ``fail`` or ``error`` (a baseline's known failures excepted), pointing at the scenario file and the
 line of the step whose expectation failed (else the scenario's first line), so the pull request
-shows it beside the YAML; and it appends the Markdown report to ``$GITHUB_STEP_SUMMARY``. Outside
+shows it beside the YAML (a scenario whose file is not in the repository, as the installed
+catalog's are, is named by its id in the annotation's title, with no file); and it appends the Markdown report to ``$GITHUB_STEP_SUMMARY``. Outside
 Actions it does nothing.
 """
 
@@ -77,11 +78,21 @@ def _line(result: Result) -> int:
     return scenario.line
 
 
-def _file(path: Path) -> str:
-    """Returns the file as GitHub wants it: relative to the checkout ($GITHUB_WORKSPACE) when inside it."""
+def _file(path: Path) -> str | None:
+    """Returns the file as GitHub wants it: relative to the checkout ($GITHUB_WORKSPACE) when inside it;
+    for a scenario of the installed catalog (``site-packages/harness/builtin_scenarios/...``), the same
+    file under the checkout's ``scenarios/`` when it is there; else None (the annotation then names
+    the scenario by its id only: a path outside the repository opens nothing in a pull request)."""
     root = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
     resolved = Path(path).resolve()
-    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else resolved.as_posix()
+    if resolved.is_relative_to(root):
+        return resolved.relative_to(root).as_posix()
+    parts = resolved.parts
+    if "builtin_scenarios" in parts:
+        inside = Path("scenarios", *parts[len(parts) - parts[::-1].index("builtin_scenarios"):])
+        if (root / inside).is_file():
+            return inside.as_posix()
+    return None
 
 
 def annotations(results: Iterable[Result], spec: str) -> list[str]:
@@ -91,8 +102,9 @@ def annotations(results: Iterable[Result], spec: str) -> list[str]:
         if result.verdict not in (Verdict.FAIL, Verdict.ERROR) or result.known is not None:
             continue
         where = ""
-        if result.scenario.file is not None:
-            where = f"file={_property(_file(result.scenario.file))},line={_line(result)},"
+        found = _file(result.scenario.file) if result.scenario.file is not None else None
+        if found is not None:
+            where = f"file={_property(found)},line={_line(result)},"
         title = _property(f"{result.verdict.value} on {spec}: {result.id}")
         out.append(f"::error {where}title={title}::{_data(result.reason or result.verdict.value)}")
     return out

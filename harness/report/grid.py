@@ -421,9 +421,22 @@ def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> N
     A cell that only behaves unlike the first column is counted, not shown: ``harness diff`` (or the
     HTML report) shows those diffs one pair of sources at a time.
     """
+    from harness.report.groups import terminal_lines
+    from harness.report.wrap import cut_middle
     shown = short_labels(matrix)
     console.print(table(matrix))
     console.print(legend(matrix, shown))
+    # The failures by cause next (harness/report/groups.py): one bug is one group, not a screenful.
+    found = failure_groups(matrix)
+    for label, groups in found.items():
+        count = sum(group.count for group in groups)
+        console.print(Text(f"\nFAILURES BY CAUSE on {shown[label]}: {count} in {len(groups)} group"
+                           f"{'' if len(groups) == 1 else 's'}", style="bold red"))
+        for line in terminal_lines(groups, width=console.width, members=3):
+            console.print(Text(line), highlight=False, soft_wrap=True)
+    group_of = {(label, member.id): (number, group.members[0].id == member.id)
+                for label, groups in found.items() for number, group in enumerate(groups, 1)
+                for member in group.members}
     differing: dict[str, int] = {}
     if details:
         for row in matrix.rows:
@@ -433,9 +446,14 @@ def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> N
                 if cell.verdict not in ("fail", "error", "known"):
                     differing[label] = differing.get(label, 0) + 1
                     continue
+                number, first = group_of.get((label, row.id), (0, True))
+                if not first:  # the group's first member is explained; the others named once
+                    console.print(Text(f"{cell.verdict} (cause {number}): {printable(row.id)} on {shown[label]}"),
+                                  highlight=False)
+                    continue
                 console.print(Text(f"\n{printable(row.id)} on {shown[label]}: {cell.verdict}"
                                    + (" (differs)" if cell.differs else ""), style="bold"))
-                print_diff(console, explain_cell(cell))
+                print_diff(console, "\n".join(cut_middle(line) for line in explain_cell(cell).splitlines()))
     console.print()
     base = matrix.labels[0] if matrix.labels else ""
     for label in matrix.labels:
@@ -452,6 +470,20 @@ def print_matrix(console: Console, matrix: Matrix, *, details: bool = True) -> N
         console.print(line, highlight=False, markup=False)
     if lines:
         console.print(ASPECT_LEGEND, style="dim", highlight=False, markup=False)
+
+
+def failure_groups(matrix: Matrix) -> dict[str, list[Any]]:
+    """Returns each column's failures grouped by cause (harness/report/groups.py; a baseline's known
+    failures and a target that did not start left out), for the columns that have any."""
+    from harness.report import groups
+    out = {}
+    for label in matrix.labels:
+        failing = [row.cells[label].observation for row in matrix.rows
+                   if row.cells[label].verdict in ("fail", "error") and not row.cells[label].not_started]
+        found = groups.group(failing, label)
+        if found:
+            out[label] = found
+    return out
 
 
 def print_diff(console: Console, text: str) -> None:

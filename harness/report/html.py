@@ -143,12 +143,29 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                          "that could not be removed</b> (the run fails; remove them by hand):</p><ul>"
                          + "".join(f"<li><code>{escape(str(left.get('path')))}</code>: {escape(str(left.get('reason')))}"
                                    "</li>" for left in leftovers) + "</ul></div>")
+        flaky = sorted(key for key, obs in source.observations.items() if obs.flaky)
+        if flaky:
+            parts.append(f'<p class="flaky"><b>{len(flaky)} flaky</b> on {escape(source.label)} (verdict or '
+                         "observation varied between repeats): "
+                         + ", ".join(f"<code>{escape(k)}</code>" for k in flaky) + "</p>")
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             parts.append(f'<p class="stale"><b>{len(stale)} stale baseline entr{"y" if len(stale) == 1 else "ies"}</b> '
                          f"on {escape(source.label)} (listed as known failures, pass now: they fail the run until "
                          "removed): " + ", ".join(f"<code>{escape(k)}</code>" for k in stale) + "</p>")
 
+    from harness.report import groups as groups_mod
+    for source in matrix.sources:  # failures grouped by cause (harness/report/groups.py), largest first
+        failing = [row.cells[source.label].observation for row in matrix.rows
+                   if row.cells[source.label].verdict in ("fail", "error") and not row.cells[source.label].not_started]
+        found = groups_mod.group(failing)
+        if found:
+            parts.append(f'<h2>Failures by cause on {escape(source.label)}: {sum(g.count for g in found)} in '
+                         f'{len(found)} group{"" if len(found) == 1 else "s"}</h2><ol class="causes">'
+                         + "".join(f"<li><b>{group.count}</b> × {escape(group.title)}<details><summary>"
+                                   f"{escape(group.members[0].id)}{' …' if group.count > 1 else ''}</summary>"
+                                   + ", ".join(f"<code>{escape(member.id)}</code>" for member in group.members)
+                                   + "</details></li>" for group in found) + "</ol>")
     parts.append('<h2>Matrix</h2><div id="filters"><label>profile <select id="profile"><option value="">all</option>'
                  + "".join(f'<option value="{escape(p)}">{escape(p)}</option>' for p in profiles) + "</select></label>"
                  + "".join(f'<label><input type="checkbox" value="{v}" checked> {v}</label>' for v in VERDICTS)

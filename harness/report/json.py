@@ -32,8 +32,8 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
 
 def document(results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None, *,
              start_error: str | None = None, baseline: dict[str, Any] | None = None,
-             leftovers: list[Any] | None = None) -> dict[str, Any]:
-    """Returns the report as a JSON-ready mapping."""
+             leftovers: list[Any] | None = None, started: str | None = None) -> dict[str, Any]:
+    """Returns the report as a JSON-ready mapping (``started``: when the run began, ISO 8601 UTC)."""
     data: dict[str, Any] = {
         "format": FORMAT_VERSION,
         "harness": {"version": harness.__version__},
@@ -49,7 +49,15 @@ def document(results: list[Result], target: TargetInfo, spec: str, seconds: floa
         data["seconds"] = round(seconds, 3)
     if leftovers:  # workspaces that could not be removed (harness/containment/cleanup.py, Leftover): the run fails
         data["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
+    if started:
+        data["started"] = started
     return data
+
+
+def now() -> str:
+    """Returns the current time as the report's ``started`` gives it: ISO 8601 in UTC, to the second."""
+    import datetime
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def write(path: Path, results: list[Result], target: TargetInfo, spec: str, seconds: float | None = None,
@@ -65,7 +73,7 @@ def run_extra(run: Any) -> dict[str, Any]:
     """Returns what a target's run adds to its report: why it did not start, what the baseline made of it,
     the workspaces it could not remove."""
     return {"start_error": getattr(run, "start_error", None), "baseline": getattr(run, "baseline", None),
-            "leftovers": getattr(run, "leftovers", None)}
+            "leftovers": getattr(run, "leftovers", None), "started": getattr(run, "started", None)}
 
 
 def write_combined(path: Path, runs: list[Any]) -> None:
@@ -99,9 +107,13 @@ class Stream:
     def __init__(self, handle: Any, depth: int = 0) -> None:
         self.handle, self.depth = handle, depth
         self.count = 0
+        self.started: str | None = None
 
-    def begin(self, target: TargetInfo, spec: str, *, start_error: str | None = None) -> None:
-        """Writes the document's start: format, harness, target, and the opening of ``results``."""
+    def begin(self, target: TargetInfo, spec: str, *, start_error: str | None = None,
+              started: str | None = None) -> None:
+        """Writes the document's start: format, harness, target, and the opening of ``results``;
+        ``started`` (when the run began) is written at the end, where :func:`document` has it."""
+        self.started = started
         head: dict[str, Any] = {"format": FORMAT_VERSION, "harness": {"version": harness.__version__},
                                 "target": {"name": target.name, "version": target.version, "spec": spec}}
         if start_error:
@@ -130,6 +142,8 @@ class Stream:
             tail["seconds"] = round(seconds, 3)
         if leftovers:
             tail["leftovers"] = [left.as_dict() if hasattr(left, "as_dict") else dict(left) for left in leftovers]
+        if self.started:
+            tail["started"] = self.started
         if interrupted:  # the run was stopped (Ctrl-C, SIGTERM): the results are those that ran
             tail["interrupted"] = True
         closing = ("\n" + indent + " ]") if self.count else "]"
@@ -190,7 +204,7 @@ class JsonWriter:
             path = self.path / f"{self.files.name(run)}.json" if self.path.is_dir() else self.path
             file = self.files.open(path)
             stream = Stream(file.handle)
-        stream.begin(run.info, run.spec, start_error=run.start_error)
+        stream.begin(run.info, run.spec, start_error=run.start_error, started=now())
         self.parts[id(run)] = (stream, file)
 
     def add(self, part: Any, result: Result, data: dict[str, Any]) -> None:

@@ -86,6 +86,8 @@ def _add_case(suite: ET.Element, result: Result, target: TargetInfo, profile: st
     """Adds one result's testcase to ``suite``."""
     case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
                          time=f"{result.seconds:.4f}")
+    if result.flaky:  # --repeat N: the verdict or observation varied (the JUnit property test viewers show)
+        ET.SubElement(ET.SubElement(case, "properties"), "property", name="flaky", value="true")
     if result.known is not None:
         ET.SubElement(case, "skipped", message=f"known {result.verdict.value} (baseline): {result.known}"[:500])
         ET.SubElement(case, "system-out").text = explain(result)

@@ -76,11 +76,30 @@ def _run_notes(matrix: Matrix) -> list[str]:
                     "(the run fails; remove them by hand):", ""]
             out += [f"- {_span(str(left.get('path')), table=False)}: {_cell(str(left.get('reason')))}"
                     for left in leftovers] + [""]
+        flaky = sorted(key for key, obs in source.observations.items() if obs.flaky)
+        if flaky:
+            out += [f"**{len(flaky)} flaky** on {_cell(source.label)} (verdict or observation varied between "
+                    "repeats): " + ", ".join(_span(key) for key in flaky), ""]
         stale = sorted(key for key, obs in source.observations.items() if obs.stale is not None)
         if stale:
             out += [f"**{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}** on {_cell(source.label)} "
                     "(listed as known failures, pass now: they fail the run until removed): "
                     + ", ".join(_span(key) for key in stale), ""]
+    return out
+
+
+def _groups(matrix: Matrix) -> list[str]:
+    """Returns each source's failures grouped by cause (harness/report/groups.py), largest first."""
+    from harness.report import groups as groups_mod
+    out: list[str] = []
+    for source in matrix.sources:
+        failing = [row.cells[source.label].observation for row in matrix.rows
+                   if row.cells[source.label].verdict in ("fail", "error") and not row.cells[source.label].not_started]
+        found = groups_mod.group(failing)
+        if found:
+            count = sum(group.count for group in found)
+            out.append(groups_mod.markdown(found, f"### Failures by cause on {_cell(source.label)}: {count} in "
+                                                  f"{len(found)} group{'' if len(found) == 1 else 's'}"))
     return out
 
 
@@ -102,7 +121,10 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance") -> str:
         out += [f"- {_cell(line)}" for line in aspect_lines] + ["", f"<sub>{ASPECT_LEGEND}</sub>", ""]
     out += _run_notes(matrix)
 
-    problems = list(notable(matrix))
+    out += _groups(matrix)
+    # New failures first, then differences, then the baseline's known failures (they did not fail the run).
+    problems = sorted(notable(matrix), key=lambda item: (
+        0 if item[2].verdict in ("fail", "error") else 2 if item[2].known is not None else 1))
     out.append(f"### Failures and differences ({len(problems)})")
     out.append("")
     if not problems:

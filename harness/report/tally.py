@@ -88,12 +88,17 @@ class Tally:
         self.unjudged_results = 0
         # Every fail and error, in order, as ``held`` keeps them: their details are shown at the end.
         self.failures: list[Result] = []
+        # Each fail's and error's cause (harness/report/groups.py), taken before it is held.
+        self.causes: dict[str, tuple[tuple[str, ...], str]] = {}
         self.bad = False  # a real (not an invalid file's) fail or error
         self.baseline = baseline
         self.baseline_error = baseline_error  # why the baseline could not be read (nothing is judged then)
         self.known: list[str] = []
         self.new: list[str] = []
         self.stale: list[str] = []
+        self.flaky: list[str] = []  # --repeat N: the scenarios whose verdict or observation varied
+        self.renamed: set[str] = set()  # former ids the baseline lists a scenario of this run under
+        self.stale_checks: list[str] = []  # aspect and check entries that excused nothing in a failing scenario
 
     @classmethod
     def of(cls, results: Iterable[Result], baseline: Any = None) -> Tally:
@@ -117,6 +122,8 @@ class Tally:
         self.any_known = self.any_known or result.known is not None
         if result.verdict is Verdict.SKIP:
             self.skips[result.reason] += 1
+        if result.flaky:
+            self.flaky.append(result.id)
         aspects.count(self.aspects, result)
         if result.aspects and result.observed_aspects and result.aspects != result.observed_aspects \
                 and any(v == aspects.FAIL for v in result.observed_aspects.values()) \
@@ -124,23 +131,39 @@ class Tally:
             self.unjudged_results += 1
             self.unjudged.update(a for a, v in result.observed_aspects.items() if v == aspects.FAIL)
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            from harness.report import groups
+            self.causes[result.id] = groups.cause_of_result(result)
             self.failures.append(held(result))
             self.bad = self.bad or real
 
     def _judge(self, result: Result) -> None:
-        from harness.record.baseline import classify
-        judged = classify(self.baseline, result.id, result.verdict.value)
+        from harness.record.baseline import judge, listed_as, unmet_of
+        key = listed_as(self.baseline, result.id, result.scenario.former_ids)
+        narrow = key in self.baseline.checks and result.verdict is Verdict.FAIL
+        judged, reason, unused = judge(self.baseline, key, result.verdict.value, unmet_of(result) if narrow else ())
+        if key != result.id:
+            self.renamed.add(key)  # listed under a former id: not "not run"
         if judged is not None:
             getattr(self, judged).append(result.id)
             if judged != "new":
-                setattr(result, judged, self.baseline.entries[result.id])
+                setattr(result, judged, reason)
+        self.stale_checks += [f"{result.id}: {check.describe()}" for check in unused]
+
+    def groups(self, *, brief: str | None = None) -> list[Any]:
+        """Returns the failures grouped by cause (harness/report/groups.py), largest first: the fails and
+        errors that fail the run (a baseline's known ones, and errors whose reason is ``brief``, left out)."""
+        from harness.report import groups
+        return groups.from_causes((result.id, result.verdict.value, result.reason, self.causes[result.id])
+                                  for result in self.failures
+                                  if result.known is None and result.reason != brief and result.id in self.causes)
 
     def outcome(self) -> Any:
         """Returns what the baseline made of the run so far (harness/record/baseline.py ``Outcome``)."""
         from harness.record.baseline import Outcome
-        seen = set(self.known) | set(self.stale) | set(self.new)
+        seen = set(self.known) | set(self.stale) | set(self.new) | self.renamed
         return Outcome(list(self.known), list(self.new), list(self.stale),
-                       sorted(set(self.baseline.entries) - seen) if self.baseline is not None else [])
+                       sorted(self.baseline.listed() - seen) if self.baseline is not None else [],
+                       list(self.stale_checks))
 
     def summary(self) -> dict[str, int]:
         """Returns the JSON report's ``summary``: each verdict's count (every verdict present), and ``known``."""

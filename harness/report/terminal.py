@@ -23,25 +23,62 @@ STYLES = {
 KNOWN_STYLE = "dim yellow"
 
 
-def explain(result: Result) -> str:
-    """Returns a failed or errored result as readable text: each unmet expectation, expected vs observed."""
-    lines = [f"{result.verdict.value.upper()} {result.id}  ({result.scenario.location})",
-             f"  {result.scenario.title}", f"  source: {result.scenario.source}"]
+def explain(result: Result, width: int = 80) -> str:
+    """Returns a failed or errored result as readable text: each unmet expectation, expected vs observed.
+
+    The id is wrapped at ``/`` to ``width``; a line longer than a payload's room (a PDF's base64) is
+    cut in the middle, with its size and digest (harness/report/wrap.py)."""
+    from harness.report.wrap import cut_middle, wrap_id
+    verdict = result.verdict.value.upper()
+    lines = [f"{verdict} " + f"\n{' ' * (len(verdict) + 1)}".join(wrap_id(result.id, width - len(verdict) - 1)),
+             f"  {result.scenario.location}", f"  {result.scenario.title}", f"  source: {result.scenario.source}"]
     if result.verdict is Verdict.ERROR or (result.reason and not result.failures):
         lines.append("  reason: " + result.reason.replace("\n", "\n    "))
     for where, failure in result.failures:
         lines.append(f"  {where}")
-        lines += ["    " + line for line in failure.render().splitlines()]
+        lines += ["    " + cut_middle(line) for line in failure.render().splitlines()]
     return "\n".join(lines)
 
 
-def print_start_error(console: Console, start_error: str) -> None:
-    """Prints, once, why the target did not start: the reason and the tail of its stderr."""
-    lines = shown(start_error).rstrip().splitlines()
-    console.print(Text("TARGET DID NOT START", style="bold magenta"), highlight=False)
+#: The lines of a target's start error shown: its first, and the last of its stderr's tail.
+START_ERROR_LINES = 5
+
+
+def print_start_error(console: Console, start_error: str, count: int | None = None) -> None:
+    """Prints, once, why the target did not start: one line with the count of scenarios that did not
+    run, then the reason and the end of its stderr's tail (at most START_ERROR_LINES lines)."""
+    lines = shown(start_error).rstrip().splitlines() or [""]
+    if len(lines) > START_ERROR_LINES:
+        lines = lines[:1] + [f"[… {len(lines) - START_ERROR_LINES + 1} lines; the JSON report has them all]"] \
+            + lines[-(START_ERROR_LINES - 2):]
+    counted = f": {count} scenario{'' if count == 1 else 's'} did not run" if count is not None else ""
+    console.print(Text.assemble(("TARGET DID NOT START", "bold magenta"), counted), highlight=False)
     console.print(Text(shown("\n".join("  " + line for line in lines))), highlight=False, soft_wrap=True)
-    console.print(Text("  every selected scenario is an error; fix the target and run again", style="dim"))
+
+
+def print_groups(console: Console, groups: list, *, members: int = 3) -> None:
+    """Prints the failures grouped by cause (harness/report/groups.py): each group's count and cause,
+    and its first members, within the console's width."""
+    from harness.report.groups import terminal_lines
+    if not groups:
+        return
+    failing = sum(group.count for group in groups)
+    console.print(Text(f"FAILURES BY CAUSE: {failing} scenario{'' if failing == 1 else 's'} in {len(groups)} "
+                       f"group{'' if len(groups) == 1 else 's'}", style="bold red"), highlight=False)
+    for line in terminal_lines(groups, width=console.width, members=members):
+        console.print(Text(line), highlight=False, soft_wrap=True)
     console.print()
+
+
+def print_failing_lines(console: Console, results: Iterable[Result], *, brief: str | None = None) -> None:
+    """Prints each failing scenario on one line (``-q``): its verdict, id and reason, cut to the width."""
+    from harness.report.wrap import cut
+    for result in results:
+        if result.verdict not in (Verdict.FAIL, Verdict.ERROR) or result.known is not None or result.reason == brief:
+            continue
+        reason = shown(result.reason.splitlines()[0] if result.reason else "")
+        console.print(Text(cut(f"{result.verdict.value.upper()} {shown(result.id)}  {reason}", console.width),
+                           style=STYLES[result.verdict]), highlight=False, soft_wrap=True)
 
 
 def print_leftovers(console: Console, leftovers: list) -> None:
@@ -54,11 +91,17 @@ def print_leftovers(console: Console, leftovers: list) -> None:
         console.print(Text(shown(f"  {left.path}: {left.reason}")), highlight=False, soft_wrap=True)
 
 
-def print_failures(console: Console, results: Iterable[Result], *, brief: str | None = None) -> None:
+def print_failures(console: Console, results: Iterable[Result], *, brief: str | None = None,
+                   groups: list | None = None) -> None:
     """Prints every fail and error with its explanation; then the baseline's known failures, one line each.
 
-    An error whose reason is ``brief`` (the target did not start, said once above) gets one short line.
+    An error whose reason is ``brief`` (the target did not start, said once above with the count) is
+    not repeated. With ``groups``, only the first member of a group is explained in full; the others
+    get one line naming their group.
     """
+    from harness.report.wrap import cut
+    first_of = {group.members[0].id for group in groups or []}
+    group_of = {member.id: number for number, group in enumerate(groups or [], 1) for member in group.members}
     known = []
     for result in results:
         if result.verdict not in (Verdict.FAIL, Verdict.ERROR):
@@ -66,11 +109,14 @@ def print_failures(console: Console, results: Iterable[Result], *, brief: str | 
         if result.known is not None:
             known.append(result)
         elif brief is not None and result.reason == brief:
-            console.print(Text.assemble((f"{result.verdict.value.upper()} ", STYLES[result.verdict]), result.id,
-                                        (" (did not run: the target did not start)", "dim")),
+            continue
+        elif result.id in group_of and result.id not in first_of:
+            console.print(Text.assemble((f"{result.verdict.value.upper()} ", STYLES[result.verdict]),
+                                        cut(shown(result.id), max(console.width - 24, 20)),
+                                        (f"  (cause {group_of[result.id]})", "dim")),
                           highlight=False, soft_wrap=True)
         else:
-            console.print(Text(shown(explain(result))), highlight=False, soft_wrap=True)
+            console.print(Text(shown(explain(result, console.width))), highlight=False, soft_wrap=True)
             console.print()
     if known:
         console.print(Text(f"{len(known)} known failure(s) listed in the baseline (they do not fail the run):",
@@ -105,6 +151,16 @@ def summary_table(results: list[Result] | Tally, title: str) -> Table:
     table.add_section()
     table.add_row("all", *(str(total.get(c, 0)) for c in columns), str(sum(total.values())), style="bold")
     return table
+
+
+def flaky_lines(results: Iterable[Result] | Tally, width: int = 80) -> list[str]:
+    """Returns the ``--repeat`` line: how many scenarios were flaky, then each id (wrapped at ``/``)."""
+    from harness.report.wrap import wrap_id
+    flaky = _tally(results).flaky
+    if not flaky:
+        return []
+    return [f"{len(flaky)} flaky (verdict or observation varied between repeats):"] + [
+        "  ~ " + line for scenario_id in flaky for line in wrap_id(shown(scenario_id), width - 4)]
 
 
 def skip_reasons(results: Iterable[Result] | Tally) -> list[str]:

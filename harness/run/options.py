@@ -90,6 +90,20 @@ def _keyword(text: str) -> str:
     return text
 
 
+def repeat_count(text: str) -> int:
+    """The ``--repeat`` option's type: a count from 1 to 100."""
+    import argparse
+
+    from harness.util.printable import shown
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown(text)!r}") from None
+    if not 1 <= count <= 100:
+        raise argparse.ArgumentTypeError("give a count from 1 to 100")
+    return count
+
+
 def _shard(text: str) -> tuple[int, int]:
     import argparse
     try:
@@ -201,6 +215,8 @@ class RunOptions:
     last_failed: bool = option(
         False, "--lf", "--last-failed", dest="last_failed", action="store_true", group="run",
         help="only the scenarios that failed or errored last time on this target (all when none did)")
+    repeat: int = option(1, "--repeat", type=repeat_count, metavar="N", group="run",
+                         help="run each scenario N times (1-100); a verdict or observation that varies is marked flaky")
     snapshot_update: bool = option(False, "--snapshot-update", action="store_true", group="snapshots",
                                    help="write the snapshots of this run instead of comparing with them")
     no_snapshots: bool = option(False, "--no-snapshots", action="store_true", group="snapshots",
@@ -211,9 +227,11 @@ class RunOptions:
     baseline: Path | None = option(
         None, "--baseline", type=Path, metavar="FILE", group="snapshots", pytest={"flags": ("--baseline",),
                                                                                  "dest": "harness_baseline"},
-        help="known failures (YAML: id: reason); listed failures pass, listed passes fail as stale")
+        help="known failures (YAML: id: reason, or a scenario's aspects or checks); listed failures pass, "
+             "listed passes fail as stale")
     write_baseline: Path | None = option(None, "--write-baseline", type=Path, metavar="FILE", group="snapshots",
-                                         help="write the failures of this run as a baseline")
+                                         help="write the failures of this run as a baseline (the narrowest "
+                                              "entries: one check each)")
     markdown: Path | None = option(None, "--markdown", type=Path, metavar="FILE", group="snapshots",
                                    help="write the Markdown report to FILE")
     html: Path | None = option(None, "--html", type=Path, metavar="FILE", group="snapshots",

@@ -156,7 +156,31 @@ class Runner:
         return results
 
     def run(self, scenario: Scenario) -> Result:
-        """Runs one scenario and returns its result; never raises for anything the scenario or target does."""
+        """Runs one scenario and returns its result; never raises for anything the scenario or target does.
+
+        With the target's ``repeat`` above 1 (``harness run --repeat N``) the scenario runs that many
+        times; when the verdicts or the observations differ (compared by the target's ``repeat_key``,
+        a function of a result the command hands in: the snapshot's behaviour, volatile values
+        masked), the result is marked ``flaky``. The result kept is the first that failed (fail or
+        error), else the first.
+        """
+        repeat = getattr(self.target, "repeat", 1) or 1
+        first = self._run_once(scenario)
+        if repeat <= 1 or first.verdict is Verdict.SKIP or self.start_reason:
+            return first
+        key = getattr(self.target, "repeat_key", None) or (lambda result: None)
+        kept, flaky = first, False
+        seen = key(first)
+        for _ in range(repeat - 1):
+            again = self._run_once(scenario)
+            if again.verdict is not first.verdict or key(again) != seen:
+                flaky = True
+            if kept.verdict not in (Verdict.FAIL, Verdict.ERROR) and again.verdict in (Verdict.FAIL, Verdict.ERROR):
+                kept = again
+        kept.flaky = flaky
+        return kept
+
+    def _run_once(self, scenario: Scenario) -> Result:
         self.start()
         started = time.perf_counter()
         try:

@@ -133,7 +133,8 @@ def chunks(count: int, jobs: int) -> list[range]:
 
 def _payload(result: Result) -> tuple[Any, ...]:
     """Returns a result without its scenario (the parent has it): what crosses the pipe."""
-    return (result.verdict, result.reason, result.steps, result.then_failures, result.workspace, result.seconds)
+    return (result.verdict, result.reason, result.steps, result.then_failures, result.workspace, result.seconds,
+            result.flaky)
 
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
@@ -443,7 +444,9 @@ class _Pool:
             return False
         index, results = batch
         for position, payload in results:
-            self._store(index, position, Result(self.scenarios[position], *payload), emit=False)
+            found = Result(self.scenarios[position], *payload[:6])
+            found.flaky = bool(payload[6])  # --repeat: the verdict or observation varied
+            self._store(index, position, found, emit=False)
         return bool(results)
 
     def _store(self, index: int, position: int, result: Result, *, emit: bool = True) -> None:

@@ -161,6 +161,17 @@ def _load(directories: list[Path], files: list[Path]) -> Catalog:
                                         f"duplicate id {second.id!r}: also in {first.location}{where}; "
                                         "give this one another id"))
     catalog.scenarios = [s for s in catalog.scenarios if seen[s.id] is s]  # one scenario per id runs
+    # A former id names one scenario's past: never another scenario's id, nor two scenarios' past.
+    former: dict[str, Scenario] = {}
+    for scenario in catalog.scenarios:
+        for old in scenario.former_ids:
+            other = seen.get(old) if old != scenario.id else scenario
+            if other is None:
+                other = former.setdefault(old, scenario)
+                if other is scenario:
+                    continue
+            catalog.problems.append(Problem(scenario.file or Path("?"), scenario.line, "former_ids",
+                                            f"former id {old!r} is {'its own id' if other is scenario else 'also ' + ('the id' if old == other.id else 'a former id') + ' of ' + other.location}"))
     return catalog
 
 

@@ -275,6 +275,7 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
         id=document["id"], profile=document["profile"], title=document["title"], source=document["source"],
         steps=tuple(steps), given=document.get("given", {}), then=_then(document.get("then")),
         tags=tuple(document.get("tags", ())), open_question=document.get("open_question"),
+        former_ids=tuple(document.get("former_ids", ())),
         requires=_requires(document), options=document.get("options", {}), acp=document.get("acp", {}),
         file=path, line=line, raw=document,
     )

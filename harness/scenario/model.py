@@ -70,6 +70,7 @@ class Scenario:
     given: dict[str, Any] = field(default_factory=dict)
     then: dict[str, Any] | None = None
     tags: tuple[str, ...] = ()
+    former_ids: tuple[str, ...] = ()  # the ids it had before a rename
     open_question: str | None = None
     requires: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
@@ -141,6 +142,8 @@ class Result:
     #: Per-aspect verdicts (harness/scenario/aspects.py): as judged, and as observed when the run judged fewer.
     aspects: dict[str, str] | None = None
     observed_aspects: dict[str, str] | None = None
+    #: ``--repeat N``: the verdict or the observation varied between the repeats.
+    flaky: bool = False
 
     @property
     def counted_as(self) -> str:
@@ -189,6 +192,10 @@ class Result:
             data["known"] = self.known
         if self.stale is not None:
             data["stale"] = self.stale
+        if self.scenario.former_ids:
+            data["former_ids"] = list(self.scenario.former_ids)
+        if self.flaky:
+            data["flaky"] = True
         if self.aspects is not None:
             data["aspects"] = dict(self.aspects)
             if self.observed_aspects is not None and self.observed_aspects != self.aspects:

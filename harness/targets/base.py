@@ -152,6 +152,11 @@ class Target(abc.ABC):
     #: (harness/record/snapshot/normalise.py). The report stream hands them to the snapshot checker.
     snapshot_masks: tuple[tuple[str, str], ...] = ()
 
+    #: ``harness run --repeat N``: how often the runner plays each scenario, and what of a result it
+    #: compares between the plays (``repeat_key(result)``, None: the verdicts only) to mark it flaky.
+    repeat: int = 1
+    repeat_key: Any = None
+
     def __init__(self, spec: str) -> None:
         self.spec = spec
 

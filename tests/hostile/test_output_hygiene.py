@@ -258,7 +258,9 @@ steps:
         log = outcome.stdout + outcome.stderr
         assert "Injected" in log  # shown, literally ...
         commands = _commands_github_reads(outcome.stdout)
-        assert commands and all(c.startswith("::error file=") and "Injected" not in c for c in commands), commands
+        # the harness's own: at the scenario file when the checkout has it, else naming the scenario
+        assert commands and all(c.startswith(("::error file=", "::error title=")) and "Injected" not in c
+                                for c in commands), commands
 
 
 def test_under_pytest_a_candidates_text_is_never_read_as_a_github_workflow_command(tmp_path):

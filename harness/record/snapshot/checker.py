@@ -67,6 +67,10 @@ class Checker:
         doc = document(result, self.masks)
         try:
             stored = store.read(scenario_id)
+            for former in result.get("former_ids") or () if stored is None else ():
+                stored = store.read(former) if isinstance(former, str) else None  # renamed: its old snapshot
+                if stored is not None:
+                    break
         except SnapshotUnreadable as exc:
             out.refused[scenario_id] = str(exc)
             return
