@@ -7,7 +7,7 @@ from __future__ import annotations
 from harness.targets.base import Target
 from harness.targets.options import TargetOptions, refusal
 
-TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code | gemini-cli[:node=PATH]"
+TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code | gemini-cli[:node=PATH] | codex|opencode|qwen-code[:cli=PATH,timeout=S]"
 
 
 def target_kind(spec: str) -> type[Target]:
@@ -33,6 +33,9 @@ def target_kind(spec: str) -> type[Target]:
     if spec == "gemini-cli" or spec.startswith("gemini-cli:"):
         from harness.targets.gemini_cli import GeminiCliTarget
         return GeminiCliTarget
+    from harness.targets.agents import agent_target_class, is_agent_spec
+    if is_agent_spec(spec):
+        return agent_target_class(spec)
     raise ValueError(f"unknown target {spec!r}; expected {TARGET_HELP}")
 
 
