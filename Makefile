@@ -211,6 +211,30 @@ real-tool-run:
 	  --timeout 60 --snapshot-update --json .harness/capture-$(NAME).json; status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-$(NAME).json'))['results'] if r['verdict'] == 'error' and r['id'] not in '$(KNOWN_ERRORS)'.split()]; sys.exit(f'error verdicts: {bad}' if bad else 0)"
 
+## codex, opencode, qwen-code: install that pinned coding agent into tools/<agent>/ (npm ci from its lock
+## file, no install scripts); `harness run --target <agent>` then drives it offline against a fake model
+.PHONY: codex opencode qwen-code capture-codex capture-opencode capture-qwen-code capture-agents agents-doc
+AGENTS := codex opencode qwen-code
+AGENT_JOBS ?= 2
+$(AGENTS:%=tools/%/node_modules/.installed): tools/%/node_modules/.installed: tools/%/package.json tools/%/package-lock.json
+	npm ci --prefix tools/$* --no-audit --no-fund --ignore-scripts
+	touch $@
+$(AGENTS): %: tools/%/node_modules/.installed
+
+## capture-<agent>: record that agent's behaviour catalog (scenarios/<agent>-captured/) into
+## snapshots/<agent>-<version>/ and rewrite docs/agents.md; a second capture changes nothing (git diff)
+$(AGENTS:%=capture-%): capture-%: $(STAMP) tools/%/node_modules/.installed
+	$(BIN)/harness run -q --target $* --profile $*-captured --snapshot-update --jobs $(AGENT_JOBS) \
+	  --json .harness/$*.json; test $$? -le 1
+	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md
+
+## capture-agents: every agent above, one after the other
+capture-agents: $(AGENTS:%=capture-%)
+
+## agents-doc: rewrite docs/agents.md (one row per behaviour, one column per agent) from the snapshots
+agents-doc: $(STAMP)
+	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md
+
 ## report-screenshot: the HTML report in headless Chromium (installs Debian's chromium if missing):
 ## the browser tests, then docs/report.png (the reference against the real Claude Code CLI)
 # The real Claude Code CLI: its verdicts when `make capture-claude-code` has run here, else its

@@ -19,7 +19,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from harness import processes
+from harness import bindings, processes
 from harness.targets.agents.spec import PROMPT, AgentSpec
 from harness.targets.base import CallResult, Session, TargetError
 from harness.targets.model_api import FakeModelServer, dialect
@@ -83,8 +83,9 @@ class AgentSession(Session):
     """One agent process and its fake model; the scenario's session state is the agent's own."""
 
     def __init__(self, spec: AgentSpec, *, executable: Path, workspace: Path, call_timeout: float = CALL_TIMEOUT,
-                 startup_allowance: float = STARTUP_ALLOWANCE) -> None:
+                 startup_allowance: float = STARTUP_ALLOWANCE, binding: bindings.Binding | None = None) -> None:
         self.spec = spec
+        self.binding = binding or bindings.Binding()
         self.workspace = workspace
         self.call_timeout = call_timeout
         self.startup_allowance = startup_allowance
@@ -122,7 +123,23 @@ class AgentSession(Session):
         return "\n".join(parts)
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
-        """Plays ``tool(args)`` as the model's next tool call and returns what the agent answered."""
+        """Plays ``tool(args)`` (through the binding, if any) as the model's next tool call."""
+        if tool not in self.binding.tools:
+            return self._call(tool, args)
+        try:  # what a binding builds is held to the scenario's path rule before it is sent
+            self.binding.check_paths(tool, args, str(self.workspace))
+        except bindings.ArgumentMismatch as exc:
+            raise TargetError(str(exc), kind="binding") from None
+        observed = self._call(self.binding.tool(tool), self.binding.arguments(tool, args))
+        text = observed.error["message"] if observed.error else observed.output
+        try:
+            output, error, extra = self.binding.result(tool, observed.output, observed.error, "error", text)
+        except bindings.ResultTooLarge as exc:
+            raise TargetError(str(exc)) from None
+        return CallResult(output=output, error=error, extra={"binding": extra} if extra else {})
+
+    def _call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        """Plays ``tool(args)`` in the agent's own names as the model's next tool call and returns what it answered."""
         if self._closed:
             raise TargetError(f"the {self.spec.title} session is closed")
         if tool not in self.spec.tools:

@@ -6,6 +6,10 @@ first call also gets the agent's start-up time). It runs its own captured profil
 names and arguments are the agent's; other profiles reach it through a binding
 (bindings/<agent>.<profile>.yaml). When the executable is missing, every scenario skips with the
 make target that installs it.
+
+``--binding FILE`` (bindings/<agent>.<profile>.yaml) runs another profile's scenarios through the
+agent's tools: the profile's calls are renamed and reshaped onto the agent's (harness/bindings.py),
+and its results read back the binding's way.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from harness import snapshot
+from harness import bindings, snapshot
 from harness.targets.agents.session import CALL_TIMEOUT, HOME_PREFIX, AgentSession
 from harness.targets.agents.spec import AgentSpec, base_env, executable_ok
 from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
@@ -55,8 +59,11 @@ class AgentTarget(Target):
 
     lone_surrogates_refused = "the agent reads its tool calls as UTF-8 JSON, which cannot hold a lone surrogate"
 
-    def __init__(self, agent: AgentSpec, spec: str, *, timeout: float | None = None, **_run_wide: Any) -> None:
+    def __init__(self, agent: AgentSpec, spec: str, *, timeout: float | None = None, binding: Any = None,
+                 tool_map: Any = (), tool_map_file: Any = None, **_run_wide: Any) -> None:
         super().__init__(spec)
+        # The profile's tools as the agent names and shapes them; raises BindingError (a ValueError).
+        self.binding = bindings.from_options(binding, tool_map, tool_map_file)
         self.agent = agent
         self.options = parse_spec(agent.name, spec)
         self.executable = Path(self.options["cli"]).expanduser() if "cli" in self.options else agent.default_executable()
@@ -88,8 +95,14 @@ class AgentTarget(Target):
     def skip_reason(self, scenario: Any) -> str | None:
         """Skips other profiles, tools the agent lacks, any ``requires``, and everything when it is missing."""
         profile = _field(scenario, "profile")
-        if profile != self.agent.profile:
-            return f"{self.agent.name} runs only the {self.agent.profile} profile (not {profile})"
+        if not self._runs(profile):
+            reason = self.binding.skip_reason(profile)
+            return reason or f"{self.agent.name} runs only the {self.agent.profile} profile (not {profile}; a binding maps others)"
+        calls = ([call.tool for call in scenario.calls] if hasattr(scenario, "calls") else
+                 [step.get("tool") for step in scenario.get("steps") or () if isinstance(step, dict) and step.get("tool")])
+        missing = sorted({self.binding.tool(tool) for tool in calls} - set(self.agent.tools))
+        if missing:
+            return f"{self.agent.name} has no tool {', '.join(missing)} (it has {', '.join(sorted(self.agent.tools))})"
         if _field(scenario, "requires"):
             return f"the {self.agent.name} target cannot realise {', '.join(_field(scenario, 'requires'))}"
         if not self.installed:
@@ -98,13 +111,18 @@ class AgentTarget(Target):
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> AgentSession:
         """Starts one agent process rooted at ``workspace``."""
-        if profile != self.agent.profile:
+        if not self._runs(profile):
             raise Unsupported(f"{self.agent.name} runs only the {self.agent.profile} profile")
         if not self.installed:
             raise Unsupported(self.agent.not_installed)
         if options:
             raise Unsupported(f"{self.agent.name} has no session options (got {', '.join(sorted(options))})")
-        return AgentSession(self.agent, executable=self.executable, workspace=Path(workspace), call_timeout=self.call_timeout)
+        return AgentSession(self.agent, executable=self.executable, workspace=Path(workspace), call_timeout=self.call_timeout,
+                            binding=self.binding)
+
+    def _runs(self, profile: str | None) -> bool:
+        """Returns True for the agent's own profile, and for the profile its binding maps."""
+        return profile == self.agent.profile or (bool(self.binding.tools) and self.binding.profile == profile)
 
     @property
     def slug(self) -> str:
