@@ -211,10 +211,10 @@ real-tool-run:
 	  --timeout 60 --snapshot-update --json .harness/capture-$(NAME).json; status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-$(NAME).json'))['results'] if r['verdict'] == 'error' and r['id'] not in '$(KNOWN_ERRORS)'.split()]; sys.exit(f'error verdicts: {bad}' if bad else 0)"
 
-## codex, opencode, qwen-code: install that pinned coding agent into tools/<agent>/ (npm ci from its lock
+## codex, opencode, kilo, pi, qwen-code: install that pinned coding agent into tools/<agent>/ (npm ci from its lock
 ## file, no install scripts); `harness run --target <agent>` then drives it offline against a fake model
-.PHONY: codex opencode qwen-code capture-codex capture-opencode capture-qwen-code capture-agents agents-doc
-AGENTS := codex opencode qwen-code
+.PHONY: codex opencode kilo pi qwen-code capture-codex capture-opencode capture-kilo capture-pi capture-qwen-code capture-agents agents-doc
+AGENTS := codex opencode kilo pi qwen-code
 AGENT_JOBS ?= 2
 $(AGENTS:%=tools/%/node_modules/.installed): tools/%/node_modules/.installed: tools/%/package.json tools/%/package-lock.json
 	npm ci --prefix tools/$* --no-audit --no-fund --ignore-scripts

@@ -7,7 +7,7 @@ from __future__ import annotations
 from harness.targets.base import Target
 from harness.targets.options import TargetOptions, refusal
 
-TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code | gemini-cli[:node=PATH] | codex|opencode|qwen-code[:cli=PATH,timeout=S]"
+TARGET_HELP = "reference | cmd:<command line> | mcp:<command line> | mcp+http://<url> | claude-code[:opt=val,...] | acp:[opt=val ...] <command line>|claude-code | gemini-cli[:node=PATH] | codex|opencode|kilo|pi|qwen-code[:cli=PATH,timeout=S]"
 
 
 def target_kind(spec: str) -> type[Target]:

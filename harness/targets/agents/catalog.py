@@ -6,6 +6,12 @@
 - ``opencode``: OpenCode (the ``opencode-linux-x64`` binary of ``opencode-ai``), ``opencode run``
   with an ``@ai-sdk/openai-compatible`` provider whose ``baseURL`` is the fake Chat Completions
   endpoint; it asks for a title first (a side request without tools).
+- ``kilo``: Kilo CLI (the ``@kilocode/cli-linux-x64`` binary of ``@kilocode/cli``), an OpenCode fork
+  driven the same way (``kilo run``, its own ``KILO_*`` settings); it starts slowly offline (its
+  model cache fetches fail first), so its first call gets a longer allowance.
+- ``pi``: pi (``@mariozechner/pi-coding-agent``), ``pi --mode json -p`` with a custom provider in
+  its ``models.json`` (``api: openai-completions``, ``baseUrl`` the fake Chat Completions endpoint)
+  and ``PI_OFFLINE``.
 - ``qwen-code``: Qwen Code (``@qwen-code/qwen-code``), ``qwen -p`` with ``OPENAI_BASE_URL`` at the
   fake Chat Completions endpoint.
 """
@@ -59,8 +65,21 @@ CODEX = AgentSpec(
 
 
 def _opencode_launch(spec: AgentSpec, executable: Path, home: Path, workspace: Path, base_url: str) -> Launch:
+    return _opencode_like(executable, home, base_url, "OPENCODE")
+
+
+def _kilo_launch(spec: AgentSpec, executable: Path, home: Path, workspace: Path, base_url: str) -> Launch:
+    launch = _opencode_like(executable, home, base_url, "KILO")
+    launch.env.update({"KILO_DISABLE_CODEBASE_INDEXING": "1", "KILO_DISABLE_PRESENCE": "1", "KILO_DISABLE_SESSION_INGEST": "1",
+                       "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_CLAUDE_CODE": "1", "KILO_DISABLE_EXTERNAL_SKILLS": "1",
+                       "KILO_DISABLE_EMBEDDED_WEB_UI": "1", "KILO_EXPERIMENTAL_DISABLE_FILEWATCHER": "1"})
+    return launch
+
+
+def _opencode_like(executable: Path, home: Path, base_url: str, prefix: str) -> Launch:
+    """OpenCode and its fork Kilo: a config file with one openai-compatible provider, every fetch off."""
     config = {
-        "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+        "autoupdate": False, "share": "disabled",
         "model": "harness/fake-model", "small_model": "harness/fake-model",
         "provider": {"harness": {"npm": "@ai-sdk/openai-compatible", "name": "harness",
                                  "options": {"baseURL": base_url + "/v1", "apiKey": "sk-fake-conformance-key"},
@@ -68,13 +87,12 @@ def _opencode_launch(spec: AgentSpec, executable: Path, home: Path, workspace: P
         "permission": {"edit": "allow", "bash": "deny", "webfetch": "deny", "external_directory": "allow"},
         "lsp": False, "formatter": False,
     }
-    folder = home / "opencode-config"
+    folder = home / "agent-config"
     folder.mkdir()
-    (folder / "opencode.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
-    env = base_env(home, {
-        "OPENCODE_CONFIG": str(folder / "opencode.json"), "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1"})
+    (folder / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    env = base_env(home, {f"{prefix}_{name}": value for name, value in (
+        ("CONFIG", str(folder / "config.json")), ("DISABLE_MODELS_FETCH", "1"), ("DISABLE_AUTOUPDATE", "1"),
+        ("DISABLE_LSP_DOWNLOAD", "1"), ("DISABLE_DEFAULT_PLUGINS", "1"), ("DISABLE_SHARE", "1"))})
     return Launch([str(executable), "run", "--format", "json", PROMPT], env)
 
 
@@ -98,6 +116,12 @@ OPENCODE = AgentSpec(
     tools_dir="opencode", executable="node_modules/opencode-linux-x64/bin/opencode", api="openai-chat",
     profile="opencode-captured", tools={"read": "function", "write": "function", "edit": "function"},
     make_target="opencode", launch=_opencode_launch, errored=_opencode_errored)
+
+KILO = AgentSpec(
+    name="kilo", title="Kilo CLI", package="@kilocode/cli (@kilocode/cli-linux-x64)", version="7.7.9",
+    tools_dir="kilo", executable="node_modules/@kilocode/cli-linux-x64/bin/kilo", api="openai-chat",
+    profile="kilo-captured", tools={"read": "function", "write": "function", "edit": "function"},
+    make_target="kilo", launch=_kilo_launch, errored=_opencode_errored, startup=150.0)
 
 # --------------------------------------------------------------------------- Qwen Code
 
@@ -130,4 +154,32 @@ QWEN_CODE = AgentSpec(
     tools={"read_file": "function", "write_file": "function", "edit": "function"}, make_target="qwen-code",
     launch=_qwen_launch, errored=_qwen_errored)
 
-AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (CODEX, OPENCODE, QWEN_CODE)}
+# --------------------------------------------------------------------------- pi
+
+
+def _pi_launch(spec: AgentSpec, executable: Path, home: Path, workspace: Path, base_url: str) -> Launch:
+    folder = home / ".pi" / "agent"
+    folder.mkdir(parents=True)
+    models = {"providers": {"harness": {"baseUrl": base_url + "/v1", "api": "openai-completions",
+                                        "apiKey": "sk-fake-conformance-key", "models": [{"id": "fake-model"}]}}}
+    (folder / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    env = base_env(home, {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0",
+                          "PI_CODING_AGENT_DIR": str(folder)})
+    return Launch([str(executable), "--mode", "json", "--no-session", "--provider", "harness", "--model", "fake-model",
+                   "-p", PROMPT], env)
+
+
+def _pi_errored(events: list[dict[str, Any]], call_id: str, text: str) -> bool | None:
+    for event in events:
+        if event.get("type") == "tool_execution_end" and event.get("toolCallId") == call_id:
+            return bool(event.get("isError"))
+    return None
+
+
+PI = AgentSpec(
+    name="pi", title="pi", package="@mariozechner/pi-coding-agent", version="0.73.1", tools_dir="pi",
+    executable="node_modules/.bin/pi", api="openai-chat", profile="pi-captured",
+    tools={"read": "function", "write": "function", "edit": "function"}, make_target="pi", launch=_pi_launch,
+    errored=_pi_errored)
+
+AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (CODEX, OPENCODE, KILO, PI, QWEN_CODE)}

@@ -27,8 +27,6 @@ from harness.targets.model_api.base import ToolResult
 
 #: How long one call may take, from queuing the tool call to receiving its result.
 CALL_TIMEOUT = 60.0
-#: What the first call may take on top: the agent starts and sends its first request.
-STARTUP_ALLOWANCE = 60.0
 #: How long stdout may lag behind the API for the agent's own record of a call.
 STDOUT_GRACE = 3.0
 #: How long the agent may take to exit after the final text turn.
@@ -83,12 +81,12 @@ class AgentSession(Session):
     """One agent process and its fake model; the scenario's session state is the agent's own."""
 
     def __init__(self, spec: AgentSpec, *, executable: Path, workspace: Path, call_timeout: float = CALL_TIMEOUT,
-                 startup_allowance: float = STARTUP_ALLOWANCE, binding: bindings.Binding | None = None) -> None:
+                 startup_allowance: float | None = None, binding: bindings.Binding | None = None) -> None:
         self.spec = spec
         self.binding = binding or bindings.Binding()
         self.workspace = workspace
         self.call_timeout = call_timeout
-        self.startup_allowance = startup_allowance
+        self.startup_allowance = spec.startup if startup_allowance is None else startup_allowance
         self.calls = 0
         self._closed = False
         self._stuck = False

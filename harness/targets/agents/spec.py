@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -57,9 +57,8 @@ class AgentSpec:
     errored: Callable[[list[dict[str, Any]], str, str], bool | None] = lambda events, call_id, text: None
     #: Snapshot masks (regex, placeholder) for what varies between runs in the agent's results.
     masks: tuple[tuple[str, str], ...] = ()
-    #: Where the pinned executable is found when a version is asked for without its own tools folder.
-    notes: str = ""
-    env: dict[str, str] = field(default_factory=dict)
+    #: What the first call may take on top of the call timeout: the agent starts and sends its first request.
+    startup: float = 60.0
 
     def root(self) -> Path:
         """Returns the project checkout (where tools/ lives), or the current directory."""
