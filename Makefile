@@ -120,6 +120,7 @@ capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
 	$(BIN)/python -m harness.drivers.capture_claude_code --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
 	  --target 'claude-code:cli=$(CLAUDE_CODE_CLI)' --target 'claude-code:cli=$(CLAUDE_CODE_CLI),cwd=outside' \
 	  $(if $(CLAUDE_CODE_RUN_AS),--run-as $(CLAUDE_CODE_RUN_AS)) $(CLAUDE_CODE_FINDINGS)
+	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md  # its behaviour/ column
 
 ## claude-code-acp: install the pinned Claude Code ACP agent (tools/claude-code-acp) and the pinned CLI it
 ## is pointed at (CLAUDE_CODE_EXECUTABLE); the acp:claude-code target and its live tests need both

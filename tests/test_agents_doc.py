@@ -68,3 +68,16 @@ def test_a_refusal_cell_quotes_the_first_line_of_the_message() -> None:
     assert agents_doc._refused(step) == "refused: “File not found: ${workspace}/missing.txt”"
     long = {"error": {"message": "x" * 200}}
     assert agents_doc._refused(long) == "refused: “" + "x" * 89 + "…”"
+
+
+def test_a_latin1_file_rewritten_in_another_byte_is_named_by_that_byte() -> None:
+    """Kilo 7.7.9 wrote é (0xE9) as 0xFF (observed in a run); the snapshot keeps only the hash, the cell names the byte."""
+    import hashlib
+    step = {"tool": "edit", "output": "Edit applied successfully."}
+    for content, answer in ((b"caf\xff = 1\nx = 3\n", "applied; é (0xE9) written as byte 0xFF"),
+                            (b"caf\xe9 = 1\nx = 3\n", "applied; Latin-1 bytes kept"),
+                            (b"cafe = 1\nx = 3\n\n", "changed otherwise (see the snapshot)")):
+        workspace = {"legacy.txt": {"type": "file", "sha256": hashlib.sha256(content).hexdigest(), "size": len(content)}}
+        assert agents_doc._latin1_edit(step, workspace) == answer
+    utf8 = {"legacy.txt": {"type": "file", "text": "caf\ufffd = 1\nx = 3\n"}}
+    assert agents_doc._latin1_edit(step, utf8) == "applied; rewritten as UTF-8 with U+FFFD"

@@ -145,7 +145,11 @@ def _latin1_edit(step: Step, workspace: dict[str, Any]) -> str:
     text = entry.get("text")
     if text is not None and "x = 3" in text:
         return "applied; rewritten as UTF-8" + (" with U+FFFD" if "\ufffd" in text else "")
-    return "no change"
+    # Not UTF-8 (the snapshot keeps only its hash): which single byte took the place of é (0xE9)?
+    for byte in range(256):
+        if entry.get("sha256") == hashlib.sha256(b"caf" + bytes([byte]) + b" = 1\nx = 3\n").hexdigest():
+            return f"applied; é (0xE9) written as byte 0x{byte:02X}"
+    return "changed otherwise (see the snapshot)" if entry.get("sha256") else "no change"
 
 
 def _bom(step: Step, workspace: dict[str, Any]) -> str:
