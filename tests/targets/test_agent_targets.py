@@ -143,6 +143,7 @@ def test_other_profiles_skip_unless_a_binding_maps_them(tmp_path: Path) -> None:
     bound = make_target(f"qwen-code:cli={tmp_path / 'nothing'}", binding=str(ROOT / "bindings" / "qwen-code.claude-code.yaml"))
     scenario = {"profile": "claude-code", "steps": [{"tool": "Read"}, {"tool": "Edit"}]}
     assert bound.skip_reason(scenario).startswith("Qwen Code not installed")
+    assert bound.start().profiles == ("qwen-code-captured", "claude-code")  # the runner offers only these
     assert "maps profile claude-code, not gemini-safe-patch" in bound.skip_reason({"profile": "gemini-safe-patch", "steps": []})
 
 

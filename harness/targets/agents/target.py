@@ -90,7 +90,8 @@ class AgentTarget(Target):
                 raise TargetError(f"{self.agent.title} at {self.executable} does not start", detail=str(exc)) from exc
             finally:
                 shutil.rmtree(home, ignore_errors=True)
-        return TargetInfo(name=self.agent.name, version=self.version, profiles=(self.agent.profile,))
+        bound = (self.binding.profile,) if self.binding.tools and self.binding.profile else ()
+        return TargetInfo(name=self.agent.name, version=self.version, profiles=(self.agent.profile, *bound))
 
     def skip_reason(self, scenario: Any) -> str | None:
         """Skips other profiles, tools the agent lacks, any ``requires``, and everything when it is missing."""
