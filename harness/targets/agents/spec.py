@@ -11,7 +11,6 @@ spec's `errored` function; what the model was told is the tool result the fake e
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -88,8 +87,3 @@ def base_env(home: Path, extra: dict[str, str]) -> dict[str, str]:
     env.update(BASE_ENV)
     env.update(extra)
     return env
-
-
-def first_match(pattern: str, text: str) -> bool:
-    """Returns True when ``pattern`` matches at the start of ``text``."""
-    return re.match(pattern, text) is not None

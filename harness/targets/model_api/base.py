@@ -99,10 +99,6 @@ class Recorded:
     answer: str = ""
 
 
-class ScriptClosed(Exception):
-    """The script was closed while someone waited on it."""
-
-
 class Script:
     """The queue of model turns to play, and the tool results coming back. Thread-safe, every wait bounded."""
 
