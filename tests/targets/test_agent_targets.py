@@ -101,7 +101,7 @@ def test_a_tool_the_agent_lacks_is_a_target_error_not_a_call(workspace: Path) ->
 
 
 def test_a_binding_maps_the_profiles_call_onto_the_agents_tool(workspace: Path, tmp_path: Path) -> None:
-    from harness import bindings
+    from harness.targets import bindings
     path = tmp_path / "binding.yaml"
     path.write_text("binding: 1\nprofile: claude-code\ntarget: stand-in\ntools:\n  Read:\n    tool: read\n"
                     "    args:\n      filePath: file_path\n", encoding="utf-8")

@@ -19,7 +19,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from harness import bindings, processes
+from harness.targets import bindings
+from harness.util import processes
 from harness.targets.agents.spec import PROMPT, AgentSpec
 from harness.targets.base import CallResult, Session, TargetError
 from harness.targets.model_api import FakeModelServer, dialect

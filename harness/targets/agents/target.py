@@ -19,7 +19,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from harness import bindings, snapshot
+from harness.record import snapshot
+from harness.targets import bindings
 from harness.targets.agents.session import CALL_TIMEOUT, HOME_PREFIX, AgentSession
 from harness.targets.agents.spec import AgentSpec, base_env, executable_ok
 from harness.targets.base import Target, TargetError, TargetInfo, Unsupported
