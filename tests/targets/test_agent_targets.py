@@ -180,6 +180,7 @@ def test_a_live_agent_reproduces_its_snapshot(name: str) -> None:
     if not agent.default_executable().is_file():
         pytest.skip(agent.not_installed)
     done = subprocess.run([sys.executable, "-m", "harness", "run", "-q", "--target", name, "--profile", agent.profile,
-                           "-k", "behaviour/edit-crlf", "--jobs", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                           "-k", "behaviour/edit-crlf", "--jobs", "1",
+                           "--snapshots", str(ROOT / "snapshots")], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 match, 0 differ" in done.stdout + done.stderr
