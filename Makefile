@@ -223,15 +223,15 @@ $(AGENTS:%=tools/%/node_modules/.installed): tools/%/node_modules/.installed: to
 $(AGENTS): %: tools/%/node_modules/.installed
 
 ## capture-<agent>: record that agent's behaviour catalog (scenarios/<agent>-captured/) into
-## snapshots/<agent>-<version>/, and the claude-code catalog through bindings/<agent>.claude-code.yaml
-## where there is one (a fail is a divergence from seed 001, a finding); rewrite docs/agents.md. A second
+## snapshots/<agent>-<version>/, and each profile's catalog through bindings/<agent>.<profile>.yaml (judged
+## on effects and outcome; a fail is a divergence from that contract, a finding); rewrite docs/agents.md. A second
 ## capture changes nothing (git diff)
 $(AGENTS:%=capture-%): capture-%: $(STAMP) tools/%/node_modules/.installed
 	$(BIN)/harness run -q --target $* --profile $*-captured --snapshot-update --jobs $(AGENT_JOBS) \
 	  --json .harness/$*.json; test $$? -le 1
-	$(if $(wildcard bindings/$*.claude-code.yaml),$(BIN)/harness run -q --target $* --profile claude-code \
-	  --binding bindings/$*.claude-code.yaml --snapshot-update --jobs $(AGENT_JOBS) --json .harness/$*-claude-code.json; \
-	  test $$? -le 1)
+	$(foreach b,$(wildcard bindings/$*.*.yaml),$(BIN)/harness run -q --target $* \
+	  --profile $(word 2,$(subst ., ,$(notdir $(b)))) --binding $(b) --aspects effects,outcome --snapshot-update \
+	  --jobs $(AGENT_JOBS); test $$? -le 1;)
 	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md
 
 ## capture-agents: every agent above, one after the other
