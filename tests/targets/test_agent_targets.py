@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness.targets import make_target
+from harness.targets.options import TargetOptions
 from harness.targets.agents import AGENTS, AgentTarget
 from harness.targets.agents.catalog import _codex_errored, _opencode_errored, _qwen_errored
 from harness.targets.agents.session import AgentSession
@@ -122,6 +123,7 @@ def test_each_agent_is_a_target_by_name() -> None:
         target = make_target(name)
         assert isinstance(target, AgentTarget) and target.agent is AGENTS[name]
     assert make_target("codex:timeout=90").call_timeout == 90.0
+    assert make_target("codex", TargetOptions(timeout=120)).call_timeout == 120.0
     for bad in ("codex:colour=red", "opencode:timeout", "qwen-code:timeout=soon"):
         with pytest.raises(ValueError):
             make_target(bad)
@@ -140,7 +142,8 @@ def test_a_missing_agent_skips_naming_its_make_target(tmp_path: Path) -> None:
 def test_other_profiles_skip_unless_a_binding_maps_them(tmp_path: Path) -> None:
     plain = make_target(f"qwen-code:cli={tmp_path / 'nothing'}")
     assert "runs only the qwen-code-captured profile" in plain.skip_reason({"profile": "claude-code", "steps": []})
-    bound = make_target(f"qwen-code:cli={tmp_path / 'nothing'}", binding=str(ROOT / "bindings" / "qwen-code.claude-code.yaml"))
+    bound = make_target(f"qwen-code:cli={tmp_path / 'nothing'}",
+                        TargetOptions(binding=ROOT / "bindings" / "qwen-code.claude-code.yaml"))
     scenario = {"profile": "claude-code", "steps": [{"tool": "Read"}, {"tool": "Edit"}]}
     assert bound.skip_reason(scenario).startswith("Qwen Code not installed")
     assert bound.start().profiles == ("qwen-code-captured", "claude-code")  # the runner offers only these

@@ -60,18 +60,27 @@ class AgentTarget(Target):
 
     lone_surrogates_refused = "the agent reads its tool calls as UTF-8 JSON, which cannot hold a lone surrogate"
 
-    def __init__(self, agent: AgentSpec, spec: str, *, timeout: float | None = None, binding: Any = None,
-                 tool_map: Any = (), tool_map_file: Any = None, **_run_wide: Any) -> None:
+    #: The agent this target class drives (each agent's class sets it: harness.targets.agents).
+    agent: AgentSpec
+
+    def __init__(self, spec: str, *, timeout: float | None = None, binding: Any = None,
+                 tool_map: Any = (), tool_map_file: Any = None) -> None:
         super().__init__(spec)
+        agent = self.agent
         # The profile's tools as the agent names and shapes them; raises BindingError (a ValueError).
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
-        self.agent = agent
         self.options = parse_spec(agent.name, spec)
         self.executable = Path(self.options["cli"]).expanduser() if "cli" in self.options else agent.default_executable()
         self.call_timeout = float(self.options["timeout"]) if "timeout" in self.options else max(timeout or 0, CALL_TIMEOUT)
         self.version = ""
         for pattern, replacement in agent.masks:
             snapshot.register_mask(pattern, replacement)
+
+    @classmethod
+    def from_options(cls, spec: str, options: Any) -> "AgentTarget":
+        """Returns the target built with the run-wide options it takes: the call timeout and a binding."""
+        return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
+                   tool_map_file=options.tool_map_file)
 
     @property
     def installed(self) -> bool:
