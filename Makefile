@@ -125,6 +125,7 @@ capture-claude-code: $(STAMP) $(CLAUDE_CODE_STAMP)
 	$(BIN)/python -m harness.drivers.capture_claude_code --jobs $(CLAUDE_CODE_JOBS) --json-dir .harness \
 	  --target 'claude-code:cli=$(CLAUDE_CODE_CLI)' --target 'claude-code:cli=$(CLAUDE_CODE_CLI),cwd=outside' \
 	  $(if $(CLAUDE_CODE_RUN_AS),--run-as $(CLAUDE_CODE_RUN_AS)) $(CLAUDE_CODE_FINDINGS)
+	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md  # its behaviour/ column
 
 ## claude-code-acp: install the pinned Claude Code ACP agent (tools/claude-code-acp) and the pinned CLI it
 ## is pointed at (CLAUDE_CODE_EXECUTABLE); the acp:claude-code target and its live tests need both
@@ -227,6 +228,35 @@ real-tool-run:
 	  --timeout 60 --snapshot-update --json .harness/capture-$(NAME).json; status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-$(NAME).json'))['results'] if r['verdict'] == 'error' and r['id'] not in '$(KNOWN_ERRORS)'.split()]; sys.exit(f'error verdicts: {bad}' if bad else 0)"
 	$(BIN)/python -m harness.drivers.figures docs/real-world.md
+
+## codex, opencode, kilo, pi, qwen-code: install that pinned coding agent into tools/<agent>/ (npm ci from its lock
+## file, no install scripts); `harness run --target <agent>` then drives it offline against a fake model
+.PHONY: codex opencode kilo pi qwen-code capture-codex capture-opencode capture-kilo capture-pi capture-qwen-code capture-agents agents-doc
+AGENTS := codex opencode kilo pi qwen-code
+AGENT_JOBS ?= 2
+$(AGENTS:%=tools/%/node_modules/.installed): tools/%/node_modules/.installed: tools/%/package.json tools/%/package-lock.json
+	npm ci --prefix tools/$* --no-audit --no-fund --ignore-scripts
+	touch $@
+$(AGENTS): %: tools/%/node_modules/.installed
+
+## capture-<agent>: record that agent's behaviour catalog (scenarios/<agent>-captured/) into
+## snapshots/<agent>-<version>/, and each profile's catalog through bindings/<agent>.<profile>.yaml (judged
+## on effects and outcome; a fail is a divergence from that contract, a finding); rewrite docs/agents.md. A second
+## capture changes nothing (git diff)
+$(AGENTS:%=capture-%): capture-%: $(STAMP) tools/%/node_modules/.installed
+	$(BIN)/harness run -q --target $* --profile $*-captured --snapshot-update --jobs $(AGENT_JOBS) \
+	  --json .harness/$*.json; test $$? -le 1
+	$(foreach b,$(wildcard bindings/$*.*.yaml),$(BIN)/harness run -q --target $* \
+	  --profile $(word 2,$(subst ., ,$(notdir $(b)))) --binding $(b) --aspects effects,outcome --snapshot-update \
+	  --jobs $(AGENT_JOBS); test $$? -le 1;)
+	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md
+
+## capture-agents: every agent above, one after the other
+capture-agents: $(AGENTS:%=capture-%)
+
+## agents-doc: rewrite docs/agents.md (one row per behaviour, one column per agent) from the snapshots
+agents-doc: $(STAMP)
+	$(BIN)/python -m harness.drivers.agents_doc --write docs/agents.md
 
 ## report-screenshot: the HTML report in headless Chromium (installs Debian's chromium if missing):
 ## the browser tests, then docs/report.png (the reference against the real Claude Code CLI)

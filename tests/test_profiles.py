@@ -79,7 +79,8 @@ def problems_of(path: Path) -> list:
 def test_the_built_in_profiles_are_the_catalog_folders_with_the_seeds_tools():
     found = profiles.builtin()
     assert list(found) == ["claude-code", "aptix-tul-004", "mcp-write-text-file", "gemini-safe-patch",
-                           "mcp-filesystem", "claude-code-captured", "gemini-cli-captured",
+                           "mcp-filesystem", "claude-code-captured", "codex-captured", "gemini-cli-captured",
+                           "kilo-captured", "opencode-captured", "pi-captured", "qwen-code-captured",
                            "anthropic-text-editor", "codex-apply-patch"]
     assert list(found["claude-code"].tools) == ["Read", "Write", "Edit"]
     assert list(found["gemini-safe-patch"].tools) == ["read_file", "read_many_files", "write_file", "safe_patch"]

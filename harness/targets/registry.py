@@ -54,6 +54,11 @@ def _named(name: str) -> Callable[[str], bool]:
     return lambda spec: spec == name or spec.startswith(name + ":")
 
 
+def _is_agent(spec: str) -> bool:
+    from harness.targets.agents import is_agent_spec  # the agents' table, imported only to recognise one
+    return is_agent_spec(spec)
+
+
 def _prefixed(*prefixes: str) -> Callable[[str], bool]:
     return lambda spec: spec.startswith(prefixes)
 
@@ -67,6 +72,8 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("acp", "acp:[opt=val ...] <command line>|claude-code", _prefixed("acp:"), "harness.targets.acp:target_class",
          "acp:"),
     Kind("gemini-cli", "gemini-cli[:node=PATH]", _named("gemini-cli"), "harness.targets.gemini_cli:GeminiCliTarget"),
+    Kind("agent", "codex|opencode|kilo|pi|qwen-code[:cli=PATH,timeout=S]", lambda spec: _is_agent(spec),
+         "harness.targets.agents:agent_target_class"),
 )}
 
 #: Every kind's syntax, for ``--target``'s help and the error on an unknown spec.
