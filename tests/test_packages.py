@@ -34,8 +34,8 @@ def test_the_init_runs_once_on_first_use_of_its_names(package):
     deferred_init("deferredpkg")
     import deferredpkg.sub.leaf  # noqa: F401
     assert package.deferredpkg_sub_runs == 1  # not deferred: runs as usual
-    from deferredpkg import NAME
     import deferredpkg
+    from deferredpkg import NAME
     assert NAME == deferredpkg.NAME == "init ran" and package.deferredpkg_runs == 1
     with pytest.raises(AttributeError):
         deferredpkg.missing  # noqa: B018

@@ -65,13 +65,13 @@ def _take() -> Any:
             # The temporary folder tempfile found on this (then identical) file system: finding it
             # again writes and removes a probe file in each candidate, a third of a workspace's set-up.
             tempfile.tempdir = patcher.fake_tempdir
-            linecache.open = patcher.original_open  # as Patcher.setUp leaves them
+            linecache.open = patcher.original_open  # type: ignore[attr-defined]  # as Patcher.setUp leaves them
             tokenize._builtin_open = patcher.original_open  # type: ignore[attr-defined]
             return patcher
-    patcher = Patcher(allow_root_user=False)
-    patcher.setUp()
-    patcher.modules_seen = len(sys.modules)
-    return patcher
+    fresh: Any = Patcher(allow_root_user=False)
+    fresh.setUp()
+    fresh.modules_seen = len(sys.modules)
+    return fresh
 
 
 def _put_back(patcher: Any) -> None:
@@ -83,7 +83,8 @@ def _put_back(patcher: Any) -> None:
     from pyfakefs import helpers
     from pyfakefs.fake_filesystem_unittest import Patcher
 
-    if Patcher.PATCHER is not patcher or Patcher.REF_COUNT != 1:  # nested in another user's patcher
+    current: Any = Patcher.PATCHER
+    if current is not patcher or Patcher.REF_COUNT != 1:  # nested in another user's patcher
         patcher.tearDown()
         return
     patcher.fake_tempdir = tempfile.tempdir  # found (or not: None) on the fake file system

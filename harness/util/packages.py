@@ -27,7 +27,7 @@ def deferred_init(*names: str) -> None:
         if spec is None or spec.loader is None or spec.submodule_search_locations is None:
             continue
         module = importlib.util.module_from_spec(spec)
-        module.__getattr__ = _initialiser(module, spec)  # type: ignore[attr-defined]
+        module.__getattr__ = _initialiser(module, spec)  # type: ignore[method-assign]
         sys.modules[name] = module
 
 
