@@ -135,10 +135,10 @@ def replay_main() -> int:
     """The replay process: the catalog's calls on ``reference_impl``; prints the catalog's loading time."""
     started = time.perf_counter()
     from harness.drivers.bench_speed import replay
+    from harness.run import assemble
     from harness.scenario import catalog
-    from harness.targets.reference import ReferenceTarget
     cat = catalog.load([catalog.builtin_dir()])
-    offered = set(ReferenceTarget("reference").start().profiles)
+    offered = set(assemble.target("reference").start().profiles)
     scenarios = [s for s in cat.scenarios if s.profile in offered and "acp" not in s.requires]
     loading = time.perf_counter() - started
     replay(scenarios, _workspace_parent())
@@ -166,17 +166,16 @@ def fault_and_plain(report: Path) -> tuple[float, float, int, int]:
 def fault_and_plain_cpu() -> tuple[float, float]:
     """Returns the processor time per scenario of the fault scenarios and of the plain ones the
     reference runs, each set run once serially in this process after a first run of both."""
-    from harness.run import workers
+    from harness.run import assemble, workers
     from harness.scenario import catalog
-    from harness.targets.reference import ReferenceTarget
-    offered = set(ReferenceTarget("reference").start().profiles)
+    offered = set(assemble.target("reference").start().profiles)
     chosen = [s for s in catalog.load([catalog.builtin_dir()]).scenarios if s.profile in offered and "acp" not in s.requires]
     fault, plain = [s for s in chosen if s.requires], [s for s in chosen if not s.requires]
     tmp = _workspace_parent()
 
     def cpu(scenarios: list[Any]) -> float:
         started = time.process_time()
-        workers.run([ReferenceTarget("reference")], scenarios, jobs=1, tmp=tmp)
+        workers.run([assemble.target("reference")], scenarios, jobs=1, tmp=tmp)
         return (time.process_time() - started) / len(scenarios)
     cpu(fault), cpu(plain)  # imports, caches and pyfakefs' first set-up, paid once per process
     return cpu(fault), cpu(plain)
@@ -228,14 +227,13 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
         out += [(with_start, float("nan"), "not measured (--skip mcp)"), (without, float("nan"), "not measured")]
     else:
         from harness.drivers.bench import time_catalog
+        from harness.run import assemble
         from harness.scenario import catalog
-        from harness.targets.mcp.target import McpTarget
-        from harness.targets.reference import ReferenceTarget
-        offered = set(ReferenceTarget("reference").start().profiles)
+        offered = set(assemble.target("reference").start().profiles)
         scenarios = [s for s in catalog.load([catalog.builtin_dir()]).scenarios
                      if not s.requires and s.profile in offered]
-        local_start, local, _ = time_catalog(ReferenceTarget("reference"), scenarios)
-        remote_start, remote, _ = time_catalog(McpTarget(REFERENCE_MCP, workspace_parent=_workspace_parent()), scenarios)
+        local_start, local, _ = time_catalog(assemble.target("reference"), scenarios)
+        remote_start, remote, _ = time_catalog(assemble.target(REFERENCE_MCP), scenarios)
         out.append((with_start, (remote_start + remote) / (local_start + local),
                     f"{(remote_start + remote) * 1000:.0f} ms / {(local_start + local) * 1000:.0f} ms "
                     f"({len(scenarios)} scenarios; the server's start {remote_start * 1000:.0f} ms)"))
