@@ -71,9 +71,12 @@ profiles: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/harness lint
 
-## bench: the whole catalog in-process, through cmd: (also in the default sandbox) and mcp:, their ratios and the per-call overhead; the
+## bench: the goals of docs/performance.md, each a ratio from one run (bench_goals writes them into the page);
+## then the whole catalog in-process, through cmd: (also in the default sandbox) and mcp:, their ratios and the
+## per-call overhead, and the
 ## speed ratios of docs/performance.md (replay floor, --jobs, roots, several targets, start-up)
 bench: $(STAMP)
+	$(BIN)/python -m harness.drivers.bench_goals --write docs/performance.md
 	$(BIN)/python -m harness.drivers.bench
 	$(BIN)/python -m harness.drivers.bench_mcp
 	$(BIN)/python -m harness.drivers.bench_speed

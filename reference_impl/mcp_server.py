@@ -138,10 +138,34 @@ class Sessions:
         return session
 
 
+def _defer_package_inits(*names: str) -> None:
+    """Registers each package of ``names`` with its ``__init__`` not yet run, so that importing a
+    submodule does not first import the rest of the SDK (the ``mcp`` package's ``__init__`` imports
+    its clients and every server, with their HTTP stack); the first use of any other name of the
+    package runs its ``__init__`` then. A package already imported is left as it is."""
+    import importlib.util
+
+    for name in names:
+        spec = importlib.util.find_spec(name) if name not in sys.modules else None
+        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+
+        def __getattr__(attr: str, module: Any = module, spec: Any = spec) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(f"module {module.__name__!r} has no attribute {attr!r}")
+            if module.__dict__.pop("__getattr__", None) is not None:
+                spec.loader.exec_module(module)
+            return getattr(module, attr)
+        module.__getattr__ = __getattr__
+        sys.modules[name] = module
+
+
 def build_server(root: str):
     """Returns the low-level MCP server serving every reference tool on sessions rooted at ``root``."""
+    _defer_package_inits("mcp", "mcp.server")  # the low-level server's submodules alone
     import mcp_types as types
-    from mcp.server.lowlevel import Server
+    from mcp.server.lowlevel.server import Server
     from mcp.shared.exceptions import MCPError
 
     sessions = Sessions(root)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -490,6 +489,8 @@ def print_diff(console: Console, text: str) -> None:
     """Prints a unified diff: coloured on a terminal, plain text otherwise (CI logs)."""
     text = printable(text)  # a candidate's output never reaches the terminal raw
     if console.is_terminal:
+        from rich.syntax import Syntax  # pygments' lexers: imported for a terminal's diff alone
+
         console.print(Syntax(text.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
     else:
         console.print(text.rstrip("\n"), markup=False, highlight=False)  # wrapped as the console wraps

@@ -6,6 +6,12 @@ reference), the whole scenario then runs on a pyfakefs file system instead: mode
 (``allow_root_user=False``), ``disk_free`` sets the free space, and writes under ``read_only``
 directories fail with EROFS. Out-of-process targets realise these conditions their own way or
 skip the scenario (see ``Target.realises``).
+
+The fake file system is set up once per process and emptied for each scenario: pyfakefs' own
+set-up (finding the modules to patch, a new file system and fake modules) cost a fault scenario
+more than its calls did. Between scenarios the patches are lifted and pyfakefs is left as if
+torn down, so another user of pyfakefs in the process (a test's ``fs`` fixture) finds it free;
+if it is not free, or a module was imported since, a scenario gets the full set-up instead.
 """
 
 from __future__ import annotations
@@ -20,13 +26,74 @@ from typing import Any
 FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
 
 
+#: The patcher set up by an earlier scenario, paused, and how many modules were loaded when it
+#: last looked for the modules to patch.
+_held: tuple[Any, int] | None = None
+
+
 @contextlib.contextmanager
 def fake_filesystem() -> Iterator[Any]:
-    """Runs the enclosed code on a fresh pyfakefs file system where modes apply; yields it."""
+    """Runs the enclosed code on an empty pyfakefs file system where modes apply; yields it."""
+    patcher = _take()
+    try:
+        yield patcher.fs
+    finally:
+        _put_back(patcher)
+
+
+def _take() -> Any:
+    """Returns a patcher patching now, on an empty file system: the held one resumed, else a new one."""
+    global _held
+    import linecache
+    import sys
+    import tempfile
+    import tokenize
+
+    from pyfakefs import helpers
     from pyfakefs.fake_filesystem_unittest import Patcher
 
-    with Patcher(allow_root_user=False) as patcher:
-        yield patcher.fs
+    held, _held = _held, None
+    if held is not None:
+        patcher, modules = held
+        if Patcher.PATCHER is None and Patcher.REF_COUNT == 0 and len(sys.modules) == modules:
+            Patcher.PATCHER, Patcher.REF_COUNT = patcher, 1
+            helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
+            helpers.set_gid(1)
+            patcher.fs.__dict__.pop("raise_os_error", None)  # what _make_read_only put in place
+            patcher.fs.reset()
+            patcher.resume()
+            # The temporary folder tempfile found on this (then identical) file system: finding it
+            # again writes and removes a probe file in each candidate, a third of a workspace's set-up.
+            tempfile.tempdir = patcher.fake_tempdir
+            linecache.open = patcher.original_open  # type: ignore[attr-defined]  # as Patcher.setUp leaves them
+            tokenize._builtin_open = patcher.original_open  # type: ignore[attr-defined]
+            return patcher
+    fresh: Any = Patcher(allow_root_user=False)
+    fresh.setUp()
+    fresh.modules_seen = len(sys.modules)
+    return fresh
+
+
+def _put_back(patcher: Any) -> None:
+    """Lifts the patches and leaves pyfakefs free, as a tear-down does, holding the patcher for the next scenario."""
+    global _held
+    import sys
+    import tempfile
+
+    from pyfakefs import helpers
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    current: Any = Patcher.PATCHER
+    if current is not patcher or Patcher.REF_COUNT != 1:  # nested in another user's patcher
+        patcher.tearDown()
+        return
+    patcher.fake_tempdir = tempfile.tempdir  # found (or not: None) on the fake file system
+    patcher.pause()
+    Patcher.PATCHER, Patcher.REF_COUNT = None, 0
+    helpers.reset_ids()
+    seen = getattr(patcher, "modules_seen", None)
+    if seen is not None and len(sys.modules) == seen:  # nothing imported meanwhile that would go unpatched
+        _held = (patcher, seen)
 
 
 def apply(fs: Any, given: dict[str, Any], root: Path) -> None:

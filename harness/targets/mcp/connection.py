@@ -29,6 +29,7 @@ from typing import Any
 
 from harness.targets.channel import StderrTail
 from harness.util import processes
+from harness.util.packages import deferred_init
 
 #: Time given to the SDK's shutdown sequence (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) to finish.
 SHUTDOWN_GRACE = 6.0
@@ -240,8 +241,10 @@ class Connection:
             raise
 
     async def _live(self, ready: asyncio.Future) -> None:
+        deferred_init("mcp", "mcp.client")  # the client's submodules alone, not the SDK's servers
         import mcp_types as types
-        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
 
         read_fd, write_fd = os.pipe()
         self.stderr = StderrTail(read_fd)

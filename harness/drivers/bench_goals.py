@@ -1,0 +1,310 @@
+"""What a user pays for a run: each speed goal of docs/performance.md as a ratio, from one run.
+
+``python -m harness.drivers.bench_goals`` (the first part of ``make bench``) measures each goal
+once, every side of a ratio in the same run, prints it with the figure it is measured against,
+and with ``--write FILE`` puts the table into FILE between the markers below (the goals section
+of docs/performance.md is made by it, never typed). The goals, in order:
+
+whole process / replay
+    ``harness run`` as a user starts it (a new process, default options: ``--jobs`` default,
+    snapshots compared, fault scenarios included, output to a pipe) on the reference, against a
+    new process that makes the same scenarios' calls directly on ``reference_impl``, each in a
+    fresh folder with its ``given`` laid out (the fault scenarios' calls on the real file system,
+    without their fault); that process's loading of the catalog is not counted.
+
+    from the JSON report of a serial whole-process run: a scenario that requires a fault (run on
+    pyfakefs) against one that does not, the mean of each (skipped ones left out).
+start to first scenario
+    from the process's start to the first scenario's start (a wrapper notes when ``Runner.run`` is
+    first called), in ms and as a share of the whole run, for the default ``harness run``.
+--jobs default / serial
+    wall time and processor time (the process tree's) of the default ``harness run`` against
+    ``--jobs 1``.
+mcp: / in-process
+    the catalog (no fault scenarios) through ``mcp:python -m reference_impl.mcp_server`` against
+    the in-process reference, with the server's start and without it.
+pytest item / harness scenario
+    ``pytest scenarios -n 0`` against ``harness run --jobs 1``, both new processes comparing the
+    snapshots, per scenario.
+
+The machine's load is printed beside the figures; no goal's failure fails the bench.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BEGIN = "<!-- goals: made by `python -m harness.drivers.bench_goals --write docs/performance.md`; not edited by hand -->"
+END = "<!-- end of goals -->"
+REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str  #: the first column of the page's table
+    limit: float  #: the ratio must be at most this
+    unit: str = "x"
+
+
+#: The goals of docs/performance.md, in the order the bench measures them.
+GOALS = (
+    Goal("whole process: harness run / replay", 1.5),
+    Goal("fault scenario / plain scenario", 2.0),
+    Goal("start to first scenario (ms)", 150.0, "ms"),
+    Goal("--jobs default / serial: wall", 1.0),
+    Goal("--jobs default / serial: CPU", 1.1),
+    Goal("mcp: / in-process, with the start", 3.0),
+    Goal("mcp: / in-process, without the start", 1.8),
+    Goal("pytest per item / harness run per scenario", 2.0),
+)
+
+#: Run in a new interpreter: ``harness`` with a note on stderr when the first scenario begins
+#: (in each process that runs one: the workers of ``--jobs`` too).
+_PROBE = """\
+import sys, time, runpy
+from harness.run import runner as _runner
+_run, _seen = _runner.Runner.run, []
+def run(self, scenario):
+    if not _seen:
+        _seen.append(1)
+        import os
+        cpu = os.times()
+        sys.stderr.write("\\nbench-first-scenario %r %r\\n" % (time.time(), cpu.user + cpu.system))
+        sys.stderr.flush()
+    return _run(self, scenario)
+_runner.Runner.run = run
+sys.argv = ["harness", *sys.argv[1:]]
+runpy.run_module("harness", run_name="__main__", alter_sys=True)
+"""
+
+#: Run in a new interpreter: the replay of the calls (see the module's docstring).
+_REPLAY = """\
+import sys, time
+from harness.drivers.bench_goals import replay_main
+sys.exit(replay_main())
+"""
+
+
+@dataclass
+class Process:
+    wall: float  #: seconds from just before the start to the exit
+    cpu: float  #: user + system seconds of the process and its children
+    started: float  #: time.time() just before the start
+    stderr: str
+
+
+def run_process(argv: list[str], cwd: str | None = None) -> Process:
+    """Runs ``argv`` to its end, output to pipes, and returns its wall and processor time."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryFile() as err:
+        started_at = time.time()
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+    if proc.returncode not in (0, 1):  # 1: a scenario failed; anything else measured no run
+        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{text[-2000:]}")
+    return Process(wall, usage.ru_utime + usage.ru_stime, started_at, text)
+
+
+def first_scenario(process: Process) -> tuple[float, float]:
+    """Returns the seconds from the process's start to its (or a worker's) first scenario, and the
+    processor time the process that ran it had taken by then (a worker's own, from its fork)."""
+    noted = [(float(at), float(cpu)) for at, cpu in
+             re.findall(r"^bench-first-scenario (\S+) (\S+)$", process.stderr, re.M)]
+    if not noted:
+        return float("nan"), float("nan")
+    at, cpu = min(noted)
+    return at - process.started, cpu
+
+
+def replay_main() -> int:
+    """The replay process: the catalog's calls on ``reference_impl``; prints the catalog's loading time."""
+    started = time.perf_counter()
+    from harness.drivers.bench_speed import replay
+    from harness.run import assemble
+    from harness.scenario import catalog
+    cat = catalog.load([catalog.builtin_dir()])
+    offered = set(assemble.target("reference").start().profiles)
+    scenarios = [s for s in cat.scenarios if s.profile in offered and "acp" not in s.requires]
+    loading = time.perf_counter() - started
+    replay(scenarios, _workspace_parent())
+    print(f"bench-loading {loading!r}", file=sys.stderr)
+    return 0
+
+
+def _workspace_parent() -> str | None:
+    from harness.run.options import RunOptions
+    return RunOptions().workspace_parent()
+
+
+def fault_and_plain(report: Path) -> tuple[float, float, int, int]:
+    """Returns the mean seconds of a fault scenario and of a plain one in a JSON report, and their counts."""
+    from harness.scenario import catalog
+    requires = {s.id: bool(set(s.requires) - {"acp"}) for s in catalog.load([catalog.builtin_dir()]).scenarios}
+    data = json.loads(report.read_text(encoding="utf-8"))
+    ran = [r for r in data["results"] if r["verdict"] != "skip"]
+    fault = [r["seconds"] for r in ran if requires.get(r["id"])]
+    plain = [r["seconds"] for r in ran if not requires.get(r["id"])]
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    return mean(fault), mean(plain), len(fault), len(plain)
+
+
+def fault_and_plain_cpu() -> tuple[float, float]:
+    """Returns the processor time per scenario of the fault scenarios and of the plain ones the
+    reference runs, each set run once serially in this process after a first run of both."""
+    from harness.run import assemble, workers
+    from harness.scenario import catalog
+    offered = set(assemble.target("reference").start().profiles)
+    chosen = [s for s in catalog.load([catalog.builtin_dir()]).scenarios if s.profile in offered and "acp" not in s.requires]
+    fault, plain = [s for s in chosen if s.requires], [s for s in chosen if not s.requires]
+    tmp = _workspace_parent()
+
+    def cpu(scenarios: list[Any]) -> float:
+        started = time.process_time()
+        workers.run([assemble.target("reference")], scenarios, jobs=1, tmp=tmp)
+        return (time.process_time() - started) / len(scenarios)
+    cpu(fault), cpu(plain)  # imports, caches and pyfakefs' first set-up, paid once per process
+    return cpu(fault), cpu(plain)
+
+
+def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
+    """Measures every goal once; returns each with its ratio and what it was measured against."""
+    harness = [sys.executable, "-m", "harness", "run"]
+    probe = [sys.executable, "-c", _PROBE, "run"]
+    out: list[tuple[Goal, float, str]] = []
+    goals = iter(GOALS)
+    run_process(harness)  # the catalog cache and the bytecode caches written before anything is timed
+
+    default = run_process(probe)
+    replayed = run_process([sys.executable, "-c", _REPLAY])
+    loading = float(re.search(r"bench-loading (\S+)", replayed.stderr).group(1))  # type: ignore[union-attr]
+    floor = replayed.wall - loading
+    cpu_floor = replayed.cpu - loading * replayed.cpu / replayed.wall  # its loading's share of the CPU, taken as of the wall
+    out.append((next(goals), default.wall / floor,
+                f"{default.wall * 1000:.0f} ms / {floor * 1000:.0f} ms (replay {replayed.wall * 1000:.0f} ms "
+                f"less {loading * 1000:.0f} ms loading its scenarios); processor time {default.cpu * 1000:.0f} ms / "
+                f"about {cpu_floor * 1000:.0f} ms = {default.cpu / cpu_floor:.2f}"))
+
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
+        report = Path(folder) / "serial.json"
+        serial = run_process([*probe, "--jobs", "1", "--json", str(report)])
+        fault, plain, faults, plains = fault_and_plain(report)
+    fault_cpu, plain_cpu = fault_and_plain_cpu()
+    out.append((next(goals), fault_cpu / plain_cpu,
+                f"{fault_cpu * 1000:.2f} ms / {plain_cpu * 1000:.2f} ms of processor time per scenario (serial, in "
+                f"this process); wall in a whole serial run {fault * 1000:.2f} ms / {plain * 1000:.2f} ms = "
+                f"{fault / plain:.2f}, the means of {faults} and {plains} scenarios, faults "
+                f"{faults * fault / (faults * fault + plains * plain):.0%} of the scenarios' time"))
+
+    first, _ = first_scenario(default)
+    first_serial, cpu_serial = first_scenario(serial)
+    out.append((next(goals), first * 1000,
+                f"{first * 1000:.0f} ms of a {default.wall * 1000:.0f} ms run ({first / default.wall:.0%}); "
+                f"serial: {first_serial * 1000:.0f} ms of {serial.wall * 1000:.0f} ms ({first_serial / serial.wall:.0%}), "
+                f"{cpu_serial * 1000:.0f} ms of {serial.cpu * 1000:.0f} ms processor time ({cpu_serial / serial.cpu:.0%})"))
+
+    out.append((next(goals), default.wall / serial.wall,
+                f"{default.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms (--jobs {os.cpu_count()} / --jobs 1)"))
+    out.append((next(goals), default.cpu / serial.cpu,
+                f"{default.cpu * 1000:.0f} ms / {serial.cpu * 1000:.0f} ms of processor time"))
+
+    with_start, without = next(goals), next(goals)
+    if "mcp" in skip:
+        out += [(with_start, float("nan"), "not measured (--skip mcp)"), (without, float("nan"), "not measured")]
+    else:
+        from harness.drivers.bench import time_catalog
+        from harness.run import assemble
+        from harness.scenario import catalog
+        offered = set(assemble.target("reference").start().profiles)
+        scenarios = [s for s in catalog.load([catalog.builtin_dir()]).scenarios
+                     if not s.requires and s.profile in offered]
+        local_start, local, _ = time_catalog(assemble.target("reference"), scenarios)
+        remote_start, remote, _ = time_catalog(assemble.target(REFERENCE_MCP), scenarios)
+        out.append((with_start, (remote_start + remote) / (local_start + local),
+                    f"{(remote_start + remote) * 1000:.0f} ms / {(local_start + local) * 1000:.0f} ms "
+                    f"({len(scenarios)} scenarios; the server's start {remote_start * 1000:.0f} ms)"))
+        out.append((without, remote / local, f"{remote * 1000:.0f} ms / {local * 1000:.0f} ms"))
+
+    goal = next(goals)
+    if "pytest" in skip:
+        out.append((goal, float("nan"), "not measured (--skip pytest)"))
+    else:
+        pytest = run_process([sys.executable, "-m", "pytest", "scenarios", "-q", "-n", "0", "-p", "no:cacheprovider"])
+        from harness.scenario import catalog
+        count = len(catalog.load([catalog.builtin_dir()]).scenarios)
+        out.append((goal, pytest.wall / serial.wall,
+                    f"{pytest.wall / count * 1000:.2f} ms / {serial.wall / count * 1000:.2f} ms per scenario "
+                    f"({count}; {pytest.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms, new processes)"))
+    return out
+
+
+def render(figures: list[tuple[Goal, float, str]], heading: str) -> str:
+    """Returns the page's goals section: the markers, a line on the run, one table row per goal."""
+    rows = [BEGIN, "", heading, "", "| goal | ratio | measured against | at most | met? |", "|---|---|---|---|---|"]
+    for goal, value, against in figures:
+        shown = "—" if value != value else (f"{value:.0f} ms" if goal.unit == "ms" else f"{value:.2f}")
+        limit = f"{goal.limit:.0f} ms" if goal.unit == "ms" else f"{goal.limit:g}"
+        met = "—" if value != value else ("yes" if value <= goal.limit else "no")
+        rows.append(f"| {goal.name} | **{shown}** | {against} | {limit} | {met} |")
+    return "\n".join([*rows, "", END])
+
+
+def page_goals(text: str) -> list[str]:
+    """Returns the goal names of the generated section of a page (its table's first column)."""
+    start, end = text.index(BEGIN), text.index(END)
+    section = text[start:end].splitlines()
+    return [line.split("|")[1].strip() for line in section
+            if line.startswith("| ") and not line.startswith("| goal |")]
+
+
+def write(page: Path, section: str) -> None:
+    """Puts ``section`` in place of the page's generated goals section (after its first paragraph if none)."""
+    text = page.read_text(encoding="utf-8")
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+    else:
+        head, _, rest = text.partition("\n## ")
+        text = f"{head.rstrip()}\n\n## Goals\n\n{section}\n\n## {rest}"
+    page.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.drivers.bench_goals", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", type=Path, metavar="FILE", help="put the goals table into FILE (docs/performance.md)")
+    parser.add_argument("--skip", action="append", default=[], choices=["mcp", "pytest"], help="leave a goal unmeasured")
+    args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
+    print(f"goals: {os.cpu_count()} cores, load average {load:.1f} at the start")
+    figures = measure(set(args.skip))
+    for goal, value, against in figures:
+        limit = f"{goal.limit:g}{' ms' if goal.unit == 'ms' else ''}"
+        shown = f"{value:8.0f} ms" if goal.unit == "ms" else f"{value:8.2f}   "
+        print(f"  {goal.name:<44} {shown} (at most {limit}): {against}")
+    end_load = os.getloadavg()[0]
+    print(f"  load average at the end: {end_load:.1f}")
+    if args.write:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        heading = (f"From one run of `make bench` on commit {commit or 'unknown'}, "
+                   f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average "
+                   f"{load:.1f} at the start and {end_load:.1f} at the end. Each ratio's two sides were measured "
+                   f"in this run; absolute times on a shared machine mean little.")
+        write(args.write, render(figures, heading))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

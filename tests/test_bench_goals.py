@@ -1,0 +1,45 @@
+"""The goals docs/performance.md lists are the ones `make bench` measures (harness/drivers/bench_goals.py)."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.drivers import bench_goals
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+
+
+def test_the_page_lists_the_goals_the_bench_measures():
+    assert bench_goals.page_goals(PAGE.read_text(encoding="utf-8")) == [goal.name for goal in bench_goals.GOALS]
+
+
+def test_a_page_with_a_goal_missing_is_told_apart():
+    figures = [(goal, 1.0, "a / b") for goal in bench_goals.GOALS]
+    page = bench_goals.render(figures[:-1], "heading")
+    assert bench_goals.page_goals(page) != [goal.name for goal in bench_goals.GOALS]
+
+
+def test_write_replaces_only_the_generated_section(tmp_path):
+    page = tmp_path / "performance.md"
+    page.write_text("# Performance\n\nIntro.\n\n## What makes a run cheap\n\ntext\n", encoding="utf-8")
+    figures = [(goal, goal.limit * 2, "a / b") for goal in bench_goals.GOALS]
+    bench_goals.write(page, bench_goals.render(figures, "first"))
+    bench_goals.write(page, bench_goals.render(figures[:1], "second"))
+    text = page.read_text(encoding="utf-8")
+    assert text.count(bench_goals.BEGIN) == 1 and "first" not in text and "second" in text
+    assert text.startswith("# Performance\n\nIntro.\n\n## Goals\n\n") and text.endswith("## What makes a run cheap\n\ntext\n")
+    assert bench_goals.page_goals(text) == [bench_goals.GOALS[0].name]
+    assert "| no |" in text  # twice the limit: not met
+
+
+@pytest.mark.parametrize("value, met", [(1.5, "yes"), (1.51, "no")])
+def test_a_goal_is_met_at_its_limit_and_not_above(value, met):
+    goal = bench_goals.Goal("g", 1.5)
+    row = bench_goals.render([(goal, value, "a / b")], "h").splitlines()[-3]
+    assert row.endswith(f"| {met} |")
+
+
+def test_the_first_scenario_is_the_earliest_noted():
+    process = bench_goals.Process(wall=1.0, cpu=0.5, started=100.0,
+                                  stderr="x\nbench-first-scenario 100.3 0.2\nbench-first-scenario 100.25 0.1\n")
+    assert bench_goals.first_scenario(process) == pytest.approx((0.25, 0.1))
