@@ -18,6 +18,7 @@ concern.
 from __future__ import annotations
 
 import asyncio
+import json
 import concurrent.futures
 import logging
 import os
@@ -43,6 +44,35 @@ PROFILES_CAPABILITY = "file-tool-conformance"
 #: tools/list read at most this far: a server may page forever (each page within the line cap).
 MAX_TOOLS = 10_000
 MAX_TOOL_PAGES = 1_000
+
+
+def stray_line(exc: BaseException) -> str:
+    """Returns the stdout line a server wrote that was no JSON-RPC message, quoted and bounded.
+
+    The SDK hands over the validation error of the line, whose first line does not show it; the
+    line itself is the error's input (pydantic keeps it)."""
+    line: Any = None
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors()
+            line = found[0].get("input") if found else None
+        except Exception:  # noqa: BLE001 - any failure here only loses the quote
+            line = None
+    if isinstance(line, (bytes, bytearray)):
+        line = bytes(line).decode("utf-8", "replace")
+    if not isinstance(line, str):
+        if line is not None:
+            try:
+                line = json.dumps(line, ensure_ascii=False)
+            except (TypeError, ValueError):
+                line = None
+    if line is None:
+        text = str(exc)
+        return text.splitlines()[0][:300] if text else type(exc).__name__
+    shown = line.splitlines()[0] if line.splitlines() else line
+    cut = len(shown) > 200
+    return repr(shown[:200]) + (f" ... ({len(shown) - 200} more characters)" if cut else "")
 
 
 class ConnectionBroken(Exception):
@@ -337,7 +367,7 @@ class Connection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception) and len(self.stray) < 20:
-            self.stray.append(str(message).splitlines()[0][:300] if str(message) else type(message).__name__)
+            self.stray.append(stray_line(message))
 
     def close(self, grace: float = SHUTDOWN_GRACE) -> None:
         """Ends the connection: the SDK closes stdin, then terminates and kills the process tree.
