@@ -447,7 +447,15 @@ def probe(spec: str, profile_name: str, tools: list[ToolInfo], target: str, time
         outcomes = discover_probe.run_experiments(
             lab, options, lambda chosen, found: draft(profile_name, tools, target, chosen, found))
     finally:
+        scratch = str(lab.scratch)
         lab.close()
+    for outcome in outcomes.values():  # the scratch folder is gone: say where it was, not its random name
+        outcome.evidence = [line.replace(scratch, "<scratch>") for line in outcome.evidence]
+        outcome.rejected = [line.replace(scratch, "<scratch>") for line in outcome.rejected]
+        outcome.output_evidence = outcome.output_evidence.replace(scratch, "<scratch>")
+        outcome.failure_evidence = outcome.failure_evidence.replace(scratch, "<scratch>")
+        for entry in outcome.codes:
+            entry["why"] = entry["why"].replace(scratch, "<scratch>")
     guesses = []
     for name in profile_tools(profile_name):
         outcome = outcomes[name]

@@ -223,6 +223,7 @@ class Lab:
         from harness.targets.mcp import McpTarget
         self.profile = profile
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-discover-"))
+        MASKS[str(self.scratch)] = "<scratch>"
         self.binding_file = self.scratch / "draft.yaml"
         self.home = self.scratch / "cwd"  # the server's working folder: a relative path lands in the scratch folder
         self.home.mkdir()
@@ -233,6 +234,7 @@ class Lab:
         try:
             self.target.stop()
         finally:
+            MASKS.pop(str(self.scratch), None)
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     def use(self, text: str) -> None:
@@ -269,9 +271,15 @@ def _observe(session: Any, tool: str, args: dict[str, Any]) -> tuple[Any, dict[s
     return result.output, None, channel, f"answered {_short(result.output)}"
 
 
+#: Folders named in accounts as a placeholder (the scratch folder's name is random): see Lab.
+MASKS: dict[str, str] = {}
+
+
 def _short(value: Any, size: int = 90) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(str(text).split())
+    for folder, shown in MASKS.items():
+        text = text.replace(folder, shown)
     return text if len(text) <= size else text[:size] + "..."
 
 
