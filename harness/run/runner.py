@@ -29,6 +29,7 @@ from harness.scenario.content_spec import lone_surrogate_in
 from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
 from harness.util.printable import json_safe
 from harness.scenario.placeholders import UnknownPlaceholder, constant, has_references, holds, resolve_references, substitute
+from harness.scenario.normal_form import Lines, normal_form
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.run.workspace import Enclosure, Leftover, Remover, Tree, Workspace, in_memory, steps_capped
 
@@ -348,7 +349,7 @@ class Runner:
                 if expect:
                     if expect is not step.expect or has_references(expect):
                         expect = resolve_references(expect, _reference_lookup(result, record))
-                    record.failures += check_call(expect, observed)
+                    record.failures += check_call(expect, observed, aspects.content_spec(scenario, step.tool).lines)
                 if step.then:
                     record.failures += workspace.check(_substituted(step.then, names), names)
             if self.record_states:
@@ -427,12 +428,24 @@ def session_options(scenario: Scenario) -> dict[str, Any]:
     return options
 
 
-def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
-    """Returns every way one call's observation fails its ``expect``."""
+def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None = None) -> list[Mismatch]:
+    """Returns every way one call's observation fails its ``expect``.
+
+    ``lines``: the tool's output is numbered lines (harness/normal_form.py). The output expectation
+    is then matched against the output with its prefixes rewritten the contract's way first (a
+    miss there is the ``content`` aspect's, path ``content``), and only when that holds against the
+    output as returned (a miss there is wording: the ``output`` aspect's)."""
     out: list[Mismatch] = []
     if "output" in expect:
         if observed.failed:
             out.append(Mismatch("output", "the call to succeed", {"error": observed.error}, "the call failed"))
+        elif lines is not None:
+            canonical = normal_form(observed.output, lines)
+            found = match(expect["output"], canonical, "content")
+            if found or canonical == observed.output:
+                out += found
+            else:
+                out += match(expect["output"], observed.output, "output")
         else:
             out += match(expect["output"], observed.output, "output")
     if "error" in expect:
