@@ -438,7 +438,7 @@ def draft(profile: str, tools: list[ToolInfo], target: str, chosen: dict[str, Gu
 
 def probe(spec: str, profile_name: str, tools: list[ToolInfo], target: str, timeout: float) -> tuple[list[Guess], dict[str, Any]]:
     """Runs the experiments (harness/drivers/discover_probe.py); returns the chosen guesses and outcomes."""
-    from harness import profiles
+    from harness.scenario import profiles
     from harness.drivers import discover_probe
     profile = profiles.builtin()[profile_name]
     options = {name: candidates(name, schema, tools) for name, schema in profile_tools(profile_name).items()}

@@ -220,7 +220,7 @@ class Lab:
     """A server started as the run will start it, and scratch workspaces the harness removes."""
 
     def __init__(self, spec: str, profile: Any, timeout: float) -> None:
-        from harness.targets.mcp import McpTarget
+        from harness.targets.mcp.target import McpTarget
         self.profile = profile
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-discover-"))
         MASKS[str(self.scratch)] = "<scratch>"
@@ -239,7 +239,7 @@ class Lab:
 
     def use(self, text: str) -> None:
         """Makes ``text`` (a draft binding) the one the next calls go through."""
-        from harness import bindings
+        from harness.targets import bindings
         self.binding_file.write_text(text)
         self.target.binding = bindings.load(self.binding_file)
 

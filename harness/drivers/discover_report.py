@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.safepath import write_replacing
+from harness.util.safepath import write_replacing
 
 START, END = "<!-- discover-results:start -->", "<!-- discover-results:end -->"
 VERDICTS = ("pass", "fail", "recorded", "skip", "error")
