@@ -258,7 +258,7 @@ def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | No
         if "tool" in raw:
             steps.append(Call(tool=raw["tool"], args=raw.get("args", {}), expect=raw.get("expect"),
                               then=_then(raw.get("then")), name=raw.get("name"), answers=raw.get("answers", False),
-                              line=step_line, aspect=raw.get("aspect")))
+                              line=step_line, aspect=raw.get("aspect"), invalid_args=bool(raw.get("invalid_args"))))
         else:
             steps.append(Action(action=raw["action"], path=raw["path"], content=raw.get("content"),
                                 mode=raw.get("mode"), target=raw.get("target"), name=raw.get("name"),

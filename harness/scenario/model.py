@@ -38,6 +38,7 @@ class Call:
     answers: bool = False
     line: int = 0
     aspect: dict[str, str] | None = None  # per expectation key, overriding harness/scenario/aspects.py's table
+    invalid_args: bool = False  # the args break the tool's schema on purpose (the observation is the tool's answer)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ ever sees this interface; everything specific to how a target is reached lives i
 from __future__ import annotations
 
 import abc
+import contextvars
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -174,6 +175,12 @@ class Target(abc.ABC):
         the run, before ``start``; returns False when the target has no process of its own to give it."""
         return False
 
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the candidate in ``folder`` (the run's working folder, harness/run/working_folder.py),
+        before ``start``, unless a working folder was chosen for it; returns False when the target
+        has no process of its own, or keeps the one it was given."""
+        return False
+
     @property
     def candidate_uid(self) -> int | None:
         """The user the candidate runs as when it is not the harness's own (``--run-as``), else None.
@@ -218,3 +225,25 @@ def spec_slug(spec: str, name: str | None = None) -> str:
     kind = re.sub(r"[^A-Za-z0-9_-]+", "-", kind).strip("-")[:20] or "target"
     digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:8]
     return "-".join(part for part in (kind, short, digest) if part)
+
+
+def anchored(argv: list[str]) -> list[str]:
+    """Returns ``argv`` with each word that names an existing file (``adapter.py``) or a file or
+    folder by a relative path with a slash (``tools/x/serve.sh``, ``./dist``) made absolute, so the
+    command still starts when its working folder is another one. Other words are left as they are
+    (``python -m module`` finds an installed module, or one on ``PYTHONPATH``)."""
+    import os
+    out = []
+    for word in argv:
+        if word and not os.path.isabs(word) and not word.startswith("-") and (
+                os.path.isfile(word) or ("/" in word and os.path.exists(word))):
+            out.append(os.path.abspath(word))
+        else:
+            out.append(word)
+    return out
+
+
+#: True while the runner makes a call whose arguments break the tool's schema on purpose (a step
+#: marked ``invalid_args: true``): a target that checks a binding's arguments against the tool's
+#: schema then sends the call anyway, and the tool's answer is the observation, not the binding's fault.
+INVALID_ARGS: contextvars.ContextVar[bool] = contextvars.ContextVar("invalid_args", default=False)
