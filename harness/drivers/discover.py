@@ -445,7 +445,8 @@ def probe(spec: str, profile_name: str, tools: list[ToolInfo], target: str, time
     lab = discover_probe.Lab(spec, profile, timeout)
     try:
         outcomes = discover_probe.run_experiments(
-            lab, options, lambda chosen, found: draft(profile_name, tools, target, chosen, found))
+            lab, options, lambda chosen, found: draft(profile_name, tools, target, chosen, found),
+            {tool.name: tool.schema for tool in tools})
     finally:
         scratch = str(lab.scratch)
         lab.close()

@@ -287,7 +287,8 @@ def _as_text(output: Any) -> str:
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 
 
-def run_experiments(lab: Lab, candidates: dict[str, list[Any]], draft: Callable[[dict[str, Any], dict[str, Outcome]], str]) -> dict[str, Outcome]:
+def run_experiments(lab: Lab, candidates: dict[str, list[Any]], draft: Callable[[dict[str, Any], dict[str, Outcome]], str],
+                    schemas: dict[str, dict[str, Any]] | None = None) -> dict[str, Outcome]:
     """Tries each profile tool's candidates; returns what was found per profile tool.
 
     ``draft(chosen, outcomes)`` writes the binding text for the guesses chosen so far (profile tool
@@ -295,7 +296,7 @@ def run_experiments(lab: Lab, candidates: dict[str, list[Any]], draft: Callable[
     profile = lab.profile
     outcomes = {name: Outcome(name, kind_of(name, tool.arguments)) for name, tool in profile.tools.items()}
     chosen: dict[str, Any] = {}
-    order = sorted(outcomes, key=lambda n: ["write", "read", "edit", "other"].index(outcomes[n].kind))
+    order = sorted(outcomes, key=lambda n: ["read", "write", "edit", "other"].index(outcomes[n].kind))
     for name in order:
         outcome = outcomes[name]
         options = candidates.get(name) or []
@@ -311,6 +312,9 @@ def run_experiments(lab: Lab, candidates: dict[str, list[Any]], draft: Callable[
             trial = dict(chosen, **{name: guess})
             lab.use(draft(trial, None))
             ok, account = _try(lab, outcome, name, chosen, outcomes)
+            if ok and outcome.kind == "write":
+                ok, account = _overwrite(lab, name, guess, chosen, outcomes, (schemas or {}).get(guess.tool, {}),
+                                         lambda: lab.use(draft(dict(chosen, **{name: guess}), None)), account)
             if ok:
                 outcome.chosen = guess
                 outcome.evidence.append(account)
@@ -358,6 +362,48 @@ def _try(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], outcomes
     finally:
         session.close()
     return False, "not probed"
+
+
+def _overwrite(lab: Lab, name: str, guess: Any, chosen: dict[str, Any], outcomes: dict[str, Outcome],
+               schema: dict[str, Any], redraft: Callable[[], None], created: str) -> tuple[bool, str]:
+    """Overwrites an existing file (read first with the chosen read tool); when that fails, sends the
+    defaults of the tool's optional choice arguments explicitly (``mode: rewrite``) and tries again."""
+    def attempt() -> tuple[bool, str]:
+        workspace = lab.workspace()
+        (workspace / "probe.txt").write_text(ALPHA)
+        path = lab.path(workspace, "probe.txt")
+        session = lab.session(workspace)
+        try:
+            reader = next((n for n, o in outcomes.items() if o.kind == "read" and n in chosen), None)
+            if reader is not None:
+                _observe(session, reader, _args_of(lab.profile.tools[reader].arguments)(path))
+            _o, _e, _c, account = _observe(session, name, _args_of(lab.profile.tools[name].arguments)(path, content=EDITED))
+        finally:
+            session.close()
+        return (workspace / "probe.txt").read_text() == EDITED, account
+    ok, account = attempt()
+    if ok:
+        return True, created + "; overwrote an existing file too"
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    taken = {arg for arg, _value, _comment in guess.args}
+    added = []
+    for arg, spec in props.items():
+        if arg in taken or not isinstance(spec, dict) or not isinstance(spec.get("enum"), list):
+            continue
+        value = spec.get("default", next((v for v in spec["enum"] if str(v).lower() in ("rewrite", "overwrite", "replace", "write")),
+                                         None))
+        if value is not None:
+            added.append((arg, {"const": value}, f"probe: an overwrite without it failed ({account}); with it, it worked"))
+    if not added:
+        return True, created + f"; an overwrite of an existing file failed ({account})"
+    guess.args.extend(added)
+    redraft()
+    again, account2 = attempt()
+    if again:
+        return True, created + "; overwrote an existing file once " + ", ".join(a for a, _v, _c in added) + " was sent"
+    del guess.args[-len(added):]
+    redraft()
+    return True, created + f"; an overwrite of an existing file failed ({account})"
 
 
 def _args_of(schema: dict[str, Any]) -> Callable[..., dict[str, Any]]:
@@ -540,7 +586,36 @@ def _provoke(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], outc
                 outcome.failure_evidence = f"probe: {what} {account}: nothing tells it from a success"
     else:
         outcome.failure_evidence = f"probe: {what} {account}"
+    if outcome.kind == "edit":
+        _ambiguous(lab, outcome, name, chosen, outcomes, succeeded)
     _codes(lab, outcome, name)
+
+
+def _ambiguous(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], outcomes: dict[str, Outcome],
+               succeeded: list[str]) -> None:
+    """Provokes a second edit failure (the old text twice, no replace_all): a tool that words each
+    failure its own way in plain text gets a text signal for this one too."""
+    workspace = lab.workspace()
+    (workspace / "twice.txt").write_text("beta\nbeta\n")
+    path = lab.path(workspace, "twice.txt")
+    session = lab.session(workspace)
+    try:
+        reader = next((n for n, o in outcomes.items() if o.kind == "read" and n in chosen), None)
+        if reader is not None:
+            _observe(session, reader, _args_of(lab.profile.tools[reader].arguments)(path))
+        output, error, channel, account = _observe(session, name, _args_of(lab.profile.tools[name].arguments)(path, old="beta", new="gamma"))
+    finally:
+        session.close()
+    if error is not None or (workspace / "twice.txt").read_text() != "beta\nbeta\n":
+        return  # failed by a channel the signals see already, or it edited (a divergence the run shows)
+    text = _as_text(output)
+    current = [sig["text"] for sig in (outcome.signals or []) if isinstance(sig, dict) and "text" in sig]
+    if any(re.search(pattern, text) for pattern in current):
+        return
+    pattern = text_signal(text, succeeded, [str(workspace)])
+    if pattern:
+        outcome.signals = (outcome.signals or ["isError", "jsonrpc-error"]) + [{"text": pattern}]
+        outcome.failure_evidence += f"; probe: the old text twice {account}: its text too"
 
 
 #: Failures a probe can realise, by the profile's error kind: (what, path under the workspace, is a dir).
