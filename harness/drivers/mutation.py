@@ -211,10 +211,11 @@ def plan(name: str, reached_by: dict[str, list[Any]], first_killer: dict[str, st
                   key=lambda s: (s.id != first_killer.get(function), seconds.get(s.id, 0.0)))
 
 
-def recorders(name: str, reached_by: dict[str, list[Any]]) -> list[Any]:
-    """Returns the open scenarios (with an ``open_question``) that reach a mutant's function: the
-    ones that can record what an open-question mutant changes."""
-    return [s for s in reached_by.get(function_of(name), ()) if getattr(s, "open_question", None)]
+def recorders(name: str, reached_by: dict[str, list[Any]], open_only: bool = True) -> list[Any]:
+    """Returns the scenarios that reach a mutant's function and can record what it changes: the open
+    ones (with an ``open_question``) for an open-question mutant; every one for a wording-only mutant
+    (a message's text is in the snapshot of any scenario that shows it)."""
+    return [s for s in reached_by.get(function_of(name), ()) if not open_only or getattr(s, "open_question", None)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,9 +371,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]], classes: list[dict[str, Any]],
            jobs: int, cwd: Path, snapshots: Path) -> None:
-    """The recording pass (a figure, never a kill): whether the catalog records what each survivor on
-    an open question changes. The open scenarios that reach the mutant's function run under the
-    mutant and are compared with the reference's committed snapshots; the first whose observation
+    """The recording pass (never a kill): whether the catalog records what each survivor on an open
+    question, or changing only a message's wording, changes. The scenarios that reach the mutant's
+    function (the open ones, for an open question) run under the mutant and are compared with the
+    reference's committed snapshots; the first whose observation
     differs is stored as the survivor's ``recorded_by`` ("" when none does). A snapshot is the
     reference's own output, so a difference is not a failure of the contract: the mutant stays a
     survivor and the scores do not change. An open scenario whose snapshot differs already on the
@@ -396,7 +398,7 @@ def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]],
 
     todo = [name for name, result in results.items()
             if name != "__run__" and result.get("code") == 0 and not result.get("killed_since")
-            and (classify(name, classes) or {}).get("class") == "open-question"]
+            and (classify(name, classes) or {}).get("class") in ("open-question", "wording-only")]
     unstable: dict[str, bool] = {}
     pool = Pool(jobs, record_one, cwd=cwd)
 
@@ -406,7 +408,7 @@ def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]],
 
     for name in todo:
         scenarios = []
-        for scenario in recorders(name, reached_by):
+        for scenario in recorders(name, reached_by, (classify(name, classes) or {}).get("class") == "open-question"):
             if scenario.id not in unstable:  # unmutated, in this process: its snapshot must match
                 unstable[scenario.id] = record_one("", [scenario]) is not None
             if not unstable[scenario.id]:
@@ -666,7 +668,15 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         totals.update(counts)
         rows.append((path, len(names), counts))
     open_names = [n for n, _ in by_class.get("open-question", [])]
+    worded_names = [n for n, _ in by_class.get("wording-only", [])]
     figures = score_figures(totals, open_questions=len(open_names))
+    # Detected: killed (timed out, killed since), or a survivor that changes a committed snapshot of the
+    # reference (an open question answered differently, a message worded otherwise): a target behaving
+    # like the mutant shows as a changed snapshot in review, though no expectation fails.
+    caught = totals["killed"] + totals["killed since"] + totals["timeout"]
+    changed_snapshot = sum(1 for n in open_names + worded_names if results[n].get("recorded_by"))
+    non_equivalent = caught + totals["survived"] - totals["equivalent"]
+    detected = 100.0 * (caught + changed_snapshot) / non_equivalent if non_equivalent else 100.0
     gaps = len(by_class.get("unclassified", []))
     not_reached = totals["not reached"]
     recorded = sum(1 for n in open_names if results[n].get("recorded_by"))
@@ -690,6 +700,19 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),
         "",
         *([excluded, ""] if excluded else []),
+        "| of the non-equivalent mutants | count | share |",
+        "|---|---:|---:|",
+        f"| killed (also timed out and killed since) | {caught} | {figures['strict']:.1f}% |",
+        f"| detected: killed, or changing a committed snapshot of the reference | {caught + changed_snapshot} | {detected:.1f}% |",
+        f"| survived without changing any snapshot (gaps, not recorded, not reached) | "
+        f"{non_equivalent - caught - changed_snapshot} | {100.0 - detected:.1f}% |",
+        f"| equivalent (not counted) | {totals['equivalent']} | |",
+        f"| not reached (counted as survivors) | {not_reached} | |",
+        "",
+        f"**Detected: {detected:.1f}%** of the non-equivalent mutants: killed ({caught}), or surviving but changing a",
+        f"committed snapshot ({changed_snapshot}: an open question answered otherwise, a message worded otherwise), so a",
+        "target that behaved like the mutant shows as a changed snapshot in review. The goal is 98%.",
+        "",
         f"**Score (strict): {figures['strict']:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts",
         "as killed: the catalog noticed it never finished; *killed since* are survivors of the full run that a",
         "scenario added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts",
