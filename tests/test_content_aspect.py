@@ -107,3 +107,17 @@ def test_harness_diff_shows_a_content_change_apart_from_a_wording_change() -> No
     changed["steps"][0]["output"] = "     1→a\n     2→c"
     assert aspects.differing(doc, tabbed) == ["output"]
     assert aspects.differing(doc, changed) == ["content", "output"]
+
+
+def test_junit_and_github_annotations_show_the_four_aspects(claude_code, tmp_path) -> None:
+    from harness.report import github, junit
+    from harness.targets.base import TargetInfo
+    scenario = next(s for s in claude_code if s.id == "claude-code/read/long-line-truncated-at-2000")
+    with Runner(planted.PlantedTarget({"claude-code": planted.NoLineCutRead})) as runner:
+        result = runner.run(scenario)
+    (line,) = github.annotations([result], "planted")
+    assert line.endswith("(aspects: effects pass, outcome pass, content fail, output pass)")
+    junit.write(tmp_path / "r.xml", [result], TargetInfo("planted", "1"), "planted")
+    text = (tmp_path / "r.xml").read_text("utf-8")
+    for aspect, value in (("effects", "pass"), ("outcome", "pass"), ("content", "fail"), ("output", "pass")):
+        assert f'<property name="aspect.{aspect}" value="{value}" />' in text

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.scenario.aspects import ASPECTS
 from harness.scenario.model import Result, Verdict
 from harness.util.printable import shown
 
@@ -93,7 +94,10 @@ def annotations(results: Iterable[Result], spec: str) -> list[str]:
         if result.scenario.file is not None:
             where = f"file={_property(_file(result.scenario.file))},line={_line(result)},"
         title = _property(f"{result.verdict.value} on {spec}: {result.id}")
-        out.append(f"::error {where}title={title}::{_data(result.reason or result.verdict.value)}")
+        found = result.aspects or {}
+        shown = (" (aspects: " + ", ".join(f"{a} {found.get(a, 'n/a')}" for a in ASPECTS) + ")"
+                 if any(v != "n/a" for v in found.values()) else "")
+        out.append(f"::error {where}title={title}::{_data((result.reason or result.verdict.value) + shown)}")
     return out
 
 

@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.scenario.aspects import ASPECTS
 from harness.util.printable import shown
 from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.report.json import summary
@@ -85,6 +86,11 @@ def _add_case(suite: ET.Element, result: Result, target: TargetInfo, profile: st
     """Adds one result's testcase to ``suite``."""
     case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
                          time=f"{result.seconds:.4f}")
+    found = result.aspects or {}
+    if any(value != "n/a" for value in found.values()):  # the verdict per aspect (docs/scenario-format.md#aspects)
+        properties = ET.SubElement(case, "properties")
+        for aspect in ASPECTS:
+            ET.SubElement(properties, "property", name=f"aspect.{aspect}", value=found.get(aspect, "n/a"))
     if result.known is not None:
         ET.SubElement(case, "skipped", message=f"known {result.verdict.value} (baseline): {result.known}"[:500])
         ET.SubElement(case, "system-out").text = explain(result)
