@@ -593,20 +593,28 @@ def _provoke(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], outc
 
 def _ambiguous(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], outcomes: dict[str, Outcome],
                succeeded: list[str]) -> None:
-    """Provokes a second edit failure (the old text twice, no replace_all): a tool that words each
-    failure its own way in plain text gets a text signal for this one too."""
+    """Provokes two more edit failures (the old text twice, no replace_all; an old text that differs
+    from the file's only in case): a tool that words each failure its own way in plain text gets a
+    text signal for each."""
+    for text, old, what in (("beta\nbeta\n", "beta", "the old text twice"),
+                            ("alpha\nbeta\n", "Beta", "an old text differing only in case")):
+        _edit_failure(lab, outcome, name, chosen, outcomes, succeeded, text, old, what)
+
+
+def _edit_failure(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], outcomes: dict[str, Outcome],
+                  succeeded: list[str], content: str, old: str, what: str) -> None:
     workspace = lab.workspace()
-    (workspace / "twice.txt").write_text("beta\nbeta\n")
+    (workspace / "twice.txt").write_text(content)
     path = lab.path(workspace, "twice.txt")
     session = lab.session(workspace)
     try:
         reader = next((n for n, o in outcomes.items() if o.kind == "read" and n in chosen), None)
         if reader is not None:
             _observe(session, reader, _args_of(lab.profile.tools[reader].arguments)(path))
-        output, error, channel, account = _observe(session, name, _args_of(lab.profile.tools[name].arguments)(path, old="beta", new="gamma"))
+        output, error, channel, account = _observe(session, name, _args_of(lab.profile.tools[name].arguments)(path, old=old, new="gamma"))
     finally:
         session.close()
-    if error is not None or (workspace / "twice.txt").read_text() != "beta\nbeta\n":
+    if error is not None or (workspace / "twice.txt").read_text() != content:
         return  # failed by a channel the signals see already, or it edited (a divergence the run shows)
     text = _as_text(output)
     current = [sig["text"] for sig in (outcome.signals or []) if isinstance(sig, dict) and "text" in sig]
@@ -615,7 +623,7 @@ def _ambiguous(lab: Lab, outcome: Outcome, name: str, chosen: dict[str, Any], ou
     pattern = text_signal(text, succeeded, [str(workspace)])
     if pattern:
         outcome.signals = (outcome.signals or ["isError", "jsonrpc-error"]) + [{"text": pattern}]
-        outcome.failure_evidence += f"; probe: the old text twice {account}: its text too"
+        outcome.failure_evidence += f"; probe: {what} {account}: its text too"
 
 
 #: Failures a probe can realise, by the profile's error kind: (what, path under the workspace, is a dir).
