@@ -121,3 +121,9 @@ def test_junit_and_github_annotations_show_the_four_aspects(claude_code, tmp_pat
     text = (tmp_path / "r.xml").read_text("utf-8")
     for aspect, value in (("effects", "pass"), ("outcome", "pass"), ("content", "fail"), ("output", "pass")):
         assert f'<property name="aspect.{aspect}" value="{value}" />' in text
+
+
+def test_a_lone_surrogate_in_an_answer_does_not_break_the_normal_form() -> None:
+    # A JSON string can carry one; re2 cannot take it: the prefix is matched on the line's start, made encodable.
+    assert normal_form("1\t\ud800x\n\ud800 alone", Lines()) == "     1→\ud800x\n\ud800 alone"
+    assert numbered_lines("2\t\ud800", Lines()) == [[2, "\ud800"]]

@@ -86,11 +86,6 @@ def _add_case(suite: ET.Element, result: Result, target: TargetInfo, profile: st
     """Adds one result's testcase to ``suite``."""
     case = ET.SubElement(suite, "testcase", classname=f"{target.name}.{profile}", name=result.id,
                          time=f"{result.seconds:.4f}")
-    found = result.aspects or {}
-    if any(value != "n/a" for value in found.values()):  # the verdict per aspect (docs/scenario-format.md#aspects)
-        properties = ET.SubElement(case, "properties")
-        for aspect in ASPECTS:
-            ET.SubElement(properties, "property", name=f"aspect.{aspect}", value=found.get(aspect, "n/a"))
     if result.known is not None:
         ET.SubElement(case, "skipped", message=f"known {result.verdict.value} (baseline): {result.known}"[:500])
         ET.SubElement(case, "system-out").text = explain(result)
@@ -107,6 +102,12 @@ def _add_case(suite: ET.Element, result: Result, target: TargetInfo, profile: st
         ET.SubElement(case, "skipped", message=result.reason[:500])
     elif result.verdict is Verdict.RECORDED:
         ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
+    # after the verdict's element, which readers take as the testcase's first child
+    found = result.aspects or {}
+    if any(value != "n/a" for value in found.values()):  # the verdict per aspect (docs/scenario-format.md#aspects)
+        properties = ET.SubElement(case, "properties")
+        for aspect in ASPECTS:
+            ET.SubElement(properties, "property", name=f"aspect.{aspect}", value=found.get(aspect, "n/a"))
 
 
 def _add_leftovers(suites: ET.Element, leftovers: list[Any], target: TargetInfo, prefix: str = "") -> None:

@@ -111,11 +111,21 @@ def _compiled(prefix: str) -> Any:
     return found
 
 
+#: Characters at the start of a line the prefix pattern is matched against.
+PREFIX_SPAN = 256
+
+
+def _head(line: str) -> str:
+    """Returns the start of a line as re2 can take it: a lone surrogate (a JSON string can carry one)
+    becomes ``?``, one character for one, so positions hold for the line itself."""
+    return line[:PREFIX_SPAN].encode("utf-8", "replace").decode("utf-8")
+
+
 def _rewrite_text(text: str, lines: Lines) -> str:
     pattern = lines.compiled()
     out = []
     for line in text.split("\n"):
-        found = pattern.match(line)
+        found = pattern.match(_head(line))
         if found is None:
             out.append(line)
             continue
@@ -165,7 +175,7 @@ def numbered_lines(output: Any, lines: Lines) -> list[list[Any]]:
         if len(text) > MAX_TEXT:
             continue
         for line in text.split("\n")[:MAX_LINES]:
-            match = pattern.match(line)
+            match = pattern.match(_head(line))
             if match is not None and match.group(1) and match.group(1).isdigit():
                 found.append([int(match.group(1)), line[match.end():]])
     return found
