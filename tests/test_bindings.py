@@ -357,12 +357,16 @@ def test_a_mapping_the_input_schema_rejects_is_an_error_naming_the_binding_and_t
 
 
 @pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
-def test_an_argument_passed_on_that_the_tool_does_not_take_is_the_bindings_mistake(tmp_path: Path) -> None:
+def test_an_argument_sent_on_purpose_that_the_tool_does_not_take_is_sent_and_its_rule_recorded(tmp_path: Path) -> None:
+    # invalid_args: true says the step breaks the schema on purpose: the tool's answer is the
+    # observation (recorded), not the binding's mistake; the rule it broke stays in the record.
     with Runner(shaped(tmp_path)) as runner:
         result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}', "{error: true}", invalid=True))
-    assert result.verdict is Verdict.ERROR
+    # The tool (which does not check its own schema) wrote the file: that is what it does, a fail of
+    # the expectation, not an error.
+    assert result.verdict is Verdict.FAIL and "expected the call to fail" in result.reason
     assert "Additional properties are not allowed ('encoding' was unexpected) (schema rule additionalProperties)" \
-        in result.reason
+        in result.steps[0].extra["invalid_args"]
 
 
 @pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already
