@@ -220,6 +220,8 @@ class Lab:
     """A server started as the run will start it, and scratch workspaces the harness removes."""
 
     def __init__(self, spec: str, profile: Any, timeout: float) -> None:
+        from harness.run import assemble
+        from harness.run.options import RunOptions
         from harness.targets.mcp.target import McpTarget
         self.profile = profile
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-discover-"))
@@ -227,7 +229,11 @@ class Lab:
         self.binding_file = self.scratch / "draft.yaml"
         self.home = self.scratch / "cwd"  # the server's working folder: a relative path lands in the scratch folder
         self.home.mkdir()
-        self.target = McpTarget(anchored(spec), timeout=timeout, workspace_parent=str(self.scratch), cwd=str(self.home))
+        # Built as a run builds it (harness/run/assemble.py); its workspaces and working folder are the scratch folder's.
+        self.target = assemble.target(spec, RunOptions(targets=(spec,), timeout=timeout, tmp=self.scratch))
+        if not isinstance(self.target, McpTarget):
+            raise ValueError(f"{spec!r} is no MCP server")
+        self.target.use_cwd(str(self.home))  # a relative path lands in the scratch folder
         self.count = 0
 
     def close(self) -> None:
