@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lock check-latest run check test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run report-screenshot site site-screenshot clean
+.PHONY: lock check-latest run check test test-install lint profiles coverage bench mutation sandbox-tools capture-claude-code gemini-cli-tools capture-gemini-cli capture-mcp-filesystem capture-desktop-commander capture-mcp-text-editor real-tools real-tool-run discover-real-tools discover-run report-screenshot site site-screenshot clean
 
 # Installs are locked: uv.lock pins every Python package with its hashes, and uv installs exactly that
 # (`uv sync --locked` refuses a lock that no longer matches pyproject.toml). uv itself comes from PyPI with
@@ -224,6 +224,33 @@ capture-desktop-commander: $(STAMP) $(DESKTOP_COMMANDER_STAMP)
 capture-mcp-text-editor: $(STAMP) $(MCP_TEXT_EDITOR_STAMP)
 	$(MAKE) --no-print-directory real-tool-run NAME=mcp-text-editor PROFILE=gemini-safe-patch \
 	  TARGET='mcp:$(MCP_TEXT_EDITOR_VENV)/bin/mcp-text-editor' BINDING=bindings/mcp-text-editor.gemini-safe-patch.yaml
+
+## discover-real-tools: `harness discover` on the three real servers as a newcomer would run it (a draft
+## per server into bindings/discovered/), each draft run as written and the hand binding beside it;
+## the drafts and their verdicts into docs/bindings.md (generated section)
+DISCOVERED := bindings/discovered
+discover-real-tools: $(STAMP) $(MCP_FILESYSTEM_STAMP) $(DESKTOP_COMMANDER_STAMP) $(MCP_TEXT_EDITOR_STAMP)
+	mkdir -p .harness $(DISCOVERED)
+	$(BIN)/harness discover 'mcp:node $(MCP_FILESYSTEM) {workspace}' --profile mcp-write-text-file --timeout 60 \
+	  -o $(DISCOVERED)/mcp-filesystem.mcp-write-text-file.yaml
+	$(BIN)/harness discover 'mcp:$(MCP_TEXT_EDITOR_VENV)/bin/mcp-text-editor' --profile gemini-safe-patch --timeout 60 \
+	  -o $(DISCOVERED)/mcp-text-editor.gemini-safe-patch.yaml
+	$(BIN)/harness discover 'mcp:tools/desktop-commander/serve.sh {parent}' --profile claude-code --timeout 60 \
+	  -o $(DISCOVERED)/desktop-commander.claude-code.yaml
+	$(MAKE) --no-print-directory discover-run NAME=mcp-filesystem PROFILE=mcp-write-text-file TARGET='mcp:node $(MCP_FILESYSTEM) {workspace}'
+	$(MAKE) --no-print-directory discover-run NAME=mcp-text-editor PROFILE=gemini-safe-patch TARGET='mcp:$(MCP_TEXT_EDITOR_VENV)/bin/mcp-text-editor'
+	$(MAKE) --no-print-directory discover-run NAME=desktop-commander PROFILE=claude-code TARGET='mcp:tools/desktop-commander/serve.sh {parent}'
+	$(BIN)/python -m harness.drivers.discover_report docs/bindings.md \
+	  'mcp-filesystem (official MCP filesystem server) onto mcp-write-text-file=$(DISCOVERED)/mcp-filesystem.mcp-write-text-file.yaml,.harness/discover-mcp-filesystem.json,.harness/discover-mcp-filesystem-hand.json' \
+	  'mcp-text-editor onto gemini-safe-patch=$(DISCOVERED)/mcp-text-editor.gemini-safe-patch.yaml,.harness/discover-mcp-text-editor.json,.harness/discover-mcp-text-editor-hand.json' \
+	  'desktop-commander onto claude-code=$(DISCOVERED)/desktop-commander.claude-code.yaml,.harness/discover-desktop-commander.json,.harness/discover-desktop-commander-hand.json'
+
+# Exit 1 (a divergence) is a finding; the verdicts are the report's business.
+discover-run:
+	$(BIN)/harness run -q --profile $(PROFILE) --target "$(TARGET)" --binding $(DISCOVERED)/$(NAME).$(PROFILE).yaml \
+	  --aspects effects,outcome --timeout 60 --no-snapshots --json .harness/discover-$(NAME).json; test $$? -le 1
+	$(BIN)/harness run -q --profile $(PROFILE) --target "$(TARGET)" --binding bindings/$(NAME).$(PROFILE).yaml \
+	  --aspects effects,outcome --timeout 60 --no-snapshots --json .harness/discover-$(NAME)-hand.json; test $$? -le 1
 
 real-tool-run:
 	mkdir -p .harness

@@ -83,6 +83,55 @@ class RawNotebookRead(claude_code.Session):
         return super().read(file_path, offset, limit)
 
 
+class _Reformatted(claude_code.Session):
+    """Base: Read's text lines rewritten by ``_line`` (number, text); the reference's lines otherwise."""
+
+    def _line(self, number: int, text: str) -> str:
+        raise NotImplementedError
+
+    def read(self, file_path: str, offset: Any = None, limit: Any = None) -> Any:
+        return self._reformat(super().read(file_path, offset, limit))
+
+    def _reformat(self, shown: Any) -> Any:
+        if not isinstance(shown, str):
+            return shown
+        out = []
+        for line in shown.split("\n"):
+            found = re.match(r"^ *([0-9]+)→", line)
+            out.append(self._line(int(found.group(1)), line[found.end():]) if found else line)
+        return "\n".join(out)
+
+
+class TabSeparatorRead(_Reformatted):
+    """Read numbers its lines ``cat -n`` style with a tab, as older documentation said: wording only."""
+
+    def _line(self, number: int, text: str) -> str:
+        return f"{number:>6}\t{text}"
+
+
+class UnpaddedNumberRead(_Reformatted):
+    """Read writes ``12<tab>text``: no padding, a tab; wording only."""
+
+    def _line(self, number: int, text: str) -> str:
+        return f"{number}\t{text}"
+
+
+class NoLineCutRead(_Reformatted):
+    """Read shows every line whole: lines longer than 2,000 characters are not cut."""
+
+    def read(self, file_path: str, offset: Any = None, limit: Any = None) -> Any:
+        shown = claude_code.Session.read(self, file_path, offset, limit)  # the reference's checks first
+        self._whole = None
+        if isinstance(shown, str):
+            with open(file_path, encoding="utf-8", errors="replace", newline="") as handle:
+                self._whole = claude_code.split_lines(handle.read())
+        return self._reformat(shown)
+
+    def _line(self, number: int, text: str) -> str:
+        whole = self._whole[number - 1] if self._whole and number <= len(self._whole) else text
+        return f"{number:>6}→{whole}"
+
+
 class _MtimeRewrite(claude_code.Session):
     """Base: the mtime check is done by ``_changed`` (the reference compares for inequality)."""
 

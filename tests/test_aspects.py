@@ -64,9 +64,9 @@ def test_each_expectation_key_has_a_documented_default_aspect(scenario_from):
     assert aspects.expected_aspects(mcp) == {"effects", "outcome", "output"}
     read = scenario_from(MCP.replace("error: {code: -32600, message: \"Path must be absolute: relative/path.txt\"}",
                                      "output: {$subset: {success: true, bytes_written: 4}}"))
-    assert aspects.classify_step(read, read.calls[0]) == {
-        "succeeds": "outcome", "output.success": "outcome", "output.bytes_written": "output"}
-    for key in ("succeeds", "fails", "error.code", "error.message", "events", "then", "escape"):
+    assert aspects.classify_step(read, read.calls[0]) == {  # bytes_written: a content field of the profile
+        "succeeds": "outcome", "output.success": "outcome", "output.bytes_written": "content", "content": "content"}
+    for key in ("succeeds", "fails", "error.code", "error.message", "events", "then", "escape", "content"):
         assert key in aspects.DEFAULTS
 
 
@@ -87,13 +87,13 @@ def test_a_differently_worded_error_fails_only_the_output_aspect(scenario_from):
     result = run(scenario_from(MCP), CallResult(error={"code": -32600, "message": "relative paths are refused"}),
                  "write_text_file")
     assert result.verdict is Verdict.FAIL
-    assert result.aspects == {"effects": "pass", "outcome": "pass", "output": "fail"}
+    assert result.aspects == {"effects": "pass", "outcome": "pass", "content": "n/a", "output": "fail"}
 
 
 def test_the_wrong_failure_fails_outcome_and_a_success_fails_outcome_and_effects(scenario_from, tmp_path):
     wrong_code = run(scenario_from(MCP), CallResult(error={"code": -32001, "message": "Path must be absolute: "
                                                                                     "relative/path.txt"}), "write_text_file")
-    assert wrong_code.aspects == {"effects": "pass", "outcome": "fail", "output": "pass"}
+    assert wrong_code.aspects == {"effects": "pass", "outcome": "fail", "content": "n/a", "output": "pass"}
 
     def writes(workspace: Path, args: dict) -> CallResult:
         (workspace / "relative").mkdir()
@@ -107,18 +107,18 @@ def test_outcome_fields_of_a_payload_are_outcome_and_other_fields_output(scenari
     payload = {"success": False, "errorCode": "FileExists", "message": "exists", "created": True}
     result = run(scenario_from(APTIX), CallResult(output=payload, events=[{"name": "Tool.CreateFile.Executed"}]),
                  "workspace_create_file")
-    assert result.aspects == {"effects": "pass", "outcome": "pass", "output": "fail"}
+    assert result.aspects == {"effects": "pass", "outcome": "pass", "content": "n/a", "output": "fail"}
     wrong = run(scenario_from(APTIX), CallResult(output={**payload, "created": False, "errorCode": "WriteFailed"},
                                                  events=[{"name": "Tool.CreateFile.Executed"}]), "workspace_create_file")
-    assert wrong.aspects == {"effects": "pass", "outcome": "fail", "output": "pass"}
+    assert wrong.aspects == {"effects": "pass", "outcome": "fail", "content": "n/a", "output": "pass"}
 
 
 def test_judging_some_aspects_records_the_others_and_only_they_decide_the_verdict(scenario_from):
     result = run(scenario_from(MCP), CallResult(error={"code": -32600, "message": "nope"}), "write_text_file")
     aspects.apply(result, ("effects", "outcome"))
     assert result.verdict is Verdict.PASS and result.reason.startswith("not judged (output): ")
-    assert result.aspects == {"effects": "pass", "outcome": "pass", "output": "recorded"}
-    assert result.observed_aspects == {"effects": "pass", "outcome": "pass", "output": "fail"}
+    assert result.aspects == {"effects": "pass", "outcome": "pass", "content": "n/a", "output": "recorded"}
+    assert result.observed_aspects == {"effects": "pass", "outcome": "pass", "content": "n/a", "output": "fail"}
     data = result.as_dict()
     assert data["aspects"]["output"] == "recorded" and data["aspects_observed"]["output"] == "fail"
     outcome = run(scenario_from(MCP), CallResult(error={"code": 1, "message": "nope"}), "write_text_file")
@@ -144,7 +144,7 @@ def test_the_rate_line_counts_pass_and_fail_per_aspect(scenario_from):
              "write_text_file")
     worded = run(scenario_from(MCP), CallResult(error={"code": -32600, "message": "no"}), "write_text_file")
     counts = aspects.summary([ok, worded])["mcp-write-text-file"]
-    assert aspects.rate_line(counts) == "effects 100% · outcome 100% · output 50%"
+    assert aspects.rate_line(counts) == "effects 100% · outcome 100% · content – · output 50%"
 
 
 def test_harness_run_aspects_makes_an_output_only_difference_visible_without_failing(folder, tmp_path, capsys):
@@ -155,7 +155,7 @@ def test_harness_run_aspects_makes_an_output_only_difference_visible_without_fai
     assert main(["run", "--no-builtin", "--scenarios", str(folder), "--jobs", "1", "--json", str(report),
                  "--aspects", "effects,outcome"]) == 0
     out = capsys.readouterr().out
-    assert "mcp-write-text-file: effects 100% · outcome 100% · output 0%" in out
+    assert "mcp-write-text-file: effects 100% · outcome 100% · content – · output 0%" in out
     assert "1 result(s) differ only in aspects not judged: output 1" in out
     (result,) = json.loads(report.read_text("utf-8"))["results"]
     assert result["verdict"] == "pass" and result["aspects"]["output"] == "recorded"
@@ -197,10 +197,10 @@ def test_the_matrices_show_aspect_marks_and_a_rate_line_per_profile(folder, tmp_
     capsys.readouterr()
     assert main(["report", str(report), "--no-builtin", "--scenarios", str(folder),
                  "--markdown", str(markdown), "--html", str(html)]) == 0
-    line = "reference · mcp-write-text-file: effects 100% · outcome 100% · output 50%"
+    line = "reference · mcp-write-text-file: effects 100% · outcome 100% · content – · output 50%"
     out = capsys.readouterr().out
-    assert line in out and "pass ✓✓✗" in out and "pass ✓✓✓" in out
+    assert line in " ".join(out.split()) and "pass ✓✓·✗" in out and "pass ✓✓·✓" in out
     text = markdown.read_text("utf-8")
-    assert f"- {line}" in text and "| `mcp-write-text-file/tc/tc5-worded` | ✅ pass ✓✓✗ |" in text
+    assert f"- {line}" in text and "| `mcp-write-text-file/tc/tc5-worded` | ✅ pass ✓✓·✗ |" in text
     page = html.read_text("utf-8")
-    assert f"<li>{line}</li>" in page and '<span class="marks" title="effects, outcome, output">✓✓✗</span>' in page
+    assert f"<li>{line}</li>" in page and '<span class="marks" title="effects, outcome, content, output">✓✓·✗</span>' in page

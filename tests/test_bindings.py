@@ -368,6 +368,16 @@ def test_an_argument_the_tool_does_not_take_sent_on_purpose_is_sent_and_recorded
     assert deliberate.verdict is not Verdict.ERROR, deliberate.reason
     sent = deliberate.steps[0]
     assert sent.output is not None or sent.error is not None  # the tool's own answer, observed
+def test_an_argument_sent_on_purpose_that_the_tool_does_not_take_is_sent_and_its_rule_recorded(tmp_path: Path) -> None:
+    # invalid_args: true says the step breaks the schema on purpose: the tool's answer is the
+    # observation (recorded), not the binding's mistake; the rule it broke stays in the record.
+    with Runner(shaped(tmp_path)) as runner:
+        result = runner.run(scenario(tmp_path, '{path: "${workspace}/a.txt", content: "x", encoding: utf-8}', "{error: true}", invalid=True))
+    # The tool (which does not check its own schema) wrote the file: that is what it does, a fail of
+    # the expectation, not an error.
+    assert result.verdict is Verdict.FAIL and "expected the call to fail" in result.reason
+    assert "Additional properties are not allowed ('encoding' was unexpected) (schema rule additionalProperties)" \
+        in result.steps[0].extra["invalid_args"]
 
 
 @pytest.mark.xdist_group("mcp-client")  # where the MCP SDK's client is imported already

@@ -81,7 +81,8 @@ def test_the_json_report_matches_its_documented_schema(folder, tmp_path):
     assert document["target"]["name"] == "reference"
     assert document["summary"] == {"pass": 1, "fail": 1, "recorded": 0, "skip": 0, "error": 0, "known": 0}
     wrong = next(r for r in document["results"] if r["id"] == "claude-code/read/cli-wrong")
-    assert wrong["steps"][0]["tool"] == "Read" and wrong["steps"][0]["failures"][0]["path"] == "output"
+    # Read's lines are content (its profile's normal form): the miss is in the content aspect
+    assert wrong["steps"][0]["tool"] == "Read" and wrong["steps"][0]["failures"][0]["path"] == "content"
 
 
 def test_junit_report_has_a_failure_per_failed_scenario(folder, tmp_path):

@@ -99,6 +99,6 @@ def test_github_actions_annotations_point_at_the_scenario_file_and_line(three, t
     token = lines[0][len("::stop-commands::"):]
     assert lines[0].startswith("::stop-commands::") and len(token) == 32 and lines[1] == f"::{token}::"
     assert lines[2:] == ["::error file=scenarios/b.yaml,line=8,title=fail on reference%3A claude-code/read/cli-wrong::"
-                         "step 1 (Read): output: expected text containing '     1→FIRST LINE'"]
+                         "step 1 (Read): content: expected text containing '     1→FIRST LINE' (aspects: effects n/a, outcome pass, content fail, output pass)"]
     text = summary.read_text("utf-8")
     assert text.startswith("## File-tool conformance: reference") and "claude-code/read/cli-wrong" in text

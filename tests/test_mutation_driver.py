@@ -197,3 +197,14 @@ def test_the_recording_pass_names_the_open_scenario_whose_snapshot_changes(tmp_p
     results = {name: {"code": 0}}
     mutation.record(results, reached_by, classes, 1, tmp_path / "cwd", tmp_path / "snapshots")
     assert results[name]["recorded_by"] == ""
+
+
+def test_a_survivor_that_changes_a_committed_snapshot_counts_as_detected_not_killed():
+    names = ["pkg.mod.x_f__mutmut_1", "pkg.mod.x_g__mutmut_1", "pkg.mod.x_h__mutmut_1", "pkg.mod.x_k__mutmut_1"]
+    results = {names[0]: {"code": 1}, names[1]: {"code": 0, "recorded_by": "p/open/q"},
+               names[2]: {"code": 0, "recorded_by": "p/any/worded"}, names[3]: {"code": 0, "recorded_by": ""}}
+    classes = [{"mutants": "pkg.mod.x_[ghk]__*", "class": "open-question", "why": "open"}]
+    report = _report(results, classes, names)
+    assert "| killed (also timed out and killed since) | 1 | 25.0% |" in report
+    assert "| detected: killed, or changing a committed snapshot of the reference | 3 | 75.0% |" in report
+    assert "**Detected: 75.0%**" in report and "**Score (strict): 25.0%**" in report

@@ -90,10 +90,11 @@ def test_the_built_in_catalog_is_collected_from_any_project(pytester):
 def test_aspects_judges_only_the_named_aspects(project):
     put(project, "wrong.yaml", GOOD.replace("plugin-good", "plugin-wrong").replace("1→alpha", "1→beta"))
     project.runpytest("-q", "--aspects", "effects,outcome").assert_outcomes(passed=1)
-    project.runpytest("-q", "--aspects", "output").assert_outcomes(failed=1)
+    project.runpytest("-q", "--aspects", "output").assert_outcomes(passed=1)  # Read's lines are content
+    project.runpytest("-q", "--aspects", "content").assert_outcomes(failed=1)
     result = project.runpytest("-q", "--aspects", "wording")
     assert result.ret != 0
-    result.stderr.fnmatch_lines(["*--aspects takes a comma-separated list of effects, outcome, output*"])
+    result.stderr.fnmatch_lines(["*--aspects takes a comma-separated list of effects, outcome, content, output*"])
 
 
 def test_an_invalid_profile_file_is_a_failing_item_naming_the_line(project):

@@ -34,7 +34,7 @@ def test_fail_lists_expected_and_observed(scenario_from):
     result, _ = run(scenario_from(READ), ScriptedTarget({"Read": CallResult(output="     1→y")}))
     assert result.verdict is Verdict.FAIL
     (where, mismatch), = result.failures
-    assert where == "step 1 (Read)" and mismatch.path == "output" and mismatch.observed == "     1→y"
+    assert where == "step 1 (Read)" and mismatch.path == "content" and mismatch.observed == "     1→y"
 
 
 def test_an_error_where_output_was_expected_fails(scenario_from):

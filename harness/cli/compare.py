@@ -44,7 +44,7 @@ def add_parsers(sub: Any, add_selection: Callable[[argparse.ArgumentParser], Non
     add_arguments(diff, ("target",))  # how targets run now are reached: as for harness run
     diff.add_argument("-q", "--quiet", action="store_true", help="list the scenarios only, no diffs")
     diff.add_argument("--aspects", metavar="A,B", default=None,
-                      help="compare only these aspects of the behaviour (effects, outcome, output)")
+                      help="compare only these aspects of the behaviour (effects, outcome, content, output)")
     add_color(diff)
     diff.set_defaults(handler=cmd_diff)
 

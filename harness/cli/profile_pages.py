@@ -203,6 +203,15 @@ def render(profile: Profile, scenarios: Iterable[Scenario]) -> str:
                       + (" On success the output's " + ", ".join(f"`{n}`" for n in tool.outcome)
                          + " is the success signal." if tool.outcome else ""))
         out += [signal, ""]
+        content = tool.content
+        if content.fields or content.lines is not None:
+            parts = []
+            if content.fields:
+                parts.append("the output's " + ", ".join(f"`{n}`" for n in content.fields) + " (wherever they are)")
+            if content.lines is not None:
+                parts.append(f"its numbered lines, compared with each prefix (matched by `{content.lines.prefix}`) "
+                             f"written `{content.lines.canonical.format(number=1)}`: the prefix is wording")
+            out += ["**Content** (the `content` aspect, docs/scenario-format.md#aspects): " + "; ".join(parts) + ".", ""]
 
     out += ["## Session options", ""]
     options = profile.options if isinstance(profile.options, dict) else {}

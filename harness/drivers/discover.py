@@ -32,17 +32,27 @@ from harness.util.fileio import write_replacing
 SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"path", "file", "filepath", "filename", "file_path", "target", "uri"}),
     frozenset({"content", "contents", "text", "data", "body"}),
-    frozenset({"old", "old_string", "old_str", "search", "find", "from", "original"}),
-    frozenset({"new", "new_string", "new_str", "replace", "replacement", "to"}),
+    frozenset({"old", "old_string", "old_str", "oldtext", "old_text", "search", "find", "original"}),
+    frozenset({"new", "new_string", "new_str", "newtext", "new_text", "replacement"}),
     frozenset({"read", "get", "view", "cat", "open"}),
     frozenset({"write", "create", "save", "put"}),
     frozenset({"edit", "patch", "replace", "modify", "update", "block"}),
-    frozenset({"offset", "start", "line", "from_line", "start_line"}),
-    frozenset({"limit", "length", "count", "lines", "end"}),
-    frozenset({"replace_all", "all", "expected_replacements"}),
+    frozenset({"offset", "start", "from_line", "start_line"}),
+    frozenset({"limit", "length", "count", "lines"}),
+    frozenset({"replace_all", "expected_replacements"}),
     frozenset({"sha256", "hash", "file_hash", "base_content_sha256", "checksum"}),
     frozenset({"paths", "files"}),
 )
+#: Words too common to relate two names by themselves (``replace_all`` is no ``new_text``).
+GENERIC = frozenset({"file", "text", "all", "new", "old", "to", "from", "line", "lines", "content", "string", "str"})
+#: What a profile tool of each kind is described with, and what a tool that does something else is.
+KIND_WORDS = {
+    "read": {"read", "reads", "contents", "content", "view", "show", "returns"},
+    "write": {"write", "writes", "create", "creates", "overwrite", "overwrites", "save"},
+    "edit": {"edit", "edits", "replace", "replaces", "modify", "substitute"},
+}
+OTHER_WORDS = {"metadata", "info", "information", "list", "listing", "search", "tree", "directory", "directories",
+               "move", "rename", "delete", "size", "permissions", "stat"}
 #: Below this score a guess is no guess: the skeleton says so instead of guessing.
 THRESHOLD = 0.34
 
@@ -85,10 +95,10 @@ def similarity(a: str, b: str) -> float:
         if la in group and lb in group:
             return 0.8
     ta, tb = tokens(a), tokens(b)
-    shared = len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+    shared = max(len(ta & tb) / len(ta | tb), 0.7 * len(ta & tb - GENERIC) / len(ta)) if ta and tb else 0.0
     related = 0.0
-    for x in ta:
-        for y in tb:
+    for x in ta - GENERIC:
+        for y in tb - GENERIC:
             if x != y and any(x in g and y in g for g in SYNONYMS):
                 related = max(related, 0.5)
     spelling = difflib.SequenceMatcher(None, la, lb).ratio()
@@ -124,22 +134,55 @@ def _slots(tool: ToolInfo) -> list[tuple[tuple[Any, ...], str, dict[str, Any]]]:
     return out
 
 
-def guess_tool(profile_tool: str, profile_schema: dict[str, Any], tools: list[ToolInfo]) -> Guess:
-    """Returns the best guess for ``profile_tool`` among the server's ``tools``."""
+def _description_score(kind: str, tool: ToolInfo) -> float:
+    """Returns -1..1: how far the tool's description says it does what a tool of ``kind`` does."""
+    first = re.split(r"(?<=[.!?])\s", tool.description.strip(), maxsplit=1)[0].lower() if tool.description else ""
+    words = set(re.findall(r"[a-z]+", first))
+    score = 0.0
+    if kind in KIND_WORDS and words & KIND_WORDS[kind]:
+        score += 0.5
+    if words & OTHER_WORDS and not (kind in KIND_WORDS and words & KIND_WORDS[kind] - {"returns", "content", "contents"}):
+        score -= 0.5
+    if "deprecated" in tool.description.lower():
+        score -= 0.4
+    return score
+
+
+def candidates(profile_tool: str, profile_schema: dict[str, Any], tools: list[ToolInfo], count: int = 3) -> list[Guess]:
+    """Returns up to ``count`` guesses for ``profile_tool``, best first (scores at or above THRESHOLD).
+
+    The score weighs the tools' names (0.5), how many of the profile's arguments find a like
+    argument (0.3), and what the description's first sentence says the tool does (0.2; a
+    deprecated tool, or one that lists, searches or gives metadata, is marked down)."""
+    from harness.drivers.discover_probe import kind_of
+    kind = kind_of(profile_tool, profile_schema)
     profile_args = list((profile_schema.get("properties") or {}).keys())
-    best: Guess | None = None
+    scored: list[Guess] = []
     for tool in tools:
         name_score = similarity(profile_tool, tool.name)
         arg_scores = [max((similarity(a, slot[1]) for slot in _slots(tool)), default=0.0) for a in profile_args]
         arg_score = sum(arg_scores) / len(arg_scores) if arg_scores else 0.0
-        score = 0.6 * name_score + 0.4 * arg_score
-        if best is None or score > best.score:
-            best = Guess(profile_tool, tool.name, score)
-    if best is None or best.score < THRESHOLD:
-        return Guess(profile_tool, None, best.score if best else 0.0)
-    tool = next(t for t in tools if t.name == best.tool)
-    _guess_args(best, profile_schema, tool)
-    return best
+        score = 0.5 * name_score + 0.3 * arg_score + 0.2 * _description_score(kind, tool)
+        scored.append(Guess(profile_tool, tool.name, score))
+    scored.sort(key=lambda g: -g.score)
+    out = []
+    for guess in scored[:count]:
+        if guess.score < THRESHOLD and out:
+            break
+        if guess.score < THRESHOLD and guess.score < THRESHOLD * 0.75:
+            break
+        tool = next(t for t in tools if t.name == guess.tool)
+        _guess_args(guess, profile_schema, tool)
+        out.append(guess)
+    return out
+
+
+def guess_tool(profile_tool: str, profile_schema: dict[str, Any], tools: list[ToolInfo]) -> Guess:
+    """Returns the best guess for ``profile_tool`` among the server's ``tools``."""
+    found = candidates(profile_tool, profile_schema, tools, 1)
+    if not found or found[0].score < THRESHOLD:
+        return Guess(profile_tool, None, found[0].score if found else 0.0)
+    return found[0]
 
 
 def _guess_args(guess: Guess, profile_schema: dict[str, Any], tool: ToolInfo) -> None:
@@ -165,7 +208,13 @@ def _guess_args(guess: Guess, profile_schema: dict[str, Any], tool: ToolInfo) ->
         schema = schema if isinstance(schema, dict) else {}
         if (name,) in placed:
             arg, score = placed[(name,)]
-            guess.args.append((name, arg, "" if score == 1.0 else f"check: {arg} -> {name}"))
+            value: Any = arg
+            comment = "" if score == 1.0 else f"check: {arg} -> {name}"
+            wanted = (profile_schema.get("properties") or {}).get(arg) or {}
+            if wanted.get("type") == "boolean" and _type_of(schema) in ("integer", "number"):
+                value = {"arg": arg, "default": False, "count": {True: 0, False: 1}}
+                comment = f"check: the boolean {arg} onto the count {name} (false: 1; true: 0, which may mean nothing alike)"
+            guess.args.append((name, value, comment))
             continue
         nested = {path[-1]: placed[path] for path in placed if path[0] == name and len(path) > 1}
         if nested:
@@ -182,15 +231,44 @@ def _guess_args(guess: Guess, profile_schema: dict[str, Any], tool: ToolInfo) ->
             guess.args.append((name, _const_guess(schema), "check: required by the tool, and no profile argument is like it"))
 
 
-def _const_guess(schema: dict[str, Any]) -> dict[str, Any]:
-    """Returns a ``{const}`` placeholder for a required argument: its default, first enum value, or an empty value."""
+def _type_of(schema: dict[str, Any]) -> str:
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    return kind if isinstance(kind, str) else ""
+
+
+def _value_guess(schema: dict[str, Any], depth: int = 0) -> Any:
+    """Returns a plausible value for a required argument nothing maps to."""
+    schema = schema if isinstance(schema, dict) else {}
     if "default" in schema:
-        return {"const": schema["default"]}
+        return schema["default"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return {"const": schema["enum"][0]}
-    empty = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
-    kind = schema.get("type")
-    return {"const": empty.get(kind if isinstance(kind, str) else "", None)}
+        return schema["enum"][0]
+    kind = _type_of(schema)
+    description = str(schema.get("description", "")).lower()
+    if kind == "integer" or kind == "number":
+        if "1-based" in description or "one-based" in description:
+            return 1
+        return schema.get("minimum", 0)
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, dict) and _type_of(items) == "object" and depth < 3:
+            return [_value_guess(items, depth + 1)]
+        return []
+    if kind == "object":
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = [r for r in schema.get("required") or [] if r in props]
+        return {key: _value_guess(props[key], depth + 1) for key in required}
+    empty = {"string": "", "boolean": False}
+    return empty.get(kind)
+
+
+def _const_guess(schema: dict[str, Any]) -> dict[str, Any]:
+    """Returns a ``{const}`` placeholder for a required argument: its default, first enum value, an
+    object or list holding what it requires (a line number a description calls 1-based is 1), or
+    an empty value."""
+    return {"const": _value_guess(schema)}
 
 
 # -- writing --------------------------------------------------------------------------------------------
@@ -229,28 +307,64 @@ def listing(tools: Iterable[ToolInfo]) -> list[str]:
     return out
 
 
-def skeleton(profile: str, guesses: list[Guess], tools: list[ToolInfo], target: str) -> str:
-    """Returns the binding skeleton as YAML text, the server's tools listed in comments at the top."""
-    lines = [f"# A binding skeleton written by `harness discover` for profile {profile}.",
-             "# Every line marked `# check` is a guess: read the tool's documentation, fix what is wrong,",
-             "# then run: harness run --target '<target>' --binding <this file> --profile " + profile,
-             "# The server's tools:"]
-    lines += [f"#   {line}" for line in listing(tools)]
+def skeleton(profile: str, guesses: list[Guess], tools: list[ToolInfo], target: str,
+             outcomes: dict[str, Any] | None = None, header: bool = True) -> str:
+    """Returns the binding skeleton as YAML text, the server's tools listed in comments at the top.
+
+    With ``outcomes`` (harness/drivers/discover_probe.py), each tool carries what the experiments
+    found: the evidence for the tool chosen, the candidates dropped and why, the output projection
+    and failure signals they showed (each marked ``# probe: ...``)."""
+    lines: list[str] = []
+    if header:
+        lines = [f"# A binding skeleton written by `harness discover` for profile {profile}.",
+                 "# `# probe:` marks what a call in a scratch workspace showed; `# check:` what only names suggest:",
+                 "# read the tool's documentation for those. Then run:",
+                 "#   harness run --target '<target>' --binding <this file> --profile " + profile,
+                 "# The server's tools:"]
+        lines += [f"#   {line}" for line in listing(tools)]
     lines += ["binding: 1", f"profile: {profile}", f"target: {_scalar(target)}", "tools:"]
     for guess in guesses:
+        outcome = (outcomes or {}).get(guess.profile_tool)
         lines.append(f"  {guess.profile_tool}:")
+        if outcome is not None:
+            lines += [f"    # {line}" for line in outcome.evidence]
+            lines += [f"    # dropped {line}" for line in outcome.rejected]
         if guess.tool is None:
             offered = ", ".join(t.name for t in tools) or "none"
-            lines.append(f"    tool: {_scalar(guess.profile_tool)}  # check: no tool is like it (offered: {offered})")
+            why = ("no candidate passed the probe" if outcome is not None and outcome.rejected
+                   else f"no tool is like it (offered: {offered})")
+            lines.append(f"    tool: {_scalar(guess.profile_tool)}  # check: {why}: left unbound, its scenarios are skipped")
             continue
         exact = guess.tool == guess.profile_tool
-        lines.append(f"    tool: {_scalar(guess.tool)}" + ("" if exact else f"  # check: {guess.score:.2f} alike"))
+        probed = outcome is not None and outcome.chosen is guess and any(e.startswith("probe:") for e in outcome.evidence)
+        lines.append(f"    tool: {_scalar(guess.tool)}" + ("" if exact or probed else f"  # check: {guess.score:.2f} alike"))
         if guess.args:
             lines.append("    args:")
             for name, value, comment in guess.args:
+                if outcome is not None and outcome.offset_add is not None and value == "offset":
+                    value, comment = {"arg": "offset", "add": outcome.offset_add}, "probe: the tool counts lines from 0"
                 lines.append(f"      {_scalar(name)}: {_flow(value)}" + (f"  # {comment}" if comment else ""))
         if guess.drop:
             lines.append(f"    drop: {_flow(guess.drop)}  # check: the tool takes nothing like these")
+        if outcome is None:
+            continue
+        if outcome.output:
+            lines.append(f"    output: {_scalar(outcome.output)}  # {outcome.output_evidence}")
+        elif outcome.output_evidence:
+            lines.append(f"    # {outcome.output_evidence}")
+        if outcome.signals or outcome.codes or outcome.message:
+            lines.append("    failure:")
+            lines.append(f"      # {outcome.failure_evidence}")
+            if outcome.signals:
+                lines.append(f"      signals: {_flow(outcome.signals)}")
+            if outcome.message:
+                lines.append(f"      message: {_scalar(outcome.message)}")
+            if outcome.codes:
+                lines.append("      codes:")
+                for entry in outcome.codes:
+                    lines.append(f"        - {{match: {_scalar(entry['match'])}, code: {entry['code']}}}  # {entry['why']}")
+        elif outcome.failure_evidence:
+            lines.append(f"    # {outcome.failure_evidence}")
     return "\n".join(lines) + "\n"
 
 
@@ -294,24 +408,72 @@ def _schema(tool: Any) -> dict[str, Any]:
     return schema if isinstance(schema, dict) else {}
 
 
+#: A profile whose tools match the server's this well on average fits; below it, none does.
+FIT = 0.45
+
+
 def best_profile(tools: list[ToolInfo]) -> list[tuple[float, str]]:
-    """Returns the profiles by how well their tools find a match on the server, best first."""
+    """Returns the profiles by how well their tools find a match on the server, best first.
+
+    A profile tool without any candidate counts 0, so a profile the server covers only in part
+    ranks below one it covers whole."""
     ranked = []
     for profile in known_profiles():
         wanted = profile_tools(profile)
         if not wanted:
             continue
-        scores = [guess_tool(name, schema, tools).score for name, schema in wanted.items()]
+        scores = []
+        for name, schema in wanted.items():
+            found = candidates(name, schema, tools, 1)
+            scores.append(found[0].score if found and found[0].score >= THRESHOLD else 0.0)
         ranked.append((sum(scores) / len(scores), profile))
     return sorted(ranked, reverse=True)
 
 
+def draft(profile: str, tools: list[ToolInfo], target: str, chosen: dict[str, Guess],
+          outcomes: dict[str, Any] | None = None, header: bool = False) -> str:
+    """Returns the binding text for ``chosen`` (profile tool -> Guess); tools without one are left out."""
+    guesses = [chosen[name] for name in profile_tools(profile) if name in chosen]
+    return skeleton(profile, guesses, tools, target, outcomes, header=header)
+
+
+def probe(spec: str, profile_name: str, tools: list[ToolInfo], target: str, timeout: float) -> tuple[list[Guess], dict[str, Any]]:
+    """Runs the experiments (harness/drivers/discover_probe.py); returns the chosen guesses and outcomes."""
+    from harness.drivers import discover_probe
+    from harness.scenario import profiles
+    profile = profiles.builtin()[profile_name]
+    options = {name: candidates(name, schema, tools) for name, schema in profile_tools(profile_name).items()}
+    lab = discover_probe.Lab(spec, profile, timeout)
+    try:
+        outcomes = discover_probe.run_experiments(
+            lab, options, lambda chosen, found: draft(profile_name, tools, target, chosen, found),
+            {tool.name: tool.schema for tool in tools})
+    finally:
+        scratch = str(lab.scratch)
+        lab.close()
+    for outcome in outcomes.values():  # the scratch folder is gone: say where it was, not its random name
+        outcome.evidence = [line.replace(scratch, "<scratch>") for line in outcome.evidence]
+        outcome.rejected = [line.replace(scratch, "<scratch>") for line in outcome.rejected]
+        outcome.output_evidence = outcome.output_evidence.replace(scratch, "<scratch>")
+        outcome.failure_evidence = outcome.failure_evidence.replace(scratch, "<scratch>")
+        for entry in outcome.codes:
+            entry["why"] = entry["why"].replace(scratch, "<scratch>")
+    guesses = []
+    for name in profile_tools(profile_name):
+        outcome = outcomes[name]
+        guesses.append(outcome.chosen if outcome.chosen is not None else Guess(name, None, 0.0))
+    return guesses, outcomes
+
+
 def add_parser(sub: Any) -> None:
     """Adds the ``discover`` subcommand."""
-    parser = sub.add_parser("discover", help="list an MCP server's tools and write a binding skeleton for a profile")
+    parser = sub.add_parser("discover", help="list an MCP server's tools and write a binding draft for a profile, "
+                                             "tried by a few calls in a scratch workspace")
     parser.add_argument("target", metavar="TARGET", help="mcp:<command line> or mcp+http://<url>")
-    parser.add_argument("--profile", help="write a binding skeleton for this profile")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the skeleton to FILE (default: standard output)")
+    parser.add_argument("--profile", help="write a binding draft for this profile")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the draft to FILE (default: standard output)")
+    parser.add_argument("--no-probe", dest="probe", action="store_false",
+                        help="guess from names only: call no tool (the draft's guesses are then all `# check`)")
     parser.add_argument("--timeout", type=timeout_argument, default=30.0, help="seconds the server may take to start (default 30)")
     parser.set_defaults(handler=run)
 
@@ -337,17 +499,29 @@ def run(args: argparse.Namespace) -> int:
         ranked = best_profile(tools)
         if ranked:
             print("\nprofiles by fit: " + ", ".join(f"{p} {s:.2f}" for s, p in ranked))
-            print(f"write a binding with: harness discover '{args.target}' --profile {ranked[0][1]} -o binding.yaml")
+            if ranked[0][0] < FIT:
+                print(f"no profile fits: the best, {ranked[0][1]}, scores {ranked[0][0]:.2f} (a fit is {FIT:.2f} or more); "
+                      "its tools have few counterparts here")
+            else:
+                print(f"write a binding with: harness discover '{args.target}' --profile {ranked[0][1]} -o binding.yaml")
         return 0
-    guesses = [guess_tool(tool, schema, tools) for tool, schema in profile_tools(args.profile).items()]
-    text = skeleton(args.profile, guesses, tools, name)
+    if getattr(args, "probe", True):
+        try:
+            guesses, outcomes = probe(args.target, args.profile, tools, name, args.timeout)
+        except TargetError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    else:
+        guesses = [guess_tool(tool, schema, tools) for tool, schema in profile_tools(args.profile).items()]
+        outcomes = None
+    text = skeleton(args.profile, guesses, tools, name, outcomes)
     if args.output:
         write_replacing(args.output, text)
         print(f"{name}: {len(tools)} tool(s)")
         for line in listing(tools):
             print(line)
         print(f"\nwrote {args.output}: {sum(g.tool is not None for g in guesses)} of {len(guesses)} "
-              f"{args.profile} tools guessed; check every line marked `# check`")
+              f"{args.profile} tools bound; check every line marked `# check`")
     else:
         sys.stdout.write(text)
     return 0

@@ -197,10 +197,11 @@ def plan(name: str, reached_by: dict[str, list[Any]], first_killer: dict[str, st
                   key=lambda s: (s.id != first_killer.get(function), seconds.get(s.id, 0.0)))
 
 
-def recorders(name: str, reached_by: dict[str, list[Any]]) -> list[Any]:
-    """Returns the open scenarios (with an ``open_question``) that reach a mutant's function: the
-    ones that can record what an open-question mutant changes."""
-    return [s for s in reached_by.get(function_of(name), ()) if getattr(s, "open_question", None)]
+def recorders(name: str, reached_by: dict[str, list[Any]], open_only: bool = True) -> list[Any]:
+    """Returns the scenarios that reach a mutant's function and can record what it changes: the open
+    ones (with an ``open_question``) for an open-question mutant; every one for a wording-only mutant
+    (a message's text is in the snapshot of any scenario that shows it)."""
+    return [s for s in reached_by.get(function_of(name), ()) if not open_only or getattr(s, "open_question", None)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -382,7 +383,7 @@ def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]],
 
     todo = [name for name, result in results.items()
             if name != "__run__" and result.get("code") == 0 and not result.get("killed_since")
-            and (classify(name, classes) or {}).get("class") == "open-question"]
+            and (classify(name, classes) or {}).get("class") in ("open-question", "wording-only")]
     unstable: dict[str, bool] = {}
     pool = Pool(jobs, record_one, cwd=cwd)
 
@@ -392,7 +393,7 @@ def record(results: dict[str, dict[str, Any]], reached_by: dict[str, list[Any]],
 
     for name in todo:
         scenarios = []
-        for scenario in recorders(name, reached_by):
+        for scenario in recorders(name, reached_by, (classify(name, classes) or {}).get("class") == "open-question"):
             if scenario.id not in unstable:  # unmutated, in this process: its snapshot must match
                 unstable[scenario.id] = record_one("", [scenario]) is not None
             if not unstable[scenario.id]:

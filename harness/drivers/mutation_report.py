@@ -239,7 +239,15 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         totals.update(counts)
         rows.append((path, len(names), counts))
     open_names = [n for n, _ in by_class.get("open-question", [])]
+    worded_names = [n for n, _ in by_class.get("wording-only", [])]
     figures = score_figures(totals, open_questions=len(open_names))
+    # Detected: killed (timed out, killed since), or a survivor that changes a committed snapshot of the
+    # reference (an open question answered differently, a message worded otherwise): a target behaving
+    # like the mutant shows as a changed snapshot in review, though no expectation fails.
+    caught = totals["killed"] + totals["killed since"] + totals["timeout"]
+    changed_snapshot = sum(1 for n in open_names + worded_names if results[n].get("recorded_by"))
+    non_equivalent = caught + totals["survived"] - totals["equivalent"]
+    detected = 100.0 * (caught + changed_snapshot) / non_equivalent if non_equivalent else 100.0
     gaps = len(by_class.get("unclassified", []))
     not_reached = totals["not reached"]
     recorded = sum(1 for n in open_names if results[n].get("recorded_by"))
@@ -263,6 +271,19 @@ def render(results: dict[str, dict[str, Any]], names_by_file: dict[str, list[str
         "on a machine shared with other work (its load varies)" + (STOPPED if ran < everything else "."),
         "",
         *([excluded, ""] if excluded else []),
+        "| of the non-equivalent mutants | count | share |",
+        "|---|---:|---:|",
+        f"| killed (also timed out and killed since) | {caught} | {figures['strict']:.1f}% |",
+        f"| detected: killed, or changing a committed snapshot of the reference | {caught + changed_snapshot} | {detected:.1f}% |",
+        f"| survived without changing any snapshot (gaps, not recorded, not reached) | "
+        f"{non_equivalent - caught - changed_snapshot} | {100.0 - detected:.1f}% |",
+        f"| equivalent (not counted) | {totals['equivalent']} | |",
+        f"| not reached (counted as survivors) | {not_reached} | |",
+        "",
+        f"**Detected: {detected:.1f}%** of the non-equivalent mutants: killed ({caught}), or surviving but changing a",
+        f"committed snapshot ({changed_snapshot}: an open question answered otherwise, a message worded otherwise), so a",
+        "target that behaved like the mutant shows as a changed snapshot in review. The goal is 98%.",
+        "",
         f"**Score (strict): {figures['strict']:.1f}%** of the non-equivalent mutants killed (a timed-out mutant counts",
         "as killed: the catalog noticed it never finished; *killed since* are survivors of the full run that a",
         "scenario added afterwards kills). The goal is 95%. Every survivor that is not equivalent counts",

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness.scenario.aspects import ASPECTS
 from harness.scenario.model import Result, Verdict
 from harness.util.printable import shown
 
@@ -106,7 +107,10 @@ def annotations(results: Iterable[Result], spec: str) -> list[str]:
         if found is not None:
             where = f"file={_property(found)},line={_line(result)},"
         title = _property(f"{result.verdict.value} on {spec}: {result.id}")
-        out.append(f"::error {where}title={title}::{_data(result.reason or result.verdict.value)}")
+        judged = result.aspects or {}
+        shown = (" (aspects: " + ", ".join(f"{a} {judged.get(a, 'n/a')}" for a in ASPECTS) + ")"
+                 if any(v != "n/a" for v in judged.values()) else "")
+        out.append(f"::error {where}title={title}::{_data((result.reason or result.verdict.value) + shown)}")
     return out
 
 

@@ -40,9 +40,9 @@ STYLES = {"pass": "green", "fail": "bold red", "recorded": "cyan", "skip": "yell
 #: How an error begins when the target did not start: said once per source, not per cell.
 NOT_STARTED = TARGET_NOT_STARTED
 ANSWER_WIDTH = 160
-#: How a cell shows its aspects (effects, outcome, output, in that order): e.g. ``✓✓✗``.
+#: How a cell shows its aspects (effects, outcome, content, output, in that order): e.g. ``✓✓✓✗``.
 ASPECT_MARKS = {"pass": "✓", "fail": "✗", "recorded": "○", "n/a": "·"}
-ASPECT_LEGEND = "aspects: effects outcome output — ✓ pass, ✗ fail, ○ recorded, · n/a"
+ASPECT_LEGEND = "aspects: effects outcome content output — ✓ pass, ✗ fail, ○ recorded, · n/a"
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Cell:
 
     @property
     def marks(self) -> str:
-        """Returns the cell's aspect marks (effects, outcome, output), e.g. ``✓✓✗``; empty when it has
+        """Returns the cell's aspect marks (effects, outcome, content, output), e.g. ``✓✓✓✗``; empty when it has
         none or every aspect is n/a."""
         found = self.observation.aspects if self.observation is not None else None
         if not found or all(found.get(a) == "n/a" for a in ASPECTS):
@@ -140,7 +140,7 @@ class Matrix:
 
     def aspect_lines(self, label: str) -> list[str]:
         """Returns one line per profile of a column: ``label · profile: effects 97% · outcome 91% ·
-        output 40%`` (harness/scenario/aspects.py, ``rate_line``); none for a column without aspect verdicts."""
+        content 95% · output 40%`` (harness/scenario/aspects.py, ``rate_line``); none for a column without aspect verdicts."""
         counts: dict[str, dict[str, dict[str, int]]] = {}
         for row in self.rows:
             obs = row.cells[label].observation

@@ -186,7 +186,7 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
                 cell = row.cells[label]
                 mark = ' <span class="differs" title="behaves unlike the first column">≠</span>' if cell.differs else ""
                 if cell.marks:
-                    mark = (f' <span class="marks" title="effects, outcome, output">{escape(cell.marks)}</span>'
+                    mark = (f' <span class="marks" title="effects, outcome, content, output">{escape(cell.marks)}</span>'
                             + mark)
                 if cell.notable:
                     anchor = f"d-{len(details)}"

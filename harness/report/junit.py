@@ -12,6 +12,7 @@ from harness.report.json import summary
 from harness.report.tally import nothing_ran
 from harness.report.terminal import explain
 from harness.report.writer import remove_folder_reports
+from harness.scenario.aspects import ASPECTS
 from harness.scenario.model import TARGET_NOT_STARTED, Result, Verdict
 from harness.targets.base import TargetInfo
 from harness.util.printable import shown
@@ -104,6 +105,12 @@ def _add_case(suite: ET.Element, result: Result, target: TargetInfo, profile: st
         ET.SubElement(case, "skipped", message=result.reason[:500])
     elif result.verdict is Verdict.RECORDED:
         ET.SubElement(case, "system-out").text = f"open question recorded: {result.scenario.open_question}"
+    # after the verdict's element, which readers take as the testcase's first child
+    found = result.aspects or {}
+    if any(value != "n/a" for value in found.values()):  # the verdict per aspect (docs/scenario-format.md#aspects)
+        properties = ET.SubElement(case, "properties")
+        for aspect in ASPECTS:
+            ET.SubElement(properties, "property", name=f"aspect.{aspect}", value=found.get(aspect, "n/a"))
 
 
 def _add_leftovers(suites: ET.Element, leftovers: list[Any], target: TargetInfo, prefix: str = "") -> None:

@@ -27,6 +27,7 @@ from harness.scenario import aspects
 from harness.scenario.content_spec import describe, to_bytes
 from harness.scenario.matchers import MISSING, Mismatch, match
 from harness.scenario.model import Result, Scenario, Verdict
+from harness.scenario.normal_form import Lines, normal_form
 from harness.scenario.placeholders import substitute
 from harness.targets.base import CallResult
 from harness.util import limits
@@ -40,12 +41,24 @@ def finish(result: Result) -> Result:
     return made_safe(aspects.apply(result))
 
 
-def check_call(expect: dict[str, Any], observed: CallResult) -> list[Mismatch]:
-    """Returns every way one call's observation fails its ``expect``."""
+def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None = None) -> list[Mismatch]:
+    """Returns every way one call's observation fails its ``expect``.
+
+    ``lines``: the tool's output is numbered lines (harness/scenario/normal_form.py). The output
+    expectation is then matched against the output with its prefixes rewritten the contract's way
+    first (a miss there is the ``content`` aspect's, path ``content``), and only when that holds
+    against the output as returned (a miss there is wording: the ``output`` aspect's)."""
     out: list[Mismatch] = []
     if "output" in expect:
         if observed.failed:
             out.append(Mismatch("output", "the call to succeed", {"error": observed.error}, "the call failed"))
+        elif lines is not None:
+            canonical = normal_form(observed.output, lines)
+            found = match(expect["output"], canonical, "content")
+            if found or canonical == observed.output:
+                out += found
+            else:
+                out += match(expect["output"], observed.output, "output")
         else:
             out += match(expect["output"], observed.output, "output")
     if "error" in expect:

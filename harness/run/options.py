@@ -181,8 +181,8 @@ class RunOptions:
         None, "--tool-map-file", type=Path, metavar="FILE", group="target", pytest={},
         help="cmd:/mcp: tool and argument renames from a YAML file")
     aspects: tuple[str, ...] = option(
-        ("effects", "outcome", "output"), "--aspects", type=_aspects, metavar="A,B", group="report", pytest={},
-        help="judge only these aspects (effects, outcome, output); the others are recorded "
+        ("effects", "outcome", "content", "output"), "--aspects", type=_aspects, metavar="A,B", group="report", pytest={},
+        help="judge only these aspects (effects, outcome, content, output); the others are recorded "
              "and never fail the run (docs/scenario-format.md, Aspects)")
     # how the run is carried out
     jobs: int = option(

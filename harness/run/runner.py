@@ -21,8 +21,9 @@ from harness.containment.cleanup import Leftover, Remover, Tree, in_memory
 from harness.containment.enclosure import Enclosure
 from harness.run import judge
 from harness.run.judge import check_call, check_then, finish
+from harness.run.working_folder import WorkingFolder
 from harness.run.workspace import Workspace, steps_capped
-from harness.scenario import static_checks
+from harness.scenario import aspects, static_checks
 from harness.scenario.content_spec import lone_surrogate_in
 from harness.scenario.matchers import PatternError
 from harness.scenario.model import TARGET_NOT_STARTED, Action, Call, Result, Scenario, StepRecord, Verdict
@@ -65,11 +66,14 @@ class Runner:
         self._enclosure: Enclosure | None = None
         #: The candidate's temporary folder for the run (TMPDIR), removed with the workspaces.
         self._scratch: str | None = None
+        #: The candidate's working folder for the run, laid out and watched per scenario (harness/run/working_folder.py).
+        self._working: WorkingFolder | None = None
 
     def start(self) -> TargetInfo:
         """Starts the target; a target that cannot start turns every scenario into an error."""
         if self.info is None and self.start_error is None:
             self._give_tmp()
+            self._give_cwd()
             try:
                 self.info = self.target.start()
             except (TargetError, Unsupported, OSError) as exc:
@@ -96,6 +100,21 @@ class Runner:
                 self._remover.remove(Tree(self._scratch))
                 self._scratch = None
 
+    def _give_cwd(self) -> None:
+        """Gives a candidate in a process of its own the run's working folder (beside the workspaces)."""
+        if self.target.in_process or self._working is not None:
+            return
+        with processes.deferred():
+            self._working = WorkingFolder(self.tmp)
+        try:
+            given = self.target.use_cwd(self._working.path)
+        except OSError:
+            given = False
+        if not given:
+            with processes.deferred():
+                self._working.remove()
+                self._working = None
+
     def stop(self) -> None:
         """Stops the target, and waits until every workspace is removed."""
         try:
@@ -112,6 +131,9 @@ class Runner:
             if self._scratch is not None:  # after the target: its processes may still have used it
                 self._remover.remove(Tree(self._scratch))
                 self._scratch = None
+            if self._working is not None:
+                self._remover.remove(Tree(self._working.path))
+                self._working = None
             self._retire_enclosure()
             self._remover.drain()
             self.leftovers += self._remover.leftovers  # never left silently (docs/security.md, "Leftovers")
@@ -286,6 +308,9 @@ class Runner:
         names = self._names(workspace)
         result = Result(scenario, Verdict.PASS)
         watching = self._watch(scenario, names)
+        working = self._working
+        if working is not None:
+            working.reset(scenario.given)
         try:
             session = self.target.open(scenario.profile, workspace.root, session_options(scenario))
         except Exception as exc:  # the candidate may have run: what it wrote outside is still its verdict
@@ -295,7 +320,8 @@ class Runner:
                 verdict = Verdict.ERROR
                 why = (f"could not open a session: {exc}" if isinstance(exc, TargetError)
                        else f"could not open a session: {_harness_error(exc)}")
-            result.then_failures += judge.escaped(workspace.escapes() + (watching.end() if watching is not None else []))
+            result.then_failures += judge.escaped(workspace.escapes() + (watching.end() if watching is not None else [])
+                                                  + (working.changes() if working is not None else []))
             if any(failure.path == "escape" for failure in result.then_failures):
                 result.verdict, result.reason = judge.verdict(scenario, result, why)
             else:
@@ -322,7 +348,8 @@ class Runner:
         except Exception as exc:  # a bug in the harness: still an error, and what the candidate did outside is still checked
             error, result.workspace = _harness_error(exc), None
         result.then_failures += judge.escaped(workspace.escapes(result.workspace, walk=not session.links_confined)
-                                         + (watching.end() if watching is not None else []) + session.refused())
+                                         + (watching.end() if watching is not None else []) + session.refused()
+                                         + (working.changes() if working is not None else []))
         result.verdict, result.reason = judge.verdict(scenario, result, error)
         return result
 
@@ -361,17 +388,16 @@ class Runner:
                     return f"step {index + 1} ({step.tool}): cannot build the call: {exc}"
                 record = StepRecord(index, "call", step.tool, args, label=step.name)
                 result.steps.append(record)
+                deliberate = DELIBERATE_ARGS.set(step.invalid_args)
                 try:
-                    deliberate = DELIBERATE_ARGS.set(step.invalid_args)
-                    try:
-                        observed = session.call(step.tool, args)
-                    finally:
-                        DELIBERATE_ARGS.reset(deliberate)
+                    observed = session.call(step.tool, args)
                 except TargetError as exc:
                     record.seconds = time.perf_counter() - started
                     return f"step {index + 1} ({step.tool}): {exc}"
                 except Unsupported as exc:
                     return f"step {index + 1} ({step.tool}) unsupported: {exc}"
+                finally:
+                    DELIBERATE_ARGS.reset(deliberate)
                 record.output, record.error = observed.output, observed.error
                 record.events, record.extra = observed.events, observed.extra
                 held += _size((observed.output, observed.error, observed.events, observed.extra), limits.MAX_SCENARIO_OUTPUT - held)
@@ -383,7 +409,7 @@ class Runner:
                 if expect:
                     if expect is not step.expect or has_references(expect):
                         expect = resolve_references(expect, _reference_lookup(result, record))
-                    record.failures += check_call(expect, observed)
+                    record.failures += check_call(expect, observed, aspects.content_spec(scenario, step.tool).lines)
                 if step.then:
                     record.failures += check_then(workspace, _substituted(step.then, names), names)
             if self.record_states:

@@ -1,4 +1,4 @@
-"""Verdicts by aspect: every expectation of a scenario belongs to one of three aspects.
+"""Verdicts by aspect: every expectation of a scenario belongs to one of four aspects.
 
 ``effects``
     what is on disk: ``then`` (files, contents, modes, links, absent entries, nothing else
@@ -8,8 +8,14 @@
     was expected at all, ``error.code``, and the output fields the profile names as the tool's
     success/failure signal (its ``outcome`` list: Aptix ``success`` and ``errorCode``, safe_patch's
     ``success``);
+``content``
+    the data a call returns about the files, compared in the profile's normal form: the output
+    fields its tool lists in ``content.fields`` (a hash, a size, the text read), and, for a tool
+    whose output is numbered lines (``content.lines``), the output with every line-number prefix
+    rewritten the contract's way (harness/normal_form.py): the lines and their numbers;
 ``output``
-    what the call returned beyond that: texts, formats, messages, other fields, events.
+    what the call returned beyond that, as worded: texts, formats, prefixes, messages, other
+    fields, events.
 
 Each expectation is classified by its *key* with the table :data:`DEFAULTS` (documented in
 docs/scenario-format.md, "Aspects"); a call step's ``aspect:`` mapping overrides it per key. The
@@ -29,9 +35,10 @@ from typing import Any
 
 from harness.scenario import profiles
 from harness.scenario.model import Call, Result, Scenario, Verdict
+from harness.scenario.normal_form import ContentSpec, has_field, normal_form, path_names_field
 from harness.util.memo import by_identity
 
-ASPECTS: tuple[str, ...] = ("effects", "outcome", "output")
+ASPECTS: tuple[str, ...] = ("effects", "outcome", "content", "output")
 PASS, FAIL, RECORDED, NA = "pass", "fail", "recorded", "n/a"
 
 #: The aspect of each expectation key, unless a step's ``aspect:`` says otherwise.
@@ -43,13 +50,15 @@ DEFAULTS: dict[str, str] = {
     "output": "output",          # the output as a whole, when it is not a mapping of fields
     "output.*": "output",        # one field of the output ...
     "output.<outcome field>": "outcome",  # ... unless the profile's tool lists it in `outcome`
+    "output.<content field>": "content",  # ... or in `content.fields` (at any depth)
+    "content": "content",        # a numbered output, its prefixes rewritten the contract's way
     "events": "output",
     "then": "effects",           # the workspace after a step or after the scenario
     "escape": "effects",         # a write outside the workspace (always judged)
 }
 
 #: Keys a step's ``aspect:`` mapping may name (``output.<field>`` too).
-OVERRIDABLE = ("succeeds", "fails", "error.code", "error.message", "output", "events", "then")
+OVERRIDABLE = ("succeeds", "fails", "error.code", "error.message", "output", "content", "events", "then")
 
 _FIELD = re.compile(r"^output[.]([^.\[]+)")
 
@@ -79,6 +88,21 @@ def _outcome_fields_of(profile_name: str, folder: Path | None, tool: str) -> tup
         return ()
     found = profile.tools.get(tool) if profile else None
     return found.outcome if found else ()
+
+
+def content_spec(scenario: Scenario, tool: str) -> ContentSpec:
+    """Returns the content declaration of the scenario's profile's tool (empty when it has none)."""
+    return _content_spec_of(scenario.profile, scenario.file.parent if scenario.file is not None else None, tool)
+
+
+@functools.lru_cache(maxsize=1024)
+def _content_spec_of(profile_name: str, folder: Path | None, tool: str) -> ContentSpec:
+    try:
+        profile = profiles.for_folder(profile_name, folder)
+    except profiles.ProfileError:
+        return ContentSpec()
+    found = profile.tools.get(tool) if profile else None
+    return found.content if found else ContentSpec()
 
 
 def _output_fields(expected: Any) -> list[str] | None:
@@ -115,7 +139,7 @@ def override_problems(step: dict[str, Any]) -> list[str]:
     fields = any(key.startswith("output.") for key in keys)
     out = []
     for key in step.get("aspect") or {}:
-        if key not in keys and not (key == "output" and fields):
+        if key not in keys and not (key == "output" and fields) and not (key == "content" and "succeeds" in keys):
             out.append(f"`aspect` names {key!r}, which this step does not expect "
                        f"(its expectation keys: {', '.join(keys) or 'none'})")
     return out
@@ -141,12 +165,20 @@ def classify_step(scenario: Scenario, step: Call) -> dict[str, str]:
 
 def _classify_step(scenario: Scenario, step: Call) -> dict[str, str]:
     outcome_fields = _outcome_fields(scenario, step.tool)
+    spec = content_spec(scenario, step.tool)
     keys: dict[str, str] = {}
     for key in expectation_keys(step.expect, step.then):
         if key.startswith("output."):
-            keys[key] = "outcome" if key[len("output."):] in outcome_fields else DEFAULTS["output.*"]
+            name = key[len("output."):]
+            keys[key] = ("outcome" if name in outcome_fields else "content" if name in spec.fields
+                         else DEFAULTS["output.*"])
         else:
             keys[key] = DEFAULTS.get(key, "output")
+    expect = step.expect or {}
+    if "output" in expect and (spec.lines is not None or has_field(expect["output"], spec.fields)):
+        # A numbered output is matched in its normal form first (content), then as worded (output);
+        # a content field inside the output (latest_file_state.sha256) is content too.
+        keys["content"] = DEFAULTS["content"]
     for key, aspect in (step_overrides(step) or {}).items():
         if key == "output" and "output" not in keys:
             # `output` names the whole output expectation: every field of it
@@ -174,6 +206,8 @@ def key_of(path: str, why: str = "") -> str:
         return "then"
     if path.startswith("events"):
         return "events"
+    if path == "content" or path.startswith(("content.", "content[")):
+        return "content"
     if path.startswith("error."):
         return "error." + re.split(r"[.\[]", path[len("error."):])[0]
     field = _FIELD.match(path)
@@ -182,9 +216,12 @@ def key_of(path: str, why: str = "") -> str:
     return "output"
 
 
-def classify_failure(keys: dict[str, str], path: str, why: str = "") -> str:
-    """Returns the aspect of one unmet expectation of a step whose keys are ``keys``."""
+def classify_failure(keys: dict[str, str], path: str, why: str = "", fields: tuple[str, ...] = ()) -> str:
+    """Returns the aspect of one unmet expectation of a step whose keys are ``keys`` (``fields``: its
+    tool's content fields, which make a mismatch inside the output content wherever it is)."""
     key = key_of(path, why)
+    if key.startswith("output") and fields and path_names_field(path, fields) and keys.get(key) != "outcome":
+        return "content"
     if key in keys:
         return keys[key]
     if key.startswith("output."):
@@ -218,8 +255,9 @@ def failed_aspects(result: Result) -> set[str]:
             calls = {index: step for index, step in enumerate(scenario.steps) if isinstance(step, Call)}
         step = calls.get(record.index)
         keys = classify_step(scenario, step) if step is not None else {}
+        fields = content_spec(scenario, step.tool).fields if step is not None else ()
         for failure in record.failures:
-            found.add(classify_failure(keys, failure.path, failure.why))
+            found.add(classify_failure(keys, failure.path, failure.why, fields))
     for failure in result.then_failures:
         found.add(classify_failure({}, failure.path, failure.why))
     return found
@@ -285,7 +323,7 @@ def count(counts: dict[str, dict[str, dict[str, int]]], result: Result) -> None:
 
 
 def rate_line(counts: dict[str, dict[str, int]]) -> str:
-    """Returns a summary line such as ``effects 97% · outcome 91% · output 40%``: of the results that
+    """Returns a summary line such as ``effects 97% · outcome 91% · content 95% · output 40%``: of the results that
     judged an aspect (pass or fail), the share that passed; ``–`` when none judged it."""
     parts = []
     for aspect in ASPECTS:
@@ -298,8 +336,10 @@ def project(doc: dict[str, Any], aspect: str) -> dict[str, Any]:
     """Returns the part of a recorded behaviour (a snapshot document) that belongs to ``aspect``,
     for ``harness diff --aspects``: ``effects`` the workspace after each step; ``outcome`` whether
     each call failed, its error code and the output fields its profile's tool lists in
-    ``outcome``; ``output`` the rest of what each call returned, and its events."""
+    ``outcome``; ``content`` each successful call's content (its content fields, or its numbered
+    output in the normal form); ``output`` the rest of what each call returned, and its events."""
     fields_of = _outcome_fields_by_name(str(doc.get("profile", "")))
+    content_of = _content_spec_by_name(str(doc.get("profile", "")))
     steps = []
     for step in doc.get("steps", ()):
         entry: dict[str, Any] = {"step": step.get("step")}
@@ -315,12 +355,16 @@ def project(doc: dict[str, Any], aspect: str) -> dict[str, Any]:
                 entry["code"] = error["code"]
             if isinstance(output, dict):
                 entry.update({name: output[name] for name in fields_of(step["tool"]) if name in output})
+        elif aspect == "content":
+            spec = content_of(step["tool"])
+            if "error" not in step and "output" in step:
+                entry["content"] = _content_view(step["output"], spec)
         else:
             error, output = step.get("error"), step.get("output")
             if "error" in step:
                 entry["error"] = {k: v for k, v in error.items() if k != "code"} if isinstance(error, dict) else error
             elif isinstance(output, dict):
-                outcome = set(fields_of(step["tool"]))
+                outcome = set(fields_of(step["tool"])) | set(content_of(step["tool"]).fields)
                 entry["output"] = {k: v for k, v in output.items() if k not in outcome}
             else:
                 entry["output"] = output
@@ -331,6 +375,26 @@ def project(doc: dict[str, Any], aspect: str) -> dict[str, Any]:
     if aspect == "effects" and "workspace" in doc:
         out["workspace"] = doc["workspace"]
     return out
+
+
+def _content_view(output: Any, spec: ContentSpec, depth: int = 0) -> Any:
+    """Returns what of a recorded output is content: its numbered lines in the normal form, or its
+    content fields wherever they are (None when it has neither)."""
+    if spec.lines is not None:
+        return normal_form(output, spec.lines)
+    if depth > 32 or not spec.fields:
+        return None
+    if isinstance(output, dict):
+        found = {k: v for k, v in output.items() if k in spec.fields}
+        for key, value in output.items():
+            if key not in spec.fields:
+                inner = _content_view(value, spec, depth + 1)
+                if inner not in (None, {}, []):
+                    found[key] = inner
+        return found
+    if isinstance(output, list):
+        return [_content_view(item, spec, depth + 1) for item in output]
+    return None
 
 
 def differing(old: dict[str, Any], new: dict[str, Any], among: Iterable[str] = ASPECTS) -> list[str]:
@@ -349,3 +413,16 @@ def _outcome_fields_by_name(name: str):
         found = profile.tools.get(tool) if profile else None
         return found.outcome if found else ()
     return fields_of
+
+
+@functools.lru_cache(maxsize=64)
+def _content_spec_by_name(name: str):
+    try:
+        profile = profiles.known().get(name)
+    except profiles.ProfileError:
+        profile = None
+
+    def spec_of(tool: str) -> ContentSpec:
+        found = profile.tools.get(tool) if profile else None
+        return found.content if found else ContentSpec()
+    return spec_of

@@ -29,6 +29,8 @@ from harness.scenario.located_errors import (
     parse_documents,
     read_yaml_text,
 )
+from harness.scenario.normal_form import ContentSpec, FormError
+from harness.scenario.normal_form import parse as parse_content
 from harness.util import schemas
 
 FILE_NAME = "profile.yaml"
@@ -51,6 +53,8 @@ class Tool:
     source: str = ""
     failure: str = "error"
     outcome: tuple[str, ...] = ()
+    #: What of the output is content, and its normal form (harness/normal_form.py): the ``content`` aspect.
+    content: ContentSpec = ContentSpec()
 
     @property
     def argument_names(self) -> tuple[str, ...]:
@@ -202,6 +206,16 @@ def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, b
             if props and field_name not in props:
                 out.append((["tools", name, "outcome", index],
                             f"outcome field {field_name!r} is not a property of the output schema", False))
+    for name, tool in document["tools"].items():
+        if "content" in tool:
+            try:
+                parse_content(tool["content"])
+            except FormError as exc:
+                out.append((["tools", name, "content"], str(exc), False))
+            overlap = set((tool.get("content") or {}).get("fields") or ()) & set(tool.get("outcome", ()))
+            if overlap:
+                out.append((["tools", name, "content", "fields"],
+                            f"{', '.join(sorted(overlap))}: a field is content or outcome, not both", False))
     known_tools = set(document["tools"])
     for index, error in enumerate(document.get("errors", ())):
         for position, tool_name in enumerate(error.get("tools", ())):
@@ -214,7 +228,7 @@ def _build(document: dict[str, Any], path: Path) -> Profile:
     tools = {
         name: Tool(name=name, arguments=raw["arguments"], output=raw.get("output"), summary=raw.get("summary", ""),
                    source=raw.get("source", ""), failure=raw.get("failure", "error"),
-                   outcome=tuple(raw.get("outcome", ())))
+                   outcome=tuple(raw.get("outcome", ())), content=parse_content(raw.get("content")))
         for name, raw in document["tools"].items()
     }
     return Profile(

@@ -190,6 +190,12 @@ class Target(abc.ABC):
         the run, before ``start``; returns False when the target has no process of its own to give it."""
         return False
 
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the candidate in ``folder`` (the run's working folder, harness/run/working_folder.py),
+        before ``start``, unless a working folder was chosen for it; returns False when the target
+        has no process of its own, or keeps the one it was given."""
+        return False
+
     @property
     def candidate_uid(self) -> int | None:
         """The user the candidate runs as when it is not the harness's own (``--run-as``), else None.
@@ -234,3 +240,19 @@ def spec_slug(spec: str, name: str | None = None) -> str:
     kind = re.sub(r"[^A-Za-z0-9_-]+", "-", kind).strip("-")[:20] or "target"
     digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:8]
     return "-".join(part for part in (kind, short, digest) if part)
+
+
+def anchored(argv: list[str]) -> list[str]:
+    """Returns ``argv`` with each word that names an existing file (``adapter.py``) or a file or
+    folder by a relative path with a slash (``tools/x/serve.sh``, ``./dist``) made absolute, so the
+    command still starts when its working folder is another one. Other words are left as they are
+    (``python -m module`` finds an installed module, or one on ``PYTHONPATH``)."""
+    import os
+    out = []
+    for word in argv:
+        if word and not os.path.isabs(word) and not word.startswith("-") and (
+                os.path.isfile(word) or ("/" in word and os.path.exists(word))):
+            out.append(os.path.abspath(word))
+        else:
+            out.append(word)
+    return out

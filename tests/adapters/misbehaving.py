@@ -13,6 +13,8 @@ scenario to pass) and misbehaves in one way, chosen by ``--mode``:
   answer), ``extra-line`` (a second line after the answer), ``huge`` (a 50 MiB line),
   ``adapter-fails`` (``ok: false``), ``escape`` (also writes a file beside the workspace);
 - between scenarios: ``exit-after-close`` (answers ``close``, then exits);
+- ``relative-cwd``: a ``Write`` to a relative path writes it against its own working folder, as a
+  careless tool does (the others join it to the workspace);
 - ``none``: no misbehaviour at all.
 
 Everything it does goes to stderr too, so tests can check that its tail reaches the verdict.
@@ -25,6 +27,8 @@ import json
 import os
 import sys
 import time
+
+MODE = "none"
 
 
 def log(text: str) -> None:
@@ -42,9 +46,14 @@ def tool(sessions: dict, request: dict) -> dict:
     workspace = sessions[request["session"]]
     args = request.get("args") or {}
     path = os.path.join(workspace, args.get("file_path", ""))
+    if MODE == "relative-cwd" and not os.path.isabs(args.get("file_path", "/")):
+        path = args["file_path"]  # resolved where the process runs
     if request["tool"] == "Write":
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(args.get("content", ""))
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(args.get("content", ""))
+        except OSError as exc:
+            return {"ok": True, "error": {"code": None, "message": f"{exc.strerror}: {path}"}}
         return {"ok": True, "output": f"File created successfully at: {path}"}
     if request["tool"] == "Read":
         try:
@@ -105,6 +114,8 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=0.5)
     opts = parser.parse_args()
     mode = opts.mode
+    global MODE
+    MODE = mode
     log(f"started with mode {mode}")
     if mode == "exit-before-hello":
         log("fatal: cannot load configuration file adapter.toml")

@@ -2,8 +2,10 @@
 
 Against our own MCP server (the reference, whose tools are the profiles' own) a skeleton is the
 identity and runs the catalog as before; against ``tests/adapters/mcp_shaped.py`` (one tool shaped
-nothing like seed 003's) the skeleton guesses the nesting and the constant the tool needs, and its
-first run writes the file: the output shape is the user's to project.
+nothing like seed 003's) the draft guesses the nesting and the constant the tool needs, and its
+probes find the output projection, the failure signal and the codes, so the draft as written runs
+seed 003's scenarios fairly; against ``tests/adapters/mcp_read_only.py`` nothing is bound onto a
+write, and a server that writes debug lines on stdout is named by its line.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ import pytest
 from harness.cli.main import main
 from harness.drivers import discover
 from harness.run.runner import Runner
-from harness.scenario import catalog
-from harness.scenario.loader import load_text
+from harness.scenario import aspects, catalog
 from harness.scenario.model import Verdict
 from harness.targets import bindings
 from harness.targets.mcp.target import McpTarget
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.xdist_group("mcp-client")
 ROOT = Path(__file__).resolve().parents[2]
 SHAPED = f"mcp:python {ROOT / 'tests' / 'adapters' / 'mcp_shaped.py'}"
 REFERENCE = "mcp:python -m reference_impl.mcp_server"
+READ_ONLY = f"mcp:python {ROOT / 'tests' / 'adapters' / 'mcp_read_only.py'}"
 
 
 def test_names_are_alike_by_words_synonyms_and_spelling() -> None:
@@ -36,6 +38,21 @@ def test_names_are_alike_by_words_synonyms_and_spelling() -> None:
     assert discover.similarity("Read", "read_text_file") > discover.similarity("Read", "write_file")
     assert discover.similarity("old_string", "search") > discover.similarity("old_string", "new_string") - 0.2
     assert discover.similarity("content", "zzz") < discover.THRESHOLD
+    assert discover.similarity("replace_all", "newText") < discover.THRESHOLD  # "new" alone relates nothing
+    assert discover.similarity("old_string", "oldText") == discover.similarity("new_string", "newText") == 0.8
+    assert discover.similarity("Read", "read_text_file") > discover.similarity("Read", "get_file_info")
+
+
+def test_profiles_are_ranked_by_fit_and_none_fits_an_unrelated_server(monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    weather = [discover.ToolInfo("get_forecast", "Returns the weather for a city.",
+                                 {"type": "object", "properties": {"city": {"type": "string"}}})]
+    ranked = discover.best_profile(weather)
+    assert ranked and ranked[0][0] < discover.FIT
+    monkeypatch.setattr(discover, "discover_tools", lambda spec, timeout: (weather, "weather 1"))
+    assert main(["discover", "mcp:weather"]) == 0
+    out = capsys.readouterr().out
+    assert "no profile fits: the best" in out and "write a binding with" not in out
 
 
 @pytest.fixture(scope="module")
@@ -67,36 +84,51 @@ def test_the_identity_skeleton_runs_the_catalog_as_before(reference_skeleton: Pa
     assert Verdict.PASS in {a for a, _ in pairs}
 
 
-def test_a_differently_shaped_server_gets_nesting_and_constants_guessed(tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture) -> None:
+def test_a_differently_shaped_server_gets_a_draft_that_runs_fairly_as_written(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "shaped.yaml"
     assert main(["discover", SHAPED, "--profile", "mcp-write-text-file", "-o", str(out), "--timeout", "120"]) == 0
     printed = capsys.readouterr().out
     assert "save_files: Saves files." in printed and "mode: any \"rewrite\"|\"append\" (required)" in printed
     text = out.read_text()
-    assert "tool: save_files  # check:" in text
+    assert "# probe: wrote probe.txt; the file then held exactly the content sent" in text
+    assert "tool: save_files\n" in text  # chosen by a probe, not by its name
     assert "files: [{file_path: path, text: content}]  # check: nested" in text
     assert "mode: {const: rewrite}  # check: required by the tool" in text
+    # The probes located the answer's fields and found how the server says it failed.
+    assert 'output: "{bytes_written: result.written[0].bytes, created: result.written[0].new, success: `true`}"' in text
+    assert 'signals: [isError, jsonrpc-error, {text: "^Error:"}]' in text
+    assert '{match: "^Error: ENOENT parent missing", code: -32001}' in text
+    assert '{match: "^Error: path must be absolute", code: -32600}' in text
+    assert '{match: "^Error: EISDIR", code: -32003}' in text
     binding = bindings.load(out)
     assert binding.arguments("write_text_file", {"path": "/w/a", "content": "x"}) == \
         {"files": [{"file_path": "/w/a", "text": "x"}], "mode": "rewrite"}
-    (write,) = load_text("""
-id: discover/first-run
-profile: mcp-write-text-file
-title: a first run through a discovered binding
-source: test
-steps:
-  - tool: write_text_file
-    args: {path: "${workspace}/a.txt", content: "hi"}
-    expect: {output: {success: true}}
-then:
-  files: {a.txt: "hi"}
-""", tmp_path / "s.yaml")
+    found = catalog.load([catalog.builtin_dir()])
+    chosen = [found.by_id(f"mcp-write-text-file/tc/{name}") for name in
+              ("tc1-create-new-file", "tc2-overwrite-existing", "tc3-empty-file", "tc5-relative-path",
+               "tc6-parent-missing", "tc7-path-is-directory")]
     with Runner(McpTarget(SHAPED, binding=out, timeout=60.0)) as runner:
-        result = runner.run(write)
-    # The call is accepted and the file written; only the output's shape is left to project.
-    assert result.verdict is Verdict.FAIL and not result.then_failures
-    assert {f.path.partition(".")[0] for f in result.steps[0].failures} == {"output"}
+        results = [aspects.apply(runner.run(scenario), ("effects", "outcome")) for scenario in chosen]
+    # The draft as written: no false fail of effects or outcome (created false on an overwrite included).
+    assert [r.verdict for r in results] == [Verdict.PASS] * len(chosen), [(r.scenario.id, r.reason) for r in results]
+
+
+def test_nothing_is_bound_onto_a_write_a_read_only_server_cannot_do(tmp_path: Path) -> None:
+    out = tmp_path / "ro.yaml"
+    assert main(["discover", READ_ONLY, "--profile", "claude-code", "-o", str(out), "--timeout", "120"]) == 0
+    text = out.read_text()
+    binding = bindings.load(out)
+    assert binding.tool("Read") == "read_text_file"  # not get_file_info: the probe read the lines back
+    assert "# probe: read back a file the harness wrote; both lines came back" in text
+    assert binding.tool("Write") == "Write" and binding.tool("Edit") == "Edit"  # not offered: skipped
+    assert "tool: Write  # check: no tool is like it" in text
+
+
+def test_a_server_writing_debug_lines_on_stdout_is_named_by_its_line(tmp_path: Path) -> None:
+    out = tmp_path / "noisy.yaml"
+    assert main(["discover", READ_ONLY + " --noisy", "--profile", "claude-code", "-o", str(out), "--timeout", "120"]) == 0
+    assert "not a JSON-RPC message during tools/call read_text_file: 'debug: answering'" in out.read_text()
 
 
 def test_without_a_profile_it_lists_the_tools_and_ranks_the_profiles(capsys: pytest.CaptureFixture) -> None:

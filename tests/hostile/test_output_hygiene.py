@@ -189,7 +189,7 @@ steps:
 
 def test_an_answer_nested_past_the_parsers_stack_is_a_verdict_naming_it(tmp_path):
     for mode, verdict, reason in (("deep", "error", "the candidate wrote a line that nests too deep to parse"),
-                                  ("deep-text", "fail", "output: expected a JSON text")):
+                                  ("deep-text", "fail", "content: expected a JSON text")):
         folder = tmp_path / mode
         write_scenarios(folder, DEEP.format(mode=mode))
         spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode {mode}"

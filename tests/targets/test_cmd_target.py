@@ -367,3 +367,48 @@ def test_the_sandbox_blocks_a_write_outside_the_workspace(tmp_path: Path) -> Non
     assert "Read-only file system" in escaped.reason
     assert "wrote outside the workspace" not in escaped.reason  # blocked, so nothing to detect
     assert after.verdict is Verdict.PASS, after.reason
+
+
+# -- the working folder ------------------------------------------------------------------------
+
+
+RELATIVE = """
+id: cmd/write-relative
+profile: claude-code
+title: a relative Write is refused
+source: 001-claude-code-read-write-edit.md §Path Resolution
+given:
+  dirs: [src]
+steps:
+  - tool: Write
+    args: {file_path: "./src/index.ts", content: "x"}
+    expect:
+      error: {message: {$regex: "\\\\S"}}
+then:
+  absent: [src/index.ts]
+  others_unchanged: true
+"""
+
+
+def test_a_relative_write_lands_in_the_watched_working_folder_and_is_an_escape(tmp_path: Path) -> None:
+    # The careless adapter writes ./src/index.ts where it runs. In the harness's own folder, with no
+    # src/ there, the write failed and the refusal the scenario expects seemed to hold; in the run's
+    # working folder, laid out as the workspace (src/ is there), it succeeds and is seen.
+    target = misbehaving("relative-cwd")
+    with Runner(target) as runner:
+        result = runner.run(scenario(RELATIVE, tmp_path))
+        folder = runner._working.path
+        again = runner.run(scenario(RELATIVE, tmp_path))  # the folder was reset: the same again, not a leftover
+    assert target.cwd == folder and Path(target.argv[1]).is_absolute()
+    for found in (result, again):
+        assert found.verdict is Verdict.FAIL, found.reason
+        (escape,) = [f for f in found.then_failures if f.path == "escape"]
+        assert f"{folder}/src/index.ts (created in the candidate's working folder" in str(escape.observed)
+    assert not Path(folder).exists()  # removed with the run
+
+
+def test_a_working_folder_chosen_for_the_target_is_kept(tmp_path: Path) -> None:
+    target = misbehaving("none", cwd=str(tmp_path))
+    with Runner(target) as runner:
+        (result,) = [runner.run(write("fine", tmp_path))]
+    assert target.cwd == str(tmp_path) and runner._working is None and result.verdict is Verdict.PASS

@@ -66,3 +66,18 @@ def test_a_missing_or_broken_schema_is_no_reason_not_to_send(schema: Any) -> Non
     connection = _Connection(schema)
     _session(connection).call("write", {"path": "/w/a"})
     assert connection.sent == [{"path": "/w/a"}]
+
+
+def test_a_step_marked_invalid_args_is_sent_and_its_answer_recorded_not_blamed_on_the_binding() -> None:
+    from harness.targets.base import DELIBERATE_ARGS
+    connection = _Connection()
+    session = _session(connection)
+    with pytest.raises(TargetError):  # unmarked: the binding's rule, not sent
+        session.call("write", {"path": "/w/a", "options": {}})
+    marked = DELIBERATE_ARGS.set(True)
+    try:
+        observed = session.call("write", {"path": "/w/a", "options": {}})
+    finally:
+        DELIBERATE_ARGS.reset(marked)
+    assert connection.sent == [{"path": "/w/a", "options": {}}] and observed.output == {"ok": True}
+    assert "inputSchema" in observed.extra["invalid_args"]  # which rule it broke stays in the report

@@ -29,6 +29,7 @@ from harness.targets.base import (
     TargetError,
     TargetInfo,
     Unsupported,
+    anchored,
     bounded_name,
     name_slug,
 )
@@ -205,6 +206,7 @@ class CmdTarget(Target):
         self.sandbox = bool(sandbox)
         self._tmp: str | None = None  # the run's temporary folder given to the candidate (use_tmp)
         self.cwd = cwd
+        self._cwd_given: str | None = None  # the run's working folder (use_cwd)
         self.env = dict(os.environ if env is None else env)
         self._named_env = dict(env or {})  # what the spec names: all a sandboxed candidate gets but the allowlist
         self.run_as = run_as
@@ -233,6 +235,17 @@ class CmdTarget(Target):
             os.chown(folder, self._uid, self._gid if self._gid is not None else -1)
         self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
         self._tmp = folder  # writable under --sandbox too
+        return True
+
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the command in ``folder`` (the run's working folder), its relative words made
+        absolute first; a working folder chosen for it is kept."""
+        if self.cwd is not None:
+            return False
+        if self._uid is not None:
+            os.chown(folder, self._uid, self._gid if self._gid is not None else -1)
+        self.argv = anchored(self.argv)
+        self.cwd = self._cwd_given = folder
         return True
 
     def start(self) -> TargetInfo:

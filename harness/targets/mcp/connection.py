@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
 import os
 import re
@@ -45,6 +46,35 @@ PROFILES_CAPABILITY = "file-tool-conformance"
 #: tools/list read at most this far: a server may page forever (each page within the line cap).
 MAX_TOOLS = 10_000
 MAX_TOOL_PAGES = 1_000
+
+
+def stray_line(exc: BaseException) -> str:
+    """Returns the stdout line a server wrote that was no JSON-RPC message, quoted and bounded.
+
+    The SDK hands over the validation error of the line, whose first line does not show it; the
+    line itself is the error's input (pydantic keeps it)."""
+    line: Any = None
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors()
+            line = found[0].get("input") if found else None
+        except Exception:  # noqa: BLE001 - any failure here only loses the quote
+            line = None
+    if isinstance(line, (bytes, bytearray)):
+        line = bytes(line).decode("utf-8", "replace")
+    if not isinstance(line, str):
+        if line is not None:
+            try:
+                line = json.dumps(line, ensure_ascii=False)
+            except (TypeError, ValueError):
+                line = None
+    if line is None:
+        text = str(exc)
+        return text.splitlines()[0][:300] if text else type(exc).__name__
+    shown = line.splitlines()[0] if line.splitlines() else line
+    cut = len(shown) > 200
+    return repr(shown[:200]) + (f" ... ({len(shown) - 200} more characters)" if cut else "")
 
 
 class ConnectionBroken(Exception):
@@ -477,7 +507,7 @@ def _stray_line(exc: Exception) -> str:
         column = re.search(r"column (\d+)", why)
         at = int(column.group(1)) if column else len(line)
         near = line[max(0, at - 60): at + 20]
-        return (f"could not be decoded: {why[:200]}, near `{'…' if at > 60 else ''}{printable.shown(near)}"
-                f"{'…' if at + 20 < len(line) else ''}`")
-    text = str(exc)
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+        # The line itself, quoted (stray_line), then where it could not be read as JSON.
+        return (f"{stray_line(exc)} (could not be decoded: {why[:200]}, near `{'…' if at > 60 else ''}"
+                f"{printable.shown(near)}{'…' if at + 20 < len(line) else ''}`)")
+    return stray_line(exc)

@@ -63,6 +63,7 @@ from harness.targets.base import (
     TargetError,
     TargetInfo,
     Unsupported,
+    anchored,
     bounded_name,
     name_slug,
 )
@@ -132,15 +133,23 @@ class McpSession(Session):
         if offered is None:
             raise Unsupported(self._target.missing_reason(tool))
         schema = getattr(offered, "input_schema", None)
+        deliberate: str | None = None
         # Arguments passed on as they are and valid for the tool break no rule a binding could be
         # blamed for: the full check (which traces each broken rule) is for the others.
         if tool in binding.tools or not _valid(self._connection, name, schema, args):
             try:
                 if self._entry.get("workspace"):  # what a binding builds, held to the path rule
                     binding.check_paths(tool, args, self._entry["workspace"])
-                binding.check(tool, args, schema, deliberate=DELIBERATE_ARGS.get())
             except bindings.ArgumentMismatch as exc:
                 raise TargetError(str(exc), kind="binding") from None
+            try:
+                binding.check(tool, args, schema)
+            except bindings.ArgumentMismatch as exc:
+                if not DELIBERATE_ARGS.get():
+                    raise TargetError(str(exc), kind="binding") from None
+                # The step breaks the schema on purpose: sent as built, the tool's answer is the
+                # observation and the rule it broke is kept with it.
+                deliberate = str(exc)
         try:
             result = self._connection.call_tool(name, binding.arguments(tool, args), {SESSION_KEY: self._entry},
                                                 self._target.timeout)
@@ -152,15 +161,22 @@ class McpSession(Session):
             if rest not in (None, {}, ""):
                 extra["data"] = rest
             observed = CallResult(error={"code": exc.code, "message": exc.message}, events=events, extra=extra)
-            return _bound(binding, tool, observed, exc.message)
+            return _marked(_bound(binding, tool, observed, exc.message), deliberate)
         except ConnectionBroken as exc:
             raise TargetError(f"the server {exc} ({tool})", detail=self._connection.tail(), kind=exc.kind) from None
-        return _bound(binding, tool, normal_form(result), _plain_text(result.content))
+        return _marked(_bound(binding, tool, normal_form(result), _plain_text(result.content)), deliberate)
 
     def close(self) -> None:
         """Per-scenario servers stop with their scenario; a shared one carries on."""
         if self._target.per_scenario:
             self._target._retire()
+
+
+def _marked(observed: CallResult, deliberate: str | None) -> CallResult:
+    """Records, on a call sent with arguments that break the tool's schema on purpose, which rule they broke."""
+    if deliberate:
+        observed.extra = {**observed.extra, "invalid_args": deliberate}
+    return observed
 
 
 def _valid(connection: Any, name: str, schema: Any, args: dict[str, Any]) -> bool:
@@ -271,6 +287,15 @@ class McpTarget(Target):
     def use_tmp(self, folder: str) -> bool:
         """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
         self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        return True
+
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the server in ``folder`` (the run's working folder), its relative words made
+        absolute first; a working folder chosen for it, or a server reached over HTTP, keeps its own."""
+        if self.cwd is not None or self.url is not None:
+            return False
+        self.argv = anchored(self.argv)
+        self.cwd = folder
         return True
 
     def start(self) -> TargetInfo:
