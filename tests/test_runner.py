@@ -560,3 +560,21 @@ def test_the_reference_is_held_to_the_normal_form_of_a_cmd_answer(answer, verdic
     else:
         with pytest.raises(TargetError, match=verdict):
             ReferenceSession(Answers(), Confinement(str(tmp_path))).call("t", {})
+
+
+def test_a_file_expected_below_a_folder_that_was_never_made_is_missing_not_a_harness_error(tmp_path):
+    # then.files names sub/dir/x.txt, and nothing made sub/: the walk to it finds no folder on the way.
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "s.yaml").write_text(
+        "id: claude-code/parents-missing\nprofile: claude-code\ntitle: parents never made\n"
+        "source: test\ngiven:\n  files:\n    a.txt: \"x\\n\"\nsteps:\n"
+        "  - tool: Read\n    args: {file_path: \"${workspace}/a.txt\"}\n"
+        "then:\n  files:\n    sub/dir/x.txt: \"new\\n\"\n", "utf-8")
+    from harness.run import assemble
+    from harness.scenario import catalog
+    scenario = catalog.load([folder]).scenarios[0]
+    with assemble.runner(assemble.target("reference")) as runner:
+        result = runner.run(scenario)
+    assert result.verdict is Verdict.FAIL, result.reason
+    assert any(m.path == "then.files[sub/dir/x.txt]" and m.observed == "<missing>" for _, m in result.failures), result.failures

@@ -15,6 +15,7 @@ Nothing else decides a scenario's verdict; reports, baselines and snapshots read
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -189,7 +190,11 @@ def _check_file(workspace: Workspace, rel: str, want: Any, names: dict[str, str]
         return _check_entry(workspace, rel, want, names, None)
     # One walk to the entry serves its type, mode, link target and (unless it is a link, which
     # a read follows inside the workspace) its bytes.
-    with resolve(str(workspace.root), rel, follow_last=False) as at:
+    with contextlib.ExitStack() as stack:
+        try:
+            at = stack.enter_context(resolve(str(workspace.root), rel, follow_last=False))
+        except (FileNotFoundError, NotADirectoryError):  # a folder on the way is missing: so is the entry
+            return _check_entry(workspace, rel, want, names, None)
         return _check_entry(workspace, rel, want, names, at)
 
 

@@ -389,11 +389,11 @@ class Workspace:
         """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
         if not self.contained:
             return _kind(self.path(rel))
-        with resolve(str(self.root), rel, follow_last=False) as at:
-            try:
+        try:
+            with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
-            except (FileNotFoundError, NotADirectoryError):
-                return "<missing>"
+        except (FileNotFoundError, NotADirectoryError):  # the entry, or a folder on the way to it, is missing
+            return "<missing>"
         return type_name(info.st_mode)
 
 
