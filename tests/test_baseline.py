@@ -76,7 +76,7 @@ def test_cli_write_baseline_lists_the_failures_and_keeps_given_reasons(folder, t
     entries = yaml.safe_load(path.read_text("utf-8"))
     assert list(entries) == ["claude-code/read/cli-wrong"]
     check, = entries["claude-code/read/cli-wrong"]  # the narrowest entry: the one unmet check
-    assert check["step"] == 1 and check["path"] == "output" and check["reason"].startswith("fail: output")
+    assert check["step"] == 1 and check["path"] == "content" and check["reason"].startswith("fail: content")
     path.write_text("claude-code/read/cli-wrong: https://example.invalid/issue/7\n", "utf-8")
     run(folder, "--write-baseline", str(path))
     assert yaml.safe_load(path.read_text("utf-8")) == {"claude-code/read/cli-wrong": "https://example.invalid/issue/7"}
@@ -193,27 +193,27 @@ then:
 def test_a_check_entry_excuses_that_check_and_keeps_the_rest_judged(folder, tmp_path, capsys):
     put(folder, "two.yaml", TWO_CHECKS)
     one = tmp_path / "one.yaml"
-    one.write_text("claude-code/read/cli-two:\n  - {step: 1, path: output, reason: upper case is issue 3}\n")
+    one.write_text("claude-code/read/cli-two:\n  - {step: 1, path: content, reason: upper case is issue 3}\n")
     assert run(folder, "--baseline", str(one)) == 1  # the end state is still judged, and fails
     assert "new failure claude-code/read/cli-two" in capsys.readouterr().out
     both = tmp_path / "both.yaml"
-    both.write_text("claude-code/read/cli-two:\n  - {step: look, path: output, reason: issue 3}\n"
+    both.write_text("claude-code/read/cli-two:\n  - {step: look, path: content, reason: issue 3}\n"
                     "  - {step: then, path: 'then.files[a.txt].content', reason: issue 4}\n")
     report = tmp_path / "r.json"
     assert run(folder, "--baseline", str(both), "--json", str(report)) == 0
     result, = json.loads(report.read_text())["results"]
     assert result["verdict"] == "fail" and result["known"] == "issue 3; issue 4"
     aspect = tmp_path / "aspect.yaml"
-    aspect.write_text("claude-code/read/cli-two: {aspect: output, reason: we word it our way}\n")
+    aspect.write_text("claude-code/read/cli-two: {aspect: content, reason: the lines we return}\n")
     assert run(folder, "--baseline", str(aspect)) == 1  # effects (the end state) still fail
-    aspect.write_text("claude-code/read/cli-two:\n  - {aspect: output, reason: a}\n  - {aspect: effects, reason: b}\n")
+    aspect.write_text("claude-code/read/cli-two:\n  - {aspect: content, reason: a}\n  - {aspect: effects, reason: b}\n")
     assert run(folder, "--baseline", str(aspect)) == 0
 
 
 def test_a_check_entry_that_excuses_nothing_is_stale_and_fails_the_run(folder, tmp_path, capsys):
     put(folder, "two.yaml", TWO_CHECKS)
     listed = tmp_path / "b.yaml"
-    listed.write_text("claude-code/read/cli-two:\n  - {step: 1, path: output, reason: a}\n"
+    listed.write_text("claude-code/read/cli-two:\n  - {step: 1, path: content, reason: a}\n"
                       "  - {step: then, path: 'then.files[a.txt].content', reason: b}\n"
                       "  - {step: 1, path: output.sizeBytes, reason: c}\n")
     report = tmp_path / "r.json"
@@ -231,7 +231,7 @@ def test_write_baseline_writes_one_check_per_unmet_expectation_and_passes_the_re
     path = tmp_path / "b.yaml"
     run(folder, "--write-baseline", str(path))
     checks = yaml.safe_load(path.read_text())["claude-code/read/cli-two"]
-    assert [(check["step"], check["path"]) for check in checks] == [(1, "output"), ("then", "then.files[a.txt].content")]
+    assert [(check["step"], check["path"]) for check in checks] == [(1, "content"), ("then", "then.files[a.txt].content")]
     assert run(folder, "--baseline", str(path)) == 0
     data = yaml.safe_load(path.read_text())
     data["claude-code/read/cli-two"][0]["reason"] = "issue 3"
@@ -241,7 +241,7 @@ def test_write_baseline_writes_one_check_per_unmet_expectation_and_passes_the_re
 
 
 @pytest.mark.parametrize("text, message", [
-    ("a: {aspect: looks, reason: x}\n", "aspect must be one of effects, outcome, output"),
+    ("a: {aspect: looks, reason: x}\n", "aspect must be one of effects, outcome, content, output"),
     ("a: {step: 1, reason: x}\n", "a check names its step"),
     ("a: {step: 0, path: output, reason: x}\n", "a check names its step"),
     ("a: {aspect: output, step: 1, path: output, reason: x}\n", "not both"),

@@ -20,7 +20,7 @@ def test_three_planted_bugs_make_three_groups(tmp_path):
     results = json.loads(report.read_text())["results"]
     failing = [result["id"] for result in results if result["verdict"] in ("fail", "error")]
     found = groups.group(results)
-    assert [group.count for group in found] == [18, 9, 3]
+    assert [group.count for group in found] == [29, 9, 3]
     assert sum(group.count for group in found) == len(failing)
     tab, newline, replace = found
     assert "'→' → '\\t'" in tab.title and tab.title.startswith("Read output")
@@ -75,19 +75,19 @@ def test_the_terminal_shows_the_matrix_and_three_groups_first_and_q_one_line_eac
     assert main(["run", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--color", "never",
                  "--target", target]) == 1
     lines = capsys.readouterr().out.splitlines()
-    heading = lines.index("FAILURES BY CAUSE: 30 scenarios in 3 groups")
+    heading = lines.index("FAILURES BY CAUSE: 41 scenarios in 3 groups")
     first_detail = next(number for number, line in enumerate(lines) if line.startswith("FAIL "))
     table = next(number for number, line in enumerate(lines) if "claude-code │" in line)
     assert table < heading < first_detail
     assert all(len(line) <= 80 for line in lines[table - 3:table + 4] + lines[heading:first_detail])
     causes = [line for line in lines[heading:first_detail] if line[:1].isdigit()]
-    assert [line.split(" × ")[0] for line in causes] == ["1. 18", "2. 9", "3. 3"]
-    assert sum(1 for line in lines if line.startswith("FAIL ") and line.endswith(")")) == 30 - 3  # one line each
+    assert [line.split(" × ")[0] for line in causes] == ["1. 29", "2. 9", "3. 3"]
+    assert sum(1 for line in lines if line.startswith("FAIL ") and line.endswith(")")) == 41 - 3  # one line each
     assert main(["run", "-q", "--profile", "claude-code", "--no-snapshots", "--jobs", "1", "--color", "never",
                  "--target", target]) == 1
     quiet = capsys.readouterr().out.splitlines()
     failing = [line for line in quiet if line.startswith("FAIL ")]
-    assert len(failing) == 30 and all(len(line) <= 80 for line in failing)
+    assert len(failing) == 41 and all(len(line) <= 80 for line in failing)
     assert any(line.startswith("FAIL claude-code/read/arrow-not-tab  step 1 (Read)") for line in failing)
 
 
@@ -123,13 +123,13 @@ def test_harness_report_shows_the_groups_after_the_matrix_and_q_one_line_each(tm
     assert main(["report", str(report), "--profile", "claude-code", "--color", "never"]) == 0
     lines = capsys.readouterr().out.splitlines()
     heading = next(n for n, line in enumerate(lines) if line.startswith("FAILURES BY CAUSE on "))
-    assert lines[heading].endswith(": 30 in 3 groups")
+    assert lines[heading].endswith(": 41 in 3 groups")
     first_detail = next(n for n, line in enumerate(lines) if line.endswith(": fail") and " on " in line)
     assert heading < first_detail
-    assert sum(1 for line in lines if line.startswith(("fail (cause 1): ", "fail (cause 2): ", "fail (cause 3): "))) == 27
+    assert sum(1 for line in lines if line.startswith(("fail (cause 1): ", "fail (cause 2): ", "fail (cause 3): "))) == 38
     assert main(["report", "-q", str(report), "--profile", "claude-code", "--color", "never"]) == 0
     quiet = capsys.readouterr().out.splitlines()
-    assert len([line for line in quiet if line.startswith("FAIL ")]) == 30 and all(len(line) <= 80 for line in quiet[1:])
+    assert len([line for line in quiet if line.startswith("FAIL ")]) == 41 and all(len(line) <= 80 for line in quiet[1:])
 
 
 def test_harness_report_matrix_prints_only_the_matrix_and_its_legend(tmp_path, capsys):

@@ -138,10 +138,10 @@ def test_baseline_and_write_baseline(project):
     result = project.runpytest("-q", "-p", "no:cacheprovider", "--write-baseline", "known.yaml")
     result.assert_outcomes(passed=1, failed=1)
     written = yaml.safe_load((project.path / "known.yaml").read_text())
-    assert [(check["step"], check["path"]) for check in written["claude-code/read/plugin-wrong"]] == [(1, "output")]
+    assert [(check["step"], check["path"]) for check in written["claude-code/read/plugin-wrong"]] == [(1, "content")]
     result = project.runpytest("-q", "-p", "no:cacheprovider", "-rx", "--baseline", "known.yaml")
     result.assert_outcomes(passed=1, xfailed=1)
-    result.stdout.fnmatch_lines(["*known failure (baseline): fail: output*"])
+    result.stdout.fnmatch_lines(["*known failure (baseline): fail: content*"])
     (project.path / "stale.yaml").write_text("claude-code/read/plugin-good: was broken\n")
     result = project.runpytest("-q", "-p", "no:cacheprovider", "--baseline", "stale.yaml")
     result.assert_outcomes(failed=2)

@@ -42,9 +42,10 @@ from typing import Any
 
 import yaml
 
+from harness.scenario.aspects import ASPECTS
+
 FAILING = ("fail", "error")
 PASSING = ("pass", "recorded")
-ASPECTS = ("effects", "outcome", "output")
 
 
 @dataclass(frozen=True)

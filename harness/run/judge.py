@@ -194,6 +194,8 @@ def _check_file(workspace: Workspace, rel: str, want: Any, names: dict[str, str]
         try:
             at = stack.enter_context(resolve(str(workspace.root), rel, follow_last=False))
         except (FileNotFoundError, NotADirectoryError):  # a folder on the way is missing: so is the entry
+            if not workspace.root_intact():
+                raise  # the workspace itself was replaced: said as such by the caller
             return _check_entry(workspace, rel, want, names, None)
         return _check_entry(workspace, rel, want, names, at)
 

@@ -393,8 +393,17 @@ class Workspace:
             with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
         except (FileNotFoundError, NotADirectoryError):  # the entry, or a folder on the way to it, is missing
+            if not self.root_intact():
+                raise  # the workspace itself was replaced: said as such by the caller
             return "<missing>"
         return type_name(info.st_mode)
+
+    def root_intact(self) -> bool:
+        """Returns True when the workspace's root is still a folder (not removed, nor replaced by a link or a file)."""
+        try:
+            return stat.S_ISDIR(os.lstat(self.root).st_mode)
+        except OSError:
+            return False
 
 
     def lstat(self, rel: str) -> os.stat_result:

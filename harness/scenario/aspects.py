@@ -219,6 +219,8 @@ def key_of(path: str, why: str = "") -> str:
 def classify_failure(keys: dict[str, str], path: str, why: str = "", fields: tuple[str, ...] = ()) -> str:
     """Returns the aspect of one unmet expectation of a step whose keys are ``keys`` (``fields``: its
     tool's content fields, which make a mismatch inside the output content wherever it is)."""
+    if path == "content":  # the numbered lines, after the profile's normal form (run/judge.py check_call)
+        return "content"
     key = key_of(path, why)
     if key.startswith("output") and fields and path_names_field(path, fields) and keys.get(key) != "outcome":
         return "content"
