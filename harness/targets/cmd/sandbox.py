@@ -29,4 +29,7 @@ def wrap(bwrap: str, argv: list[str], *, writable: Path | None, tmp: str | None 
     """Returns ``argv`` run in the sandbox with ``writable`` (the workspace) and ``tmp`` writable and
     ``env`` (what the target names: ``--run-as``'s user, the spec's) on top of the allowlist."""
     del bwrap  # the sandbox finds its own
-    return sandbox.Sandbox.around(argv, workspace=writable, tmp=tmp, env=env, cwd=cwd).wrap(argv)
+    # The working folder the run gives the candidate (harness/run/working_folder.py) is writable too: a
+    # relative-path write lands there and is reported as what it is, as without the sandbox.
+    return sandbox.Sandbox.around(argv, workspace=writable, tmp=tmp, env=env, cwd=cwd,
+                                  writable=[cwd] if cwd else []).wrap(argv)
