@@ -157,7 +157,7 @@ class AgentSession(AgentProcessSession):
             raise TargetError(f"{self.spec.title} asked for the next turn without the result of {tool}",
                               detail=f"it sent: {json.dumps(result.content, default=str)[:2000]}\n{self.said()}")
         text = result.text
-        failed = result.is_error or None
+        failed: bool | None = result.is_error or None
         if failed is None:
             self.stdout.wait_for(lambda events: self.spec.errored(events, call_id, text) is not None, STDOUT_GRACE)
             failed = self.spec.errored(self.stdout.snapshot(), call_id, text)

@@ -383,6 +383,7 @@ class FakeMessagesAPI(LoopbackServer):
         """Delivers the tool_result this request carries, holds for the next turn, returns its SSE."""
         with self._main_lock:
             self.script.deliver(body)
+            payload: Any  # the turn: a tool call or a text
             if self.script.finished or self.script.closed:
                 kind, payload = "text", FINISH_TEXT
             else:

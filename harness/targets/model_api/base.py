@@ -333,6 +333,7 @@ class FakeModelServer(LoopbackServer):
             pending = self.script.pending
             if pending is not None:
                 self.script.deliver(self.dialect.find_result(body, pending), self.dialect.last_sent(body))
+            payload: Any  # the turn: a tool call or a text
             if self.script.finished or self.script.closed:
                 kind, payload = "text", FINISH_TEXT
             else:
