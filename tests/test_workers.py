@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import re
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -289,15 +291,51 @@ def test_with_x_a_scenario_whose_worker_is_killed_after_the_stop_is_an_error_not
     assert verdicts["1"][0] is Verdict.ERROR and "exit code -9" in verdicts["1"][1], verdicts
 
 
-def test_with_x_a_worker_killed_by_its_scenario_stops_the_run_at_once() -> None:
-    # Scenario 0 kills its worker: an error, so the run stops; the other worker, busy with scenario 1,
-    # must not begin the chunk it holds (nothing else tells it: the dead worker sends no message).
+def _within(seconds: float, condition: Callable[[], bool]) -> bool:
+    """Waits until ``condition()`` holds, at most ``seconds``; returns whether it does."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def _stop_byte(monkeypatch) -> list[Any]:
+    """Records the byte the pool shares with its workers to tell them to stop (``-x``): made before
+    the fork, so a scenario running in a worker sees the parent set it."""
+    made: list[Any] = []
+
+    def recording(fileno: int, length: int) -> Any:
+        shared = mmap.mmap(fileno, length)
+        if length == 1:
+            made.append(shared)
+        return shared
+    monkeypatch.setattr(workers, "mmap", types.SimpleNamespace(mmap=recording))
+    return made
+
+
+def test_with_x_a_worker_killed_by_its_scenario_stops_the_run_at_once(tmp_path: Path, monkeypatch) -> None:
+    # Scenario 0 kills its worker once scenario 1 has begun in the other worker: an error, so the run
+    # stops. Nothing else tells the other worker (the dead one sends no message, and it sends none
+    # itself until scenario 1 ends): the stop must reach it while scenario 1 runs, which waits for it
+    # (20 s at most), so that it does not begin the chunk it holds.
+    stop_byte, begun = _stop_byte(monkeypatch), tmp_path / "1-begun"
+
+    def answer(workspace: Path, args: dict[str, Any]) -> CallResult:
+        if args["content"] == "KILL":
+            _within(20, begun.exists)
+            os.kill(os.getpid(), 9)
+        begun.touch()
+        return CallResult(output={"stopped": _within(20, lambda: stop_byte[0][0] == 1)})
     failed: list[str] = []
-    target = ScriptedTarget({"write_text_file": _by_content}, profiles=(PROFILE,))
-    (run,) = workers.run([target], _numbered(6, lambda n: "KILL" if n == 0 else "0.4"), jobs=2,
+    target = ScriptedTarget({"write_text_file": answer}, profiles=(PROFILE,))
+    assert [list(span) for span in workers.chunks(6, 2)] == [[n] for n in range(6)]
+    (run,) = workers.run([target], _numbered(6, lambda n: "KILL" if n == 0 else "x"), jobs=2,
                          record_states=False, on_result=lambda i, r: r.verdict is Verdict.PASS or failed.append(r.id),
                          stop=lambda: bool(failed))
+    assert len(stop_byte) == 1
     assert [r.id[-1] for r in run.results] == ["0", "1"], [(r.id, r.verdict, r.reason) for r in run.results]
+    assert "exit code -9" in run.results[0].reason
+    assert run.results[1].steps[0].output == {"stopped": True}, "the stop waited for a message from a worker"
 
 
 def _waits_for_marker_file(workspace: Path, args: dict[str, Any]) -> CallResult:

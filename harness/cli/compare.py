@@ -71,8 +71,8 @@ def _load(args: argparse.Namespace, names: list[str], console: Any,
     from harness.record import observations as sources
     from harness.scenario import catalog as catalog_mod
     cat = catalog_mod.load_with(args.scenarios, builtin=not args.no_builtin)
-    if cat.unknown_profiles(args.profile):
-        console.print(f"[red]error:[/red] {escape(cat.unknown_profiles(args.profile))}")
+    if unknown := cat.unknown_profiles(args.profile):
+        console.print(f"[red]error:[/red] {escape(unknown)}")
         return None
     scenarios = cat.select(profiles=args.profile, keyword=args.keyword)
     wanted = {s.id for s in scenarios}

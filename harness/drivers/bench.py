@@ -32,7 +32,7 @@ from harness.run import assemble
 from harness.run.options import RunOptions
 from harness.scenario import catalog
 from harness.scenario.model import Scenario, Verdict
-from harness.targets.base import Target
+from harness.targets.base import CallResult, Target
 from harness.targets.cmd.target import CmdSession
 
 REFERENCE_CMD = "cmd:python -m reference_impl.serve"
@@ -49,10 +49,10 @@ class _CallMeter:
     def __enter__(self) -> _CallMeter:
         original, meter = self._original, self
 
-        def call(session: CmdSession, tool: str, args: dict[str, Any]):
+        def call(self: CmdSession, tool: str, args: dict[str, Any]) -> CallResult:
             before = time.thread_time()
             try:
-                return original(session, tool, args)
+                return original(self, tool, args)
             finally:
                 meter.cpu += time.thread_time() - before
                 meter.calls += 1

@@ -122,7 +122,7 @@ class Guess:
 def _slots(tool: ToolInfo) -> list[tuple[tuple[Any, ...], str, dict[str, Any]]]:
     """Returns where a profile argument could go: top-level arguments, and the properties of an
     object argument or of the objects of an array argument (nesting), as (path, name, schema)."""
-    out = []
+    out: list[tuple[tuple[Any, ...], str, dict[str, Any]]] = []
     for name, schema in tool.properties.items():
         schema = schema if isinstance(schema, dict) else {}
         out.append(((name,), name, schema))
@@ -165,7 +165,7 @@ def candidates(profile_tool: str, profile_schema: dict[str, Any], tools: list[To
         score = 0.5 * name_score + 0.3 * arg_score + 0.2 * _description_score(kind, tool)
         scored.append(Guess(profile_tool, tool.name, score))
     scored.sort(key=lambda g: -g.score)
-    out = []
+    out: list[Guess] = []
     for guess in scored[:count]:
         if guess.score < THRESHOLD and out:
             break
@@ -218,12 +218,13 @@ def _guess_args(guess: Guess, profile_schema: dict[str, Any], tool: ToolInfo) ->
             continue
         nested = {path[-1]: placed[path] for path in placed if path[0] == name and len(path) > 1}
         if nested:
-            inner = schema.get("items") if schema.get("type") == "array" else schema
-            required = [r for r in (inner.get("required") or []) if r not in nested] if isinstance(inner, dict) else []
+            items = schema.get("items") if schema.get("type") == "array" else schema
+            inner: dict[str, Any] = items if isinstance(items, dict) else {}
+            required = [r for r in (inner.get("required") or []) if r not in nested]
             obj: dict[str, Any] = {key: arg for key, (arg, _score) in nested.items()}
             for key in required:
                 obj[key] = _const_guess((inner.get("properties") or {}).get(key, {}))
-            value: Any = [obj] if schema.get("type") == "array" else obj
+            value = [obj] if schema.get("type") == "array" else obj
             names = ", ".join(f"{arg} -> {name}.{key}" for key, (arg, _s) in nested.items())
             guess.args.append((name, value, f"check: nested: {names}" + (
                 f"; {', '.join(required)} required: a constant guessed" if required else "")))
@@ -257,7 +258,8 @@ def _value_guess(schema: dict[str, Any], depth: int = 0) -> Any:
             return [_value_guess(items, depth + 1)]
         return []
     if kind == "object":
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        found = schema.get("properties")
+        props: dict[str, Any] = found if isinstance(found, dict) else {}
         required = [r for r in schema.get("required") or [] if r in props]
         return {key: _value_guess(props[key], depth + 1) for key in required}
     empty = {"string": "", "boolean": False}

@@ -29,7 +29,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,7 +167,7 @@ def _literal(text: str) -> str:
     return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text)
 
 
-def text_signal(failed: str, succeeded: list[str], paths: list[str] = ()) -> str | None:
+def text_signal(failed: str, succeeded: list[str], paths: Sequence[str] = ()) -> str | None:
     """Returns a pattern matching the start of a failure's text and no success's text, or None:
     the fewest words (before any path the text names) that tell it from every success."""
     first = failed.strip().splitlines()[0] if failed.strip() else ""
@@ -232,9 +232,10 @@ class Lab:
         self.home = self.scratch / "cwd"  # the server's working folder: a relative path lands in the scratch folder
         self.home.mkdir()
         # Built as a run builds it (harness/run/assemble.py); its workspaces and working folder are the scratch folder's.
-        self.target = assemble.target(spec, RunOptions(targets=(spec,), timeout=timeout, tmp=self.scratch))
-        if not isinstance(self.target, McpTarget):
+        target = assemble.target(spec, RunOptions(targets=(spec,), timeout=timeout, tmp=self.scratch))
+        if not isinstance(target, McpTarget):
             raise ValueError(f"{spec!r} is no MCP server")
+        self.target = target
         self.target.use_cwd(str(self.home))  # a relative path lands in the scratch folder
         self.count = 0
 
@@ -295,7 +296,7 @@ def _as_text(output: Any) -> str:
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 
 
-def run_experiments(lab: Lab, candidates: dict[str, list[Any]], draft: Callable[[dict[str, Any], dict[str, Outcome]], str],
+def run_experiments(lab: Lab, candidates: dict[str, list[Any]], draft: Callable[[dict[str, Any], dict[str, Outcome] | None], str],
                     schemas: dict[str, dict[str, Any]] | None = None) -> dict[str, Outcome]:
     """Tries each profile tool's candidates; returns what was found per profile tool.
 
@@ -393,7 +394,8 @@ def _overwrite(lab: Lab, name: str, guess: Any, chosen: dict[str, Any], outcomes
     ok, account = attempt()
     if ok:
         return True, created + "; overwrote an existing file too"
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    found = schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
     taken = {arg for arg, _value, _comment in guess.args}
     added = []
     for arg, spec in props.items():
@@ -497,7 +499,9 @@ def _fields(props: dict[str, Any], output: Any, sent: str, content: str) -> dict
             # a probe creates its file: the field that says so is true, named alike
             at = _locate_key(output, lambda key, v: v is True and key.lower() in ("created", "new", "is_new", "isnew"), sent)
         elif kind == "boolean":
-            at = _locate_key(output, lambda key, v, name=name: isinstance(v, bool) and key == name, sent)
+            def named(key: str, v: Any, name: str = name) -> bool:
+                return isinstance(v, bool) and key == name
+            at = _locate_key(output, named, sent)
         if at is not None and at != "@":
             found[name] = at
     return found

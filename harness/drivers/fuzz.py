@@ -136,7 +136,7 @@ class FuzzResult:
 def _build_machine(profile: str, reference: Target, target: Target, budget: _Budget):
     """Returns the RuleBasedStateMachine class for ``profile``."""
     _hypothesis()  # raises HypothesisMissing (said to the user) when it is not installed
-    from hypothesis import assume
+    from hypothesis import assume, reject
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, rule
 
@@ -256,7 +256,8 @@ def _build_machine(profile: str, reference: Target, target: Target, budget: _Bud
         def outside_change(self, kind: str, rel: str, content: str, mtime: str | None) -> None:
             """Another process writes (maybe keeping size and mtime), touches or deletes a file."""
             old = self.text(rel)
-            assume(old is not None)
+            if old is None:
+                reject()
             if kind == "delete":
                 self.act("delete", rel)
             elif kind == "touch":
@@ -511,7 +512,7 @@ def scenario_document(divergence: Divergence) -> dict[str, Any]:
         "id": f"{divergence.profile}/fuzz/{str(what).lower().replace('_', '-')}-{divergence.aspect}-{digest}",
         "profile": divergence.profile,
         "title": f"Found by fuzzing: {divergence.aspect} of {what} after {len(steps) - 1} earlier step(s)",
-        "source": SOURCES.get(tool, divergence.profile),
+        "source": SOURCES.get(str(tool), divergence.profile),
         "tags": ["fuzz", divergence.aspect],
         "given": {"files": dict(divergence.given)},
         "steps": steps,

@@ -79,6 +79,7 @@ def compare_call(tool: str, ref: CallResult, tgt: CallResult, ref_root: str, tgt
     """Returns (aspect, detail, expectation) for the first way ``tgt`` differs from ``ref``, or None."""
     ref_failed, tgt_failed = _failed(tool, ref), _failed(tool, tgt)
     if ref_failed != tgt_failed:
+        expect: dict[str, Any]
         if ref.failed or tgt.failed:
             expect = {"error": True} if ref.failed else {"output": {"$any": True}}
             if not ref.failed and isinstance(ref.output, dict) and "success" in ref.output:
@@ -88,10 +89,11 @@ def compare_call(tool: str, ref: CallResult, tgt: CallResult, ref_root: str, tgt
         said = "failed" if tgt_failed else "succeeded"
         return "outcome", f"the target {said}, the reference did not", expect
     fields = COMPARED[tool]
-    if ref.failed:
+    if ref.error is not None:  # the reference failed
         if fields is None:  # the seed's error table fixes code and message
-            want = {"code": ref.error.get("code"), "message": _unroot(ref.error.get("message"), ref_root)}
-            got = {"code": tgt.error.get("code"), "message": _unroot(tgt.error.get("message"), tgt_root)}
+            ref_error, tgt_error = ref.error, tgt.error or {}
+            want = {"code": ref_error.get("code"), "message": _unroot(ref_error.get("message"), ref_root)}
+            got = {"code": tgt_error.get("code"), "message": _unroot(tgt_error.get("message"), tgt_root)}
             if want != got:
                 return "output", f"error {got} instead of {want}", {"error": want}
         return None
@@ -196,9 +198,9 @@ def make_diff(before: str, after: str, context: int, drift: int) -> str | None:
         return None
 
     def moved(match: re.Match[str]) -> str:
-        old_start, old_len, new_start, new_len = (int(g) if g is not None else None for g in match.groups())
-        old_start = max(old_start + drift, 0 if old_len == 0 else 1)
-        new_start = max(new_start + drift, 0 if new_len == 0 else 1)
+        old_len, new_len = (int(g) if g is not None else None for g in match.group(2, 4))
+        old_start = max(int(match.group(1)) + drift, 0 if old_len == 0 else 1)
+        new_start = max(int(match.group(3)) + drift, 0 if new_len == 0 else 1)
         old = f"{old_start},{old_len}" if old_len is not None else str(old_start)
         new = f"{new_start},{new_len}" if new_len is not None else str(new_start)
         return f"@@ -{old} +{new} @@"

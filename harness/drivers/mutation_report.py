@@ -87,7 +87,7 @@ def _literal_shape(literal: str) -> str:
     """What of a string literal is code: nothing for a plain string, the replacement fields of an
     f-string (a changed ``{key}`` is a changed lookup, not wording)."""
     import re
-    prefix = re.match(r"[A-Za-z]*", literal).group(0).lower()
+    prefix = re.sub(r"[^A-Za-z].*", "", literal, flags=re.DOTALL).lower()  # its leading letters
     return "|".join(re.findall(r"\{[^{}]*\}", literal)) if "f" in prefix else ""
 
 

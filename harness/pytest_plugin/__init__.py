@@ -27,9 +27,12 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
 
 from harness.run.options import add_pytest_options
 from harness.util.printable import defused, shown
@@ -416,7 +419,7 @@ class ScenarioItem(pytest.Item):
             result.known = reason
             pytest.xfail(f"known failure (baseline): {reason}")
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         """Shows expected vs observed, not a traceback into the harness."""
         if isinstance(excinfo.value, StaleEntry):
             return str(excinfo.value)

@@ -8,8 +8,6 @@ catalog's are, is named by its id in the annotation's title, with no file); and 
 Actions it does nothing.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -74,7 +72,7 @@ def _line(result: Result) -> int:
     """Returns the line of the first step with an unmet expectation, else of the scenario."""
     scenario = result.scenario
     for record in result.steps:
-        if record.failures and record.index < len(scenario.steps) and getattr(scenario.steps[record.index], "line", 0):
+        if record.failures and record.index < len(scenario.steps) and scenario.steps[record.index].line:
             return scenario.steps[record.index].line
     return scenario.line
 

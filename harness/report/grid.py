@@ -81,7 +81,8 @@ class Cell:
     @property
     def not_started(self) -> bool:
         """Returns True for an error that only says the target did not start (the source says why, once)."""
-        return self.verdict == "error" and bool(self.observation) and self.observation.reason.startswith(NOT_STARTED)
+        return (self.verdict == "error" and self.observation is not None
+                and self.observation.reason.startswith(NOT_STARTED))
 
     @property
     def notable(self) -> bool:
@@ -164,8 +165,8 @@ def build(sources: list[Source], scenarios: dict[str, Any] | None = None) -> Mat
     scenarios = scenarios or {}
     ids: dict[str, Observation] = {}
     for source in sources:
-        for key, obs in source.observations.items():
-            ids.setdefault(key, obs)
+        for key, seen in source.observations.items():
+            ids.setdefault(key, seen)
     rows = []
     base = sources[0].label if sources else ""
     for key, first in ids.items():
@@ -222,7 +223,7 @@ def answer(obs: Observation, scenario: Any = None) -> str | None:
     """Returns the recorded answer to an open question in one line: the answering call's output or error."""
     doc = obs.document
     step = answering_step(doc, scenario) if doc else None
-    if step is None:
+    if step is None or doc is None:
         return None
     if "error" in step:
         error = step["error"]
@@ -258,10 +259,11 @@ def _workspace_changes(doc: dict[str, Any], step: dict[str, Any], scenario: Any)
         before = {name: None for name in _given_names(scenario)}
     out = []
     for name in sorted(set(before) | set(after)):
-        old, new = before.get(name, "absent"), after.get(name)
         if name not in after:
             out.append(f"-{name}")
-        elif old == "absent":
+            continue
+        old, new = before.get(name, "absent"), after[name]
+        if old == "absent":
             out.append(f"+{name}" + (f" ({new['size']} B)" if new.get("type") == "file" else f" ({new.get('type')})"))
         elif old is not None and old != new and new.get("type") == "file":
             out.append(f"~{name} ({new['size']} B)")
@@ -313,7 +315,8 @@ def as_json(matrix: Matrix) -> dict[str, Any]:
         "scenarios": [{
             "id": row.id, "profile": row.profile, "tool": row.tool, "title": row.title, "source": row.source,
             **({"open_question": row.open_question} if row.open_question else {}),
-            "results": {label: {"verdict": cell.observation.verdict if cell.known is not None else cell.verdict,
+            "results": {label: {"verdict": cell.observation.verdict if cell.observation and cell.known is not None
+                                else cell.verdict,
                                 "reason": cell.observation.reason if cell.observation else "",
                                 "differs": cell.differs,
                                 **({"known": cell.known} if cell.known is not None else {}),

@@ -60,7 +60,7 @@ def _write(suites: ET.Element, path: Path) -> None:
     for element in suites.iter():
         element.text, element.tail = _xml(element.text), _xml(element.tail)
         for key, value in element.attrib.items():
-            element.set(key, _xml(value))
+            element.set(key, _xml(value) or "")
     ET.indent(suites)
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
@@ -131,7 +131,7 @@ def _made_valid(element: ET.Element) -> ET.Element:
     for item in element.iter():
         item.text, item.tail = _xml(item.text), _xml(item.tail)
         for key, value in item.attrib.items():
-            item.set(key, _xml(value))
+            item.set(key, _xml(value) or "")
     return element
 
 
@@ -145,7 +145,7 @@ def _text(element: ET.Element, level: int) -> str:
 
 def _open_tag(tag: str, **attrs: str) -> str:
     """Returns the start tag ``<tag attr="...">`` as ElementTree writes it."""
-    element = _made_valid(ET.Element(tag, **attrs))
+    element = _made_valid(ET.Element(tag, attrs))
     ET.SubElement(element, "cut")
     text = ET.tostring(element, encoding="unicode")
     return text[: text.index("<cut />")]

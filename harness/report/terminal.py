@@ -123,7 +123,7 @@ def print_failures(console: Console, results: Iterable[Result], *, brief: str | 
                            style=KNOWN_STYLE))
         for result in known:
             console.print(Text.assemble((f"KNOWN {result.verdict.value} ", KNOWN_STYLE), shown(result.id),
-                                        (f"  baseline: {shown(result.known)}", "dim")), highlight=False, soft_wrap=True)
+                                        (f"  baseline: {shown(result.known or '')}", "dim")), highlight=False, soft_wrap=True)
         console.print()
 
 

@@ -152,13 +152,13 @@ def _load(directories: list[Path], files: list[Path]) -> Catalog:
             seen[scenario.id] = scenario
             continue
         # Blame the copy outside the built-in catalog (a user's folder), whichever was loaded first.
-        first, second = seen[scenario.id], scenario
-        if _inside(second, builtin) and not _inside(first, builtin):
-            first, second = second, first
-            seen[scenario.id] = first
-        where = " (the built-in catalog)" if _inside(first, builtin) else ""
-        catalog.problems.append(Problem(second.file or Path("?"), second.line, "id",
-                                        f"duplicate id {second.id!r}: also in {first.location}{where}; "
+        kept, copy = seen[scenario.id], scenario
+        if _inside(copy, builtin) and not _inside(kept, builtin):
+            kept, copy = copy, kept
+            seen[scenario.id] = kept
+        where = " (the built-in catalog)" if _inside(kept, builtin) else ""
+        catalog.problems.append(Problem(copy.file or Path("?"), copy.line, "id",
+                                        f"duplicate id {copy.id!r}: also in {kept.location}{where}; "
                                         "give this one another id"))
     catalog.scenarios = [s for s in catalog.scenarios if seen[s.id] is s]  # one scenario per id runs
     # A former id names one scenario's past: never another scenario's id, nor two scenarios' past.

@@ -259,7 +259,7 @@ def _then(then: Any) -> Any:
 
 def _build(document: dict[str, Any], path: Path, line: int, node: yaml.Node | None) -> Scenario:
     step_lines = _step_lines(node)
-    steps = []
+    steps: list[Call | Action] = []
     for index, raw in enumerate(document["steps"]):
         step_line = step_lines[index] if index < len(step_lines) else line
         if "tool" in raw:

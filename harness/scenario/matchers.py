@@ -12,6 +12,7 @@ matching (harness/scenario/placeholders.py, ``resolve_references``).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import re
 from collections.abc import Callable
@@ -224,7 +225,8 @@ def expanded_size(pattern: str) -> int:
     were all nested, which can only overestimate.
     """
     try:
-        from re import _constants, _parser
+        _parser: Any = importlib.import_module("re._parser")
+        _constants: Any = importlib.import_module("re._constants")
         # \p{L} (a Unicode property, the regex engine's alone) is one character, as x is.
         return _parsed_size(_parser.parse(re.sub(r"\\[pP]\{[^}]*\}", "x", pattern)), _constants)
     except (re.error, RecursionError, ImportError, AttributeError, ValueError, OverflowError):

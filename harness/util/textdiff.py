@@ -13,6 +13,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable
+from typing import Protocol
 
 WINDOW = 40  # characters shown on each side of the first difference
 HEX_WINDOW = 16  # bytes shown on each side of the first differing byte
@@ -106,7 +107,15 @@ def texts(expected: str, observed: str) -> str:
     return text_window(expected, observed)
 
 
-def regex_progress(pattern: str, text: str, search: Callable[[str, str], object] | None = None) -> str:
+class _Span(Protocol):
+    """What a regex search finds (``re.Match``, ``regex.Match``): where it starts and ends."""
+
+    def start(self) -> int: ...
+
+    def end(self) -> int: ...
+
+
+def regex_progress(pattern: str, text: str, search: Callable[[str, str], _Span | None] | None = None) -> str:
     """Returns how far ``pattern`` got in ``text``: the longest leading part of it that matches, where,
     and the part that did not; or that not even its start matched.
 
@@ -129,7 +138,7 @@ def regex_progress(pattern: str, text: str, search: Callable[[str, str], object]
             found = search(head, text)
         except Exception:  # the matcher's engine refusing a part: no progress to report from it
             continue
-        if found is not None and hasattr(found, "end") and head.strip():
+        if found is not None and head.strip():
             stop = found.end()
             return (f"/{head}/ matches (up to {where(text, stop)}), then /{pattern[end:]}/ does not: "
                     f"{excerpt(text, max(0, found.start()), stop + WINDOW)}")

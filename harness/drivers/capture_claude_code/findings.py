@@ -342,8 +342,8 @@ def markdown(reports: Sequence[dict[str, Any]], snapshots: Path = Path("snapshot
             "Pinned by the scenarios under `scenarios/claude-code-captured/` (tag `captured`; source "
             "`captured: claude-code <version> (<mode>, cwd=<...>)`), each with the observation it was taken from:", ""]
     for result in captured:
-        run, seen = observed(result["id"])
-        label = (seen or result)["verdict"] + ("" if run == slug else f" in `{run}`")
+        run, there = observed(result["id"])
+        label = (there or result)["verdict"] + ("" if run == slug else f" in `{run}`")
         out.append(f"- `{result['id'].removeprefix(CAP)}` ({label}): {result['title']}")
     out.append("")
     return "\n".join(out)

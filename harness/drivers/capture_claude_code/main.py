@@ -73,7 +73,7 @@ def capture(spec: str, scenarios: Sequence[Any], known_ids: Sequence[str], *, jo
         for _ in range(jobs):
             runner = stack.enter_context(assemble.runner(assemble.target(spec, options), options, record_states=True))
             runners.put(runner)
-        target, info = runner.target, runner.info
+        target, info = runner.target, runner.start()  # started already: what the target said about itself
         print(f"{spec}: {info.name} {info.version}, {len(scenarios)} scenarios, {jobs} at a time -> "
               f"{snapshots / target.slug}", file=out, flush=True)
 

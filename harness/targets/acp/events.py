@@ -32,7 +32,9 @@ from typing import Any
 def seed003(event: dict[str, Any]) -> dict[str, Any]:
     """Returns one wire ``session/update`` in seed 003's shape (see the table above)."""
     params = event.get("params")
-    update = params.get("update") if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        return event
+    update = params.get("update")
     if not isinstance(update, dict) or update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
         return event
     rest = {key: value for key, value in update.items() if key not in ("sessionUpdate", "toolCallId")}

@@ -14,16 +14,16 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from harness.targets import bindings
 from harness.targets.agents.spec import PROMPT, AgentSpec
-from harness.targets.base import CallResult, Session, TargetError
+from harness.targets.base import CallResult, TargetError
 from harness.targets.model_api import FakeModelServer, dialect
 from harness.targets.model_api.base import ToolResult
+from harness.targets.model_api.session import AgentProcessSession
 from harness.util import processes
 
 #: How long one call may take, from queuing the tool call to receiving its result.
@@ -78,12 +78,16 @@ class _Lines:
         self._thread.join(timeout)
 
 
-class AgentSession(Session):
+class AgentSession(AgentProcessSession):
     """One agent process and its fake model; the scenario's session state is the agent's own."""
+
+    api: FakeModelServer
 
     def __init__(self, spec: AgentSpec, *, executable: Path, workspace: Path, call_timeout: float = CALL_TIMEOUT,
                  startup_allowance: float | None = None, binding: bindings.Binding | None = None) -> None:
         self.spec = spec
+        self.title = spec.title
+        self.exit_timeout = EXIT_TIMEOUT
         self.binding = binding or bindings.Binding()
         self.workspace = workspace
         self.call_timeout = call_timeout
@@ -143,30 +147,17 @@ class AgentSession(Session):
             raise TargetError(f"the {self.spec.title} session is closed")
         if tool not in self.spec.tools:
             raise TargetError(f"{self.spec.title} has no tool {tool!r} (it has {', '.join(sorted(self.spec.tools))})")
-        if self.proc.poll() is not None:
+        if self._running().poll() is not None:
             raise TargetError(f"{self.spec.title} exited before the call {tool}", detail=self.said())
         self.calls += 1
         kind = self.spec.tools[tool]
         call_id = self.api.script.call(tool, args, kind=kind)
-        bound = self.call_timeout + (self.startup_allowance if self.calls == 1 else 0.0)
-        deadline = time.monotonic() + bound
-        result: ToolResult | None = None
-        while result is None:
-            result = self.api.script.result(call_id, timeout=0.2)
-            if result is not None:
-                break
-            if self.proc.poll() is not None:
-                result = self.api.script.result(call_id, timeout=0.5)
-                if result is None:
-                    raise TargetError(f"{self.spec.title} exited without running {tool}", detail=self.said())
-            elif time.monotonic() > deadline:
-                self._stuck = True
-                raise TargetError(f"{self.spec.title} sent no result for {tool} within {bound:.0f} s", detail=self.said())
+        result: ToolResult = self._await_result(call_id, tool)
         if not result.found:
             raise TargetError(f"{self.spec.title} asked for the next turn without the result of {tool}",
                               detail=f"it sent: {json.dumps(result.content, default=str)[:2000]}\n{self.said()}")
         text = result.text
-        failed = result.is_error or None
+        failed: bool | None = result.is_error or None
         if failed is None:
             self.stdout.wait_for(lambda events: self.spec.errored(events, call_id, text) is not None, STDOUT_GRACE)
             failed = self.spec.errored(self.stdout.snapshot(), call_id, text)
@@ -174,30 +165,8 @@ class AgentSession(Session):
             return CallResult(error={"code": None, "message": text})
         return CallResult(output=text)
 
-    def close(self) -> None:
-        """Sends the final text turn, waits (bounded) for the agent to exit, then ends what is left."""
-        if self._closed:
-            return
-        self._closed = True
-        self.api.script.finish()
-        try:
-            self.proc.wait(timeout=1.0 if self._stuck else EXIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self._kill()
-        self._cleanup()
-
-    def _kill(self) -> None:
-        processes.end(self.proc.pid, self.proc.wait)  # the keeper ends the agent and all it started
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-
     def _cleanup(self) -> None:
-        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
-            self._kill()
-        self.api.stop()
+        self._end()
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
             self.stderr.join(2)

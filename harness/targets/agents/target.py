@@ -110,7 +110,7 @@ class AgentTarget(Target):
             reason = self.binding.skip_reason(profile)
             return reason or f"{self.agent.name} runs only the {self.agent.profile} profile (not {profile}; a binding maps others)"
         calls = ([call.tool for call in scenario.calls] if hasattr(scenario, "calls") else
-                 [step.get("tool") for step in scenario.get("steps") or () if isinstance(step, dict) and step.get("tool")])
+                 [tool for step in scenario.get("steps") or () if isinstance(step, dict) and isinstance(tool := step.get("tool"), str) and tool])
         missing = sorted({self.binding.tool(tool) for tool in calls} - set(self.agent.tools))
         if missing:
             return f"{self.agent.name} has no tool {', '.join(missing)} (it has {', '.join(sorted(self.agent.tools))})"

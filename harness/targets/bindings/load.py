@@ -112,8 +112,8 @@ def _semantic_problems(document: dict[str, Any]) -> list[tuple[list[Any], str, b
                 _template_fields(template)
             except ValueError as exc:
                 out.append((where, f"invalid template: {exc}", False))
-        for where, problem in _path_problems(spec.get("args", {}), at + ["args"]):
-            out.append((where, problem, False))
+        for where, wrong in _path_problems(spec.get("args", {}), at + ["args"]):
+            out.append((where, wrong, False))
         for key in ("output",):
             if key in spec:
                 problem = _jmespath_problem(spec[key])

@@ -27,9 +27,11 @@ import math
 import queue
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from harness.targets.model_api.base import LoopbackServer
 
 #: The text of the final assistant turn (the CLI prints it as its result).
 FINISH_TEXT = "Done."
@@ -349,8 +351,10 @@ class StepScript:
 # --------------------------------------------------------------------------- the server
 
 
-class FakeMessagesAPI:
-    """The loopback HTTP server; one per CLI session (its port goes into ANTHROPIC_BASE_URL)."""
+class FakeMessagesAPI(LoopbackServer):
+    """The loopback HTTP server; one per CLI session (its `base_url` goes into ANTHROPIC_BASE_URL)."""
+
+    thread_name = "fake-messages-api"
 
     def __init__(self, *, tokens: TokenPolicy | str = "chars4", hold_timeout: float = 300.0,
                  prompt: str | None = None) -> None:
@@ -361,42 +365,11 @@ class FakeMessagesAPI:
         self.user_agents: set[str] = set()  # which client (and version) called: e.g. claude-cli/2.1.330
         self._messages = itertools.count(1)
         self._main_lock = threading.Lock()  # main-loop requests are answered one at a time, in order
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self.handler = _Handler
 
-    @property
-    def port(self) -> int:
-        """Returns the bound port (after `start`)."""
-        assert self._httpd is not None, "server not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        """Returns the URL to put in ANTHROPIC_BASE_URL."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> FakeMessagesAPI:
-        """Binds 127.0.0.1 on an ephemeral port and serves in a daemon thread."""
-        handler = type("Handler", (_Handler,), {"api": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-messages-api", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Releases held requests and stops serving."""
+    def release(self) -> None:
+        """Releases held requests: they get the final text."""
         self.script.close()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeMessagesAPI:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def record(self, entry: Recorded) -> None:
         """Keeps one request for later inspection."""
@@ -410,6 +383,7 @@ class FakeMessagesAPI:
         """Delivers the tool_result this request carries, holds for the next turn, returns its SSE."""
         with self._main_lock:
             self.script.deliver(body)
+            payload: Any  # the turn: a tool call or a text
             if self.script.finished or self.script.closed:
                 kind, payload = "text", FINISH_TEXT
             else:
@@ -422,7 +396,7 @@ class FakeMessagesAPI:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    api: FakeMessagesAPI
+    server_api: FakeMessagesAPI
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
@@ -449,10 +423,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data).encode(), "application/json")
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        self.api.user_agents.add(str(self.headers.get("User-Agent", ""))[:200])
+        self.server_api.user_agents.add(str(self.headers.get("User-Agent", ""))[:200])
         path = urlsplit(self.path).path
         body = self._body()
-        api = self.api
+        api = self.server_api
         if path == "/v1/messages/count_tokens" and isinstance(body, dict):
             if not api.tokens.available:
                 api.record(Recorded("POST", self.path, "count_tokens", body, answer="404"))
@@ -490,5 +464,5 @@ class _Handler(BaseHTTPRequestHandler):
         self._unknown("HEAD", None)
 
     def _unknown(self, method: str, body: Any) -> None:
-        self.api.record(Recorded(method, self.path, "unknown", body, answer="404"))
+        self.server_api.record(Recorded(method, self.path, "unknown", body, answer="404"))
         self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"{method} {self.path} is not faked"}})

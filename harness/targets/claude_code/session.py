@@ -17,14 +17,14 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
-from harness.targets.base import CallResult, Session, TargetError
+from harness.targets.base import CallResult, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
+from harness.targets.model_api.session import AgentProcessSession
 from harness.util import processes
 
 #: How long one call may take, from queuing the tool_use to receiving its tool_result.
@@ -117,8 +117,10 @@ class _Tail:
         self._thread.join(timeout)
 
 
-class ClaudeCodeSession(Session):
+class ClaudeCodeSession(AgentProcessSession):
     """One CLI process and its fake API; the scenario's session state is the CLI's own."""
+
+    api: FakeMessagesAPI
 
     def __init__(
         self,
@@ -135,6 +137,8 @@ class ClaudeCodeSession(Session):
         turn_reminder: bool = False,
     ) -> None:
         self.cli = cli
+        self.title = "Claude Code"
+        self.exit_timeout = EXIT_TIMEOUT
         self.user = user  # (uid, gid) the CLI runs as (--run-as), or None: the harness's own user
         self._workspace_dirty = False
         self.workspace = workspace
@@ -187,7 +191,7 @@ class ClaudeCodeSession(Session):
     def said(self) -> str:
         """Returns what the CLI said so far: stderr tail, stdout tail, and its exit code if it ended."""
         parts = []
-        rc = self.proc.poll()
+        rc = self._running().poll()
         if rc is not None:
             # The process is gone; what it wrote last may still be on its way through the reader threads.
             self.stderr.join(1.0)
@@ -204,27 +208,14 @@ class ClaudeCodeSession(Session):
         """Plays ``tool(args)`` as the model's next tool_use and returns the CLI's tool_result."""
         if self._closed:
             raise TargetError("the Claude Code session is closed")
-        if self.proc.poll() is not None:
+        if self._running().poll() is not None:
             raise TargetError(f"Claude Code exited before the call {tool}", detail=self.said())
         if self._workspace_dirty and self.user is not None:
             cli_mod.hand_over(self.workspace, *self.user)  # what the harness just made is root's
         self._workspace_dirty = False
         self.calls += 1
         tool_use_id = self.api.script.call(tool, args)
-        bound = self.call_timeout + (self.startup_allowance if self.calls == 1 else 0.0)
-        deadline = time.monotonic() + bound
-        result: ToolResult | None = None
-        while result is None:
-            result = self.api.script.result(tool_use_id, timeout=0.2)
-            if result is not None:
-                break
-            if self.proc.poll() is not None:
-                result = self.api.script.result(tool_use_id, timeout=0.5)  # a delivery racing the exit
-                if result is None:
-                    raise TargetError(f"Claude Code exited without running {tool}", detail=self.said())
-            elif time.monotonic() > deadline:
-                self._stuck = True
-                raise TargetError(f"Claude Code sent no result for {tool} within {bound:.0f} s", detail=self.said())
+        result: ToolResult = self._await_result(tool_use_id, tool)
         if not result.found:
             raise TargetError(
                 f"Claude Code answered the {tool} tool_use without its tool_result",
@@ -252,30 +243,8 @@ class ClaudeCodeSession(Session):
         """Under --run-as, files the harness is about to create are given to the CLI's user before the next call."""
         self._workspace_dirty = True
 
-    def close(self) -> None:
-        """Sends the final text turn, waits (bounded) for the CLI to exit, then kills what is left."""
-        if self._closed:
-            return
-        self._closed = True
-        self.api.script.finish()
-        try:
-            self.proc.wait(timeout=1.0 if self._stuck else EXIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self._kill()
-        self._cleanup()
-
-    def _kill(self) -> None:
-        processes.end(self.proc.pid, self.proc.wait)  # the keeper ends the CLI and all it started
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-
     def _cleanup(self) -> None:
-        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
-            self._kill()
-        self.api.stop()
+        self._end()
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
         self._cleanup_scratch()

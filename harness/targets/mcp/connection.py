@@ -262,15 +262,15 @@ class Connection:
 
     async def _open(self) -> None:
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._stop = asyncio.Event()
-        self._life = asyncio.ensure_future(self._live(ready))
+        self._stop = stop = asyncio.Event()
+        self._life = asyncio.ensure_future(self._live(ready, stop))
         try:
             await ready
         except asyncio.CancelledError:
-            self._stop.set()
+            stop.set()
             raise
 
-    async def _live(self, ready: asyncio.Future) -> None:
+    async def _live(self, ready: asyncio.Future, stop: asyncio.Event) -> None:
         deferred_init("mcp", "mcp.client")  # the client's submodules alone, not the SDK's servers
         import mcp_types as types
         from mcp.client.session import ClientSession
@@ -318,7 +318,7 @@ class Connection:
                                                                "were coming: not read further")
                     if not ready.done():
                         ready.set_result(None)
-                    await self._stop.wait()
+                    await stop.wait()
         except OSError as exc:
             if not ready.done():
                 ready.set_exception(ConnectionBroken("spawn", f"cannot start {self.argv[0]!r}: {exc.strerror or exc}"))
@@ -339,7 +339,7 @@ class Connection:
 
         import mcp_types as types
         self.roots_asked += 1
-        roots = [types.Root(uri=Path(root).as_uri(), name=Path(root).name) for root in self.roots or ()]
+        roots = [types.Root.model_validate({"uri": Path(root).as_uri(), "name": Path(root).name}) for root in self.roots or ()]
         if self._roots_waiter is not None and not self._roots_waiter.done():
             self._roots_waiter.set_result(None)
         return types.ListRootsResult(roots=roots)
@@ -444,7 +444,8 @@ class Connection:
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta))
+        params = types.CallToolRequestParams.model_validate({"name": name, "arguments": arguments, "_meta": meta})
+        request = types.CallToolRequest(params=params)
         # A line the SDK cannot decode (not JSON, a lone-surrogate escape...) is dropped by it, and the
         # answer it may have been with it: the call ends on it at once, not at its time limit.
         self._stray_seen = asyncio.get_running_loop().create_future()

@@ -24,7 +24,7 @@ import queue
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 #: The text of the final assistant turn.
@@ -229,20 +229,18 @@ def model_of(body: dict[str, Any]) -> str:
     return str(body.get("model") or "fake")
 
 
-class FakeModelServer:
-    """A loopback HTTP server speaking one `Dialect`; one per agent session."""
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1, on an ephemeral port, served by a daemon thread: what every fake
+    endpoint is. A subclass says which request handler answers (its class attribute ``server_api``
+    is set to the server) and what ``release`` lets go of before the server stops."""
 
-    def __init__(self, dialect: Dialect, *, prompt: str | None = None, hold_timeout: float = 300.0,
-                 id_prefix: str = "call_h") -> None:
-        self.dialect = dialect
-        self.prompt = prompt  # when given, only the conversation that starts with it is the main loop
-        self.script = Script(hold_timeout=hold_timeout, id_prefix=id_prefix)
-        self.requests: list[Recorded] = []
-        self.user_agents: set[str] = set()
-        self._seq = itertools.count(1)
-        self._main_lock = threading.Lock()  # main-loop requests are answered one at a time, in order
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+    #: The request handler class; a subclass is made per server, naming it.
+    handler: type[BaseHTTPRequestHandler]
+    #: The serving thread's name.
+    thread_name = "fake-model-api"
+
+    _httpd: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
 
     @property
     def port(self) -> int:
@@ -255,29 +253,52 @@ class FakeModelServer:
         """Returns ``http://127.0.0.1:<port>``."""
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> FakeModelServer:
+    def start(self) -> Self:
         """Binds 127.0.0.1 on an ephemeral port and serves in a daemon thread."""
-        handler = type("Handler", (_Handler,), {"server_api": self})
+        handler = type("Handler", (self.handler,), {"server_api": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name=f"fake-{self.dialect.name}", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name=self.thread_name,
+                                        daemon=True)
         self._thread.start()
         return self
 
+    def release(self) -> None:
+        """Lets go of what waits on the server (held requests), before it stops."""
+
     def stop(self) -> None:
         """Releases held requests and stops serving."""
-        self.script.close()
+        self.release()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> FakeModelServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+class FakeModelServer(LoopbackServer):
+    """A loopback HTTP server speaking one `Dialect`; one per agent session."""
+
+    def __init__(self, dialect: Dialect, *, prompt: str | None = None, hold_timeout: float = 300.0,
+                 id_prefix: str = "call_h") -> None:
+        self.dialect = dialect
+        self.prompt = prompt  # when given, only the conversation that starts with it is the main loop
+        self.script = Script(hold_timeout=hold_timeout, id_prefix=id_prefix)
+        self.requests: list[Recorded] = []
+        self.user_agents: set[str] = set()
+        self._seq = itertools.count(1)
+        self._main_lock = threading.Lock()  # main-loop requests are answered one at a time, in order
+        self.handler = _Handler
+        self.thread_name = f"fake-{dialect.name}"
+
+    def release(self) -> None:
+        """Releases held requests: they get the final text."""
+        self.script.close()
 
     def is_main(self, body: dict[str, Any]) -> bool:
         """Returns True for a main-loop request (see the module docstring)."""
@@ -312,6 +333,7 @@ class FakeModelServer:
             pending = self.script.pending
             if pending is not None:
                 self.script.deliver(self.dialect.find_result(body, pending), self.dialect.last_sent(body))
+            payload: Any  # the turn: a tool call or a text
             if self.script.finished or self.script.closed:
                 kind, payload = "text", FINISH_TEXT
             else:

@@ -12,7 +12,7 @@ with usage (``stream_options.include_usage``), then ``data: [DONE]``.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion import Choice
@@ -30,6 +30,10 @@ _USAGE = CompletionUsage(prompt_tokens=1, completion_tokens=1, total_tokens=2)
 def sse(data: str) -> bytes:
     """Returns one ``data:`` server-sent event."""
     return f"data: {data}\n\n".encode()
+
+
+#: Why a turn ends: it calls a tool, or it is the final text.
+_Finish = Literal["tool_calls", "stop"]
 
 
 def _dump(model: Any) -> str:
@@ -93,12 +97,12 @@ class OpenAIChat(Dialect):
             return self._whole(completion_id, model, ChatCompletionMessage(role="assistant", content=text), "stop")
         return self._chunks(completion_id, model, ChoiceDelta(role="assistant", content=text), "stop", body)
 
-    def _whole(self, completion_id: str, model: str, message: ChatCompletionMessage, finish: str) -> Reply:
+    def _whole(self, completion_id: str, model: str, message: ChatCompletionMessage, finish: _Finish) -> Reply:
         completion = ChatCompletion(id=completion_id, object="chat.completion", created=0, model=model, usage=_USAGE,
                                     choices=[Choice(index=0, finish_reason=finish, message=message)])
         return Reply(200, "application/json", _dump(completion).encode())
 
-    def _chunks(self, completion_id: str, model: str, delta: ChoiceDelta, finish: str, body: dict[str, Any]) -> Reply:
+    def _chunks(self, completion_id: str, model: str, delta: ChoiceDelta, finish: _Finish, body: dict[str, Any]) -> Reply:
         def chunk(choices: list[ChunkChoice], **more: Any) -> bytes:
             return sse(_dump(ChatCompletionChunk(id=completion_id, object="chat.completion.chunk", created=0,
                                                  model=model, choices=choices, **more)))

@@ -14,7 +14,7 @@ events) and serialised from them. Streamed: ``response.created``, ``response.in_
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from openai.types.responses import (
     Response,
@@ -102,13 +102,15 @@ class OpenAIResponses(Dialect):
     def streamed(self, body: dict[str, Any]) -> bool:
         return bool(body.get("stream"))
 
-    def _response(self, seq: int, body: dict[str, Any], output: list[Any], status: str) -> Response:
+    def _response(self, seq: int, body: dict[str, Any], output: list[Any],
+                  status: Literal["completed", "in_progress"]) -> Response:
         return Response(id=f"resp_fake{seq:04d}", object="response", created_at=0, model=model_of(body), output=output,
                         parallel_tool_calls=False, tool_choice="auto", tools=[], status=status,
                         usage=_USAGE if status == "completed" else None)
 
     def tool_call(self, call: ToolCall, body: dict[str, Any], *, stream: bool, seq: int) -> Reply:
         item_id = f"fc_fake{seq:04d}"
+        added: ResponseCustomToolCall | ResponseFunctionToolCall
         if call.kind == "custom":
             item: Any = ResponseCustomToolCall(type="custom_tool_call", id=item_id, call_id=call.call_id, name=call.name,
                                                input=call.custom_input)
@@ -122,9 +124,10 @@ class OpenAIResponses(Dialect):
                                             arguments=call.arguments_json, status="completed")
             deltas = [ResponseFunctionCallArgumentsDeltaEvent(type="response.function_call_arguments.delta", item_id=item_id,
                                                               output_index=0, delta=call.arguments_json, sequence_number=0),
-                      ResponseFunctionCallArgumentsDoneEvent(type="response.function_call_arguments.done", item_id=item_id,
-                                                             output_index=0, name=call.name, arguments=call.arguments_json,
-                                                             sequence_number=0)]
+                      # With the call's name, as the API sends it (a field the SDK's model does not declare).
+                      ResponseFunctionCallArgumentsDoneEvent.model_validate({
+                          "type": "response.function_call_arguments.done", "item_id": item_id, "output_index": 0,
+                          "name": call.name, "arguments": call.arguments_json, "sequence_number": 0})]
             added = ResponseFunctionToolCall(type="function_call", id=item_id, call_id=call.call_id, name=call.name,
                                              arguments="", status="in_progress")
         return self._reply(seq, body, item, added, deltas, stream)
