@@ -24,8 +24,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.containment import sandbox as sandbox_mod
-from harness.containment.sandbox import Sandbox
+from harness.containment.sandbox import Sandbox, SandboxError
 from harness.util import processes
+
+__all__ = ["OPTED_OUT", "Sandbox", "SandboxError", "Slot", "command", "confine", "decide", "port_of"]
 
 #: What the run says once when it runs unsandboxed because the user opted out.
 OPTED_OUT = "sandbox: off (--no-sandbox): candidates run with the harness's user, files, network and environment"

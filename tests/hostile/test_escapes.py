@@ -214,3 +214,39 @@ def test_under_run_as_a_harness_named_folder_made_by_the_candidate_is_an_escape(
     result = outcome.result("hostile/harness-named")
     assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout + outcome.stderr
     assert f"created or changed {spaces.resolve() / f'harness-{mark}'}" in result["reason"]
+
+
+def test_a_write_while_answering_bye_is_seen_and_fails_the_run(tmp_path):
+    """The red team's candidate that writes while answering `bye`, after the last scenario's watch:
+    unsandboxed (--no-sandbox: what the watch sees is all there is) the write under the name the
+    scenario gave is reported as an escape after the last scenario, and the run fails."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="bye", file=given))
+    spaces = tmp_path / "spaces"
+    spaces.mkdir()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode bye-write --arg {spaces}"
+    # --no-sandbox: the unsandboxed path, where the write lands and only the watch can see it.
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), "--no-sandbox")
+    assert (spaces / given).exists()  # it did write (the test's own check)
+    assert outcome.result("hostile/bye")["verdict"] == "pass"  # the scenario itself saw nothing
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert f"created or changed {os.path.realpath(spaces / given)}" in outcome.stdout
+    assert "ESCAPED AFTER THE LAST SCENARIO" in outcome.stdout
+    late = outcome.report.get("leftovers") or []
+    assert [left["path"].split(" (")[0] for left in late] == [f"created or changed {os.path.realpath(spaces / given)}"], late
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+def test_by_default_a_write_while_answering_bye_does_not_land(tmp_path):
+    """The same candidate in the default sandbox: the folder around the workspaces is not writable
+    there, so the write during `bye` fails and nothing lands; the run passes."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="bye", file=given))
+    spaces = tmp_path / "spaces"
+    spaces.mkdir()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode bye-write --arg {spaces}"
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces))
+    assert not (spaces / given).exists()
+    assert outcome.code == 0 and outcome.result("hostile/bye")["verdict"] == "pass", outcome.stdout + outcome.stderr

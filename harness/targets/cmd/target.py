@@ -21,7 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from harness.targets import bindings
+from harness.containment.sandbox import SandboxError
+from harness.targets import bindings, launch
 from harness.targets.base import (
     CallResult,
     Session,
@@ -34,8 +35,6 @@ from harness.targets.base import (
     name_slug,
 )
 from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt, split_command_line
-from harness.containment.sandbox import SandboxError
-from harness.targets import launch
 from harness.targets.options import TargetOptions
 from harness.util import schemas
 
