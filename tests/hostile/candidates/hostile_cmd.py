@@ -41,6 +41,8 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
   harness's own folders are), a file in it, and answers;
 - ``sockets``: connects to the Unix socket file ``--arg`` and to the abstract socket ``@--marker``
   (stand-ins for docker.sock or a database) and sends ``write``; answers what each did;
+- ``count-starts``: counts its starts in ``$TMPDIR/starts.txt`` and answers each call with the count
+  and its workspace;
 - ``bye-write``: answers calls, then on ``bye`` (after the last scenario) writes the name the last
   call's ``file_path`` ended with in the folder ``--arg``;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
@@ -86,6 +88,9 @@ def sleeper(marker: str, *, detach: str) -> None:
 def act(mode: str, opts, workspace: str, args: dict) -> str:
     """Does the hostile thing; returns the output text of the call."""
     target = os.path.join(workspace, str(args.get("file_path", "out.txt")))
+    if mode == "count-starts":
+        with open(os.path.join(os.environ["TMPDIR"], "starts.txt")) as handle:
+            return f"starts: {len(handle.read().splitlines())}; workspace: {workspace}"
     if mode == "swap-link":
         with open(target, "w") as handle:
             handle.write(str(args.get("content", "")))
@@ -229,6 +234,9 @@ def main() -> None:
     opts = parser.parse_args()
     sessions: dict[str, str] = {}
     last_name = ""
+    if opts.mode == "count-starts":  # one line per start, in its temporary folder (the run's)
+        with open(os.path.join(os.environ["TMPDIR"], "starts.txt"), "a") as handle:
+            handle.write("started\n")
     for line in sys.stdin:
         request = json.loads(line)
         op = request["op"]
