@@ -441,6 +441,7 @@ def test_an_escape_is_reported_on_every_entry_point(kind, entry, tmp_path, state
         result = pytester.runpytest("--target", spec, "--no-sandbox")  # as above: the write must land
         result.assert_outcomes(failed=1)
         assert "escape" in result.stdout.str()
+        assert result.stdout.str().count("sandbox: off (--no-sandbox)") == 1  # said once
 
 
 # -- the claude-code target under --run-as ---------------------------------------------------------
