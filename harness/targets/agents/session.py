@@ -18,6 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from harness.containment.sandbox import Sandbox
 from harness.targets import bindings, launch
 from harness.targets.agents.spec import PROMPT, AgentSpec
 from harness.targets.base import CallResult, TargetError
@@ -99,7 +100,7 @@ class AgentSession(AgentProcessSession):
         self.home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
         (self.home / "tmp").mkdir()
         self.api = FakeModelServer(dialect(spec.api), prompt=PROMPT, hold_timeout=max(300.0, call_timeout * 5)).start()
-        self.box = None
+        self.box: Sandbox | None = None
         try:
             started = spec.launch(spec, executable, self.home, workspace, self.api.base_url)
             # In its sandbox (its workspace and scratch HOME writable, the fake model's port forwarded),
@@ -176,6 +177,7 @@ class AgentSession(AgentProcessSession):
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
             self.stderr.join(2)
-        if getattr(self, "box", None) is not None:
-            self.box.close()
+        box = getattr(self, "box", None)
+        if box is not None:
+            box.close()
         shutil.rmtree(self.home, ignore_errors=True)

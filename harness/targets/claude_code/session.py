@@ -21,6 +21,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from harness.containment.sandbox import Sandbox
 from harness.targets import launch
 from harness.targets.base import CallResult, TargetError
 from harness.targets.claude_code import cli as cli_mod
@@ -169,12 +170,12 @@ class ClaudeCodeSession(AgentProcessSession):
         ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
         argv = cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools)
         env = cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder)
-        self.box = None
+        self.box: Sandbox | None = None
         try:
             # In its sandbox (its workspace, scratch HOME and working folder writable, the fake API's port
             # forwarded), under a keeper (harness/targets/launch.py): whatever the CLI starts ends with it.
             self.box = launch.confine(sandbox, argv, workspace=workspace, env=env, cwd=self.cwd,
-                                      forward=[launch.port_of(self.api.base_url)], writable=[self.home, self.outside])
+                                      forward=[launch.port_of(self.api.base_url)], writable=[path for path in (self.home, self.outside) if path is not None])
             self.proc = subprocess.Popen(
                 launch.command(argv, self.box, for_others=user is not None)[0],
                 cwd=self.cwd,
@@ -254,8 +255,9 @@ class ClaudeCodeSession(AgentProcessSession):
         self._end()
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
-        if getattr(self, "box", None) is not None:
-            self.box.close()
+        box = getattr(self, "box", None)
+        if box is not None:
+            box.close()
         self._cleanup_scratch()
 
     def _cleanup_scratch(self) -> None:
