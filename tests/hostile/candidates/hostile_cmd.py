@@ -22,6 +22,7 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
+- ``kill-keeper-clean``: like ``kill-keeper``, its sleepers started with an empty environment;
 - ``kill-keeper``: like ``fork``, then SIGKILLs its parent (the keeper that would end its family)
   while that is still the keeper, then answers (and ignores ``bye``: it must be killed);
 - ``links``: lays out links leading out of its workspace to the folder ``--arg``: ``out`` (to the
@@ -66,11 +67,13 @@ def send(text: str) -> None:
     sys.stdout.flush()
 
 
-def sleeper(marker: str, *, detach: str) -> None:
-    """Starts a process that sleeps for minutes with ``marker`` in its argv, detached as asked."""
+def sleeper(marker: str, *, detach: str, clean: bool = False) -> None:
+    """Starts a process that sleeps for minutes with ``marker`` in its argv, detached as asked
+    (``clean``: with an empty environment, so no tag of its keeper's is inherited)."""
     code = "import time; time.sleep(300)"
+    env = {} if clean else None
     if detach == "setsid":
-        subprocess.Popen([sys.executable, "-c", code, marker, "setsid"], start_new_session=True,
+        subprocess.Popen([sys.executable, "-c", code, marker, "setsid"], start_new_session=True, env=env,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:  # double fork: the child exits at once, the grandchild is re-parented
         pid = os.fork()
@@ -80,7 +83,8 @@ def sleeper(marker: str, *, detach: str) -> None:
                 devnull = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(devnull, fd)
-                os.execv(sys.executable, [sys.executable, "-c", code, marker, "double-fork"])
+                os.execve(sys.executable, [sys.executable, "-c", code, marker, "double-fork"],
+                          {} if clean else dict(os.environ))
             os._exit(0)
         os.waitpid(pid, 0)
 
@@ -96,12 +100,12 @@ def act(mode: str, opts, workspace: str, args: dict) -> str:
             handle.write(str(args.get("content", "")))
         os.unlink(target)
         os.symlink(opts.arg, target)
-    elif mode in ("fork", "hang-forked", "kill-keeper"):
-        sleeper(opts.marker, detach="setsid")
-        sleeper(opts.marker, detach="double-fork")
+    elif mode in ("fork", "hang-forked", "kill-keeper", "kill-keeper-clean"):
+        sleeper(opts.marker, detach="setsid", clean=mode == "kill-keeper-clean")
+        sleeper(opts.marker, detach="double-fork", clean=mode == "kill-keeper-clean")
         if mode == "hang-forked":
             time.sleep(3600)
-        if mode == "kill-keeper":
+        if mode in ("kill-keeper", "kill-keeper-clean"):
             with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
                 if b"harness-keeper" in handle.read():
                     os.kill(os.getppid(), signal.SIGKILL)
@@ -267,7 +271,7 @@ def main() -> None:
                      '"[b]key[/b]\\u001b[7m": ' + deep + '}, "events": [{"x": -Infinity}]}')
             else:
                 send(json.dumps({"ok": True, "output": output}))
-        elif op == "bye" and opts.mode == "kill-keeper":
+        elif op == "bye" and opts.mode in ("kill-keeper", "kill-keeper-clean"):
             continue
         elif op == "bye" and opts.mode == "bye-write":
             # After the last scenario's watch: the name the last call gave, in the folder --arg.
