@@ -25,7 +25,6 @@ from harness.targets.base import CallResult, TargetError
 from harness.targets.model_api import FakeModelServer, dialect
 from harness.targets.model_api.base import ToolResult
 from harness.targets.model_api.session import AgentProcessSession
-from harness.util import processes
 
 #: How long one call may take, from queuing the tool call to receiving its result.
 CALL_TIMEOUT = 60.0

@@ -27,7 +27,6 @@ from harness.targets.base import CallResult, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
 from harness.targets.model_api.session import AgentProcessSession
-from harness.util import processes
 
 #: How long one call may take, from queuing the tool_use to receiving its tool_result.
 CALL_TIMEOUT = 60.0
