@@ -31,6 +31,7 @@ from harness.cli.main import main
 from harness.containment import sandbox
 from harness.run import assemble
 from harness.run.options import RunOptions
+from harness.targets import launch
 
 pytest_plugins = ["pytester"]
 
@@ -49,9 +50,10 @@ ACP = f"acp:{PY} {ADAPTERS / 'acp_misbehaving.py'}"
 CLAUDE_CODE = "claude-code:cli=/nonexistent/claude"  # a CLI that is not installed: every scenario skips
 
 KINDS = {"reference": REFERENCE, "cmd:": CMD, "mcp:": MCP, "acp:": ACP, "claude-code": CLAUDE_CODE}
-#: The isolation each kind applies today; the others refuse it.
-APPLIES = {"reference": set(), "cmd:": {"sandbox", "run_as"}, "mcp:": set(), "acp:": set(),
-           "claude-code": {"run_as"}}
+#: The isolation each kind applies today; the others refuse it (the reference runs in this process:
+#: it starts nothing to confine).
+APPLIES = {"reference": set(), "cmd:": {"sandbox", "run_as"}, "mcp:": {"sandbox"}, "acp:": {"sandbox"},
+           "claude-code": {"run_as", "sandbox"}}
 FLAGS = {"sandbox": ["--sandbox"], "run_as": ["--run-as", "nobody"]}
 
 READ = """\
@@ -139,6 +141,37 @@ def test_the_assembly_applies_isolation_or_refuses_it_in_one_line(kind, flag):
             assemble.target(KINDS[kind], options)
         message = str(raised.value)
         assert "\n" not in message and FLAGS[flag][0] in message and "cannot apply" in message
+
+
+STARTED = [kind for kind in KINDS if kind != "reference"]
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+@pytest.mark.parametrize("kind", STARTED)
+def test_by_default_every_kind_that_starts_a_process_is_sandboxed(kind):
+    # Before: only cmd: applied --sandbox, and only when named; mcp:, acp: and claude-code refused it.
+    options = RunOptions(targets=(KINDS[kind],))
+    assert options.sandbox_decision() == (True, None)
+    target = assemble.target(KINDS[kind], options)
+    try:
+        assert target.sandbox is True
+    finally:
+        target.stop()
+    opted_out = assemble.target(KINDS[kind], RunOptions(targets=(KINDS[kind],), sandbox=False))
+    assert opted_out.sandbox is False
+    assert RunOptions(sandbox=False).sandbox_decision() == (False, launch.OPTED_OUT)
+
+
+def test_where_no_sandbox_can_be_made_the_default_says_so_and_sandbox_named_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "available", lambda: (False, "no bubblewrap (bwrap)"))
+    on, said = RunOptions().sandbox_decision()
+    assert not on and said is not None and "\n" not in said and "no bubblewrap (bwrap)" in said
+    target = assemble.target(CMD, RunOptions(targets=(CMD,)))
+    assert target.sandbox is False
+    with pytest.raises(ValueError, match="^--sandbox: no bubblewrap"):
+        assemble.target(CMD, RunOptions(targets=(CMD,), sandbox=True))
+    assert main(["run", "--target", CMD, "--sandbox", "--no-builtin"]) == 2
+    assert "--sandbox: no bubblewrap" in capsys.readouterr().out
 
 
 REFUSED = [(kind, flag) for kind, flag in ISOLATION_CELLS if flag not in APPLIES[kind]]
@@ -398,15 +431,17 @@ def test_an_escape_is_reported_on_every_entry_point(kind, entry, tmp_path, state
         folder = tmp_path / "s"
         put(folder, "a.yaml", text)
         report = tmp_path / "r.json"
-        assert run(folder, spec, "--json", str(report)) == 1
+        # --no-sandbox: the escape must land to be seen (in the default sandbox the write fails).
+        assert run(folder, spec, "--json", str(report), "--no-sandbox") == 1
         (result,) = json.loads(report.read_text("utf-8"))["results"]
         assert result["verdict"] == "fail" and "escape" in result["reason"], result["reason"]
     else:
         pytester.makeini("[pytest]\nharness_scenarios = scenarios\n")
         put(pytester.path / "scenarios", "a.yaml", text)
-        result = pytester.runpytest("--target", spec)
+        result = pytester.runpytest("--target", spec, "--no-sandbox")  # as above: the write must land
         result.assert_outcomes(failed=1)
         assert "escape" in result.stdout.str()
+        assert result.stdout.str().count("sandbox: off (--no-sandbox)") == 1  # said once
 
 
 # -- the claude-code target under --run-as ---------------------------------------------------------

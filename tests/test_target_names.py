@@ -5,6 +5,7 @@ and two targets never share one report file."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
@@ -33,7 +34,7 @@ for line in sys.stdin:
     request = json.loads(line)
     op = request.get("op")
     if op == "hello":
-        answer = {"ok": True, "name": os.environ["NAME_TEXT"] * int(os.environ["NAME_TIMES"]),
+        answer = {"ok": True, "name": sys.argv[1] * int(sys.argv[2]),
                   "version": "1", "profiles": ["claude-code"]}
     elif op == "call":
         answer = {"ok": True, "output": "hello"}
@@ -52,9 +53,8 @@ def _setup(tmp_path: Path, monkeypatch, text: str, times: int) -> tuple[Path, st
     (folder / "base.yaml").write_text(textwrap.dedent(SCENARIO), "utf-8")
     candidate = tmp_path / "named.py"
     candidate.write_text(CANDIDATE, "utf-8")
-    monkeypatch.setenv("NAME_TEXT", text)
-    monkeypatch.setenv("NAME_TIMES", str(times))
-    return folder, f"cmd:{sys.executable} {candidate}"
+    # On its command line: the harness's environment does not reach a candidate in the sandbox.
+    return folder, f"cmd:{sys.executable} {candidate} {shlex.quote(text)} {times}"
 
 
 def test_a_long_hello_name_is_a_bounded_snapshot_folder(tmp_path, monkeypatch):

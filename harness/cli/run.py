@@ -120,14 +120,18 @@ def run(options: RunOptions) -> int:
         console.print(terminal.targets_table(runs, tallies=tallies))
     # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
     github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
-    if not options.sandbox and not options.quiet and any(not run.start_error for run in runs) \
-            and any(not target.in_process for target in targets):  # said when a candidate ran, after its report
-        make_console(options.color, stderr=True, highlight=False).print(
-            "note: without --sandbox a candidate can write anywhere its user can; detected are writes around each "
-            "workspace (canaries, siblings, hard links) and, in $HOME, the temp roots and the harness's folders, "
-            "entries named like the scenario's paths (any entry of the candidate's user under --run-as); "
-            "nothing else (docs/security.md)", style="dim")
+    _, said = options.sandbox_decision()
+    if said is not None and not options.quiet and any(not run.start_error for run in runs) \
+            and any(not target.in_process for target in targets):  # said once, when a candidate ran, after its report
+        make_console(options.color, stderr=True, highlight=False).print(unconfined_note(said), style="dim")
     return exit_code(invalid_files=bool(cat.problems), lost_reports=bool(lost), failed=bad)
+
+
+def unconfined_note(said: str) -> str:
+    """Returns the one line a run without the sandbox says: why, and what is still detected."""
+    return (f"note: {said}; detected are writes around each workspace (canaries, siblings, hard links) and, in "
+            "$HOME, the temp roots and the harness's folders, entries named like the scenario's paths (any entry "
+            "of the candidate's user under --run-as); nothing else (docs/security.md)")
 
 
 def exit_code(*, invalid_files: bool, failed: bool, lost_reports: bool = False) -> int:

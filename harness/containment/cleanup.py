@@ -209,6 +209,15 @@ class Leftover:
         return {"path": self.path, "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class LateEscape(Leftover):
+    """An escape seen after the last scenario (while the candidate answered ``bye`` and ended): no
+    scenario's verdict can carry it, so it fails the run as a leftover does (every report names it)."""
+
+    def __str__(self) -> str:
+        return f"escaped after the last scenario: {self.path} ({self.reason})"
+
+
 class Tree:
     """A folder to remove (a finished workspace moved to the trash); what a :class:`Remover` takes."""
 

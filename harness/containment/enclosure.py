@@ -47,8 +47,12 @@ class Enclosure:
     fresh one, so each escape is reported once, for the scenario that made it.
     """
 
-    def __init__(self, prefix: str = "harness-", parent: str | None = None) -> None:
+    def __init__(self, prefix: str = "harness-", parent: str | None = None, *, fixed: bool = False) -> None:
         self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        #: One workspace path for the whole enclosure (``<base>/ws``), emptied between scenarios
+        #: instead of renamed: a sandbox made once per run binds that one folder writable
+        #: (harness/targets/launch.py), the rest of the enclosure staying read-only to its candidate.
+        self.fixed = fixed
         self._prefix, self._parent = prefix, parent
         self.trash: Path | None = None  # made when the first workspace is moved out
         self.spoiled = False
@@ -172,11 +176,20 @@ class Enclosure:
         return f"changed {self._base} (replaced by a {type_name(info.st_mode)})"
 
     def place(self) -> Path:
-        """Makes the next workspace, empty: ``<base>/ws``, then ``<base>/ws-2``..."""
+        """Makes the next workspace, empty: ``<base>/ws``, then ``<base>/ws-2``... (``fixed``: ``<base>/ws``
+        each time, emptied by :meth:`move_out`; OSError when something was put there since)."""
         self.made += 1
-        name = "ws" if self.made == 1 else f"ws-{self.made}"
+        name = "ws" if self.made == 1 or self.fixed else f"ws-{self.made}"
         path = self.base / name  # one path object, its text worked out once
-        os.mkdir(str(path))
+        if self.fixed and self.made > 1:
+            info = os.lstat(str(path))
+            if not stat.S_ISDIR(info.st_mode) or os.listdir(str(path)):
+                self.spoiled = True
+                raise OSError(errno.ENOTEMPTY, f"the workspace {path} was written between two scenarios")
+        else:
+            os.mkdir(str(path))
+            if self.fixed:
+                self._slot_mode = stat.S_IMODE(os.lstat(str(path)).st_mode)
         self.current = name
         return path
 
@@ -186,6 +199,8 @@ class Enclosure:
         A workspace with a mount point below it is not moved (None; the enclosure is then spoiled:
         retire it whole). Raises OSError when it cannot be moved (spoiled as well).
         """
+        if self.fixed:
+            return self._empty(root)
         try:
             if mounts_below(root):
                 # Never moved: the mount table is read again only when a mount changes, not when a folder
@@ -201,6 +216,37 @@ class Enclosure:
                 return None  # already gone: nothing to move or remove
             self.spoiled = True
             raise
+        except OSError:
+            self.spoiled = True
+            raise
+        return Tree(place)
+
+    def _empty(self, root: Path) -> Tree | None:
+        """Moves what a finished workspace holds into the trash, leaving the folder itself in place (``fixed``).
+
+        Its entries are renamed by descriptors of the two folders, never through a path a candidate
+        could replace; its mode is set back. Raises OSError (the enclosure spoiled) when the folder
+        is no longer a plain folder, holds a mount point, or an entry cannot be moved."""
+        try:
+            if mounts_below(root):
+                raise OSError(errno.EBUSY, f"a mount point below {root}")
+            if self.trash is None:
+                self.trash = Path(tempfile.mkdtemp(prefix=self._prefix + "trash-", dir=self._parent))
+            place = os.path.join(self.trash, f"ws-{self.made}")
+            os.mkdir(place, 0o700)
+            if not stat.S_ISDIR(os.lstat(str(root)).st_mode):  # a mount point in the sandbox: not replaceable there
+                raise OSError(errno.ENOTDIR, f"{root} is no folder")
+            os.chmod(str(root), getattr(self, "_slot_mode", 0o755))  # a mode the candidate set is undone
+            source = os.open(str(root), WALK_FLAGS)
+            try:
+                sink = os.open(place, WALK_FLAGS)
+                try:
+                    for name in os.listdir(source):
+                        os.rename(name, name, src_dir_fd=source, dst_dir_fd=sink)
+                finally:
+                    os.close(sink)
+            finally:
+                os.close(source)
         except OSError:
             self.spoiled = True
             raise

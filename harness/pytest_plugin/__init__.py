@@ -232,6 +232,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if runner is not None and runner.start_error:  # each item said only that; here is why, once
         terminalreporter.write_sep("=", "the target did not start", red=True)
         terminalreporter.write_line(defused(shown(runner.start_error)))
+    if runner is not None and not runner.target.in_process and getattr(config, "workerinput", None) is None:
+        try:  # a candidate ran unsandboxed: said once, in one line (harness/targets/launch.py)
+            said = config.stash[_OPTIONS].sandbox_decision()[1]
+        except ValueError:
+            said = None
+        if said is not None:
+            terminalreporter.write_line(f"note: {said} (docs/security.md)")
     if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
         return
     from harness.record.snapshot import SnapshotStore

@@ -83,11 +83,19 @@ def print_failing_lines(console: Console, results: Iterable[Result], *, brief: s
 
 def print_leftovers(console: Console, leftovers: list) -> None:
     """Prints the workspaces that could not be removed, each with why; they fail the run."""
-    if not leftovers:
+    from harness.containment.cleanup import LateEscape
+    late = [left for left in leftovers if isinstance(left, LateEscape)]
+    left_behind = [left for left in leftovers if not isinstance(left, LateEscape)]
+    if late:
+        console.print(Text(f"ESCAPED AFTER THE LAST SCENARIO: {len(late)} write(s) outside the workspace while "
+                           "the candidate answered bye (the run fails)", style="bold red"), highlight=False)
+        for left in late:
+            console.print(Text(shown(f"  {left.path}: {left.reason}")), highlight=False, soft_wrap=True)
+    if not left_behind:
         return
-    console.print(Text(f"LEFT BEHIND: {len(leftovers)} workspace(s) could not be removed (the run fails; "
+    console.print(Text(f"LEFT BEHIND: {len(left_behind)} workspace(s) could not be removed (the run fails; "
                        "remove them by hand)", style="bold red"), highlight=False)
-    for left in leftovers:
+    for left in left_behind:
         console.print(Text(shown(f"  {left.path}: {left.reason}")), highlight=False, soft_wrap=True)
 
 

@@ -11,6 +11,7 @@ code (harness/cli/run.py). Nothing below the CLI sees argparse.
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -168,9 +169,12 @@ class RunOptions:
     run_as: str | None = option(
         None, "--run-as", metavar="USER", group="target", pytest={},
         help="run the candidate as USER (realises permission scenarios; refused by kinds that cannot)")
-    sandbox: bool = option(
-        False, "--sandbox", action="store_true", group="target", pytest={},
-        help="run the candidate with all but its workspace read-only (refused by kinds that cannot)")
+    sandbox: bool | None = option(
+        None, "--sandbox", action=argparse.BooleanOptionalAction, default=None, group="target", pytest={},
+        help="run every candidate the harness starts in a sandbox: its workspace and temporary folder "
+             "writable, the rest read-only, no network but loopback, no capabilities, a clean environment "
+             "(the default wherever one can be made; --sandbox refuses to run without it, --no-sandbox "
+             "opts out; docs/security.md)")
     binding: Path | None = option(
         None, "--binding", type=Path, metavar="FILE", group="target", pytest={},
         help="cmd:/mcp: the profile's tools mapped onto the target's (YAML, docs/bindings.md)")
@@ -279,9 +283,19 @@ class RunOptions:
         """Returns True when ``key`` (a scenario id, or a target spec) belongs to this run's shard."""
         return self.shard is None or shard_of(key, self.shard[1]) == self.shard[0]
 
+    def sandbox_decision(self) -> tuple[bool, str | None]:
+        """Returns whether the run's candidates are sandboxed and the one line the run says about it
+        (harness/targets/launch.py ``decide``); ValueError when ``--sandbox`` was named and no sandbox
+        can be made here."""
+        from harness.targets.launch import decide
+        return decide(self.sandbox)
+
     def target_options(self) -> TargetOptions:
-        """Returns the run-wide settings every target is built with (each kind takes those it honours)."""
-        return TargetOptions(timeout=self.timeout, run_as=self.run_as, sandbox=self.sandbox, binding=self.binding,
+        """Returns the run-wide settings every target is built with (each kind takes those it honours);
+        ValueError when ``--sandbox`` was named and no sandbox can be made here."""
+        sandboxed, _ = self.sandbox_decision()
+        return TargetOptions(timeout=self.timeout, run_as=self.run_as, sandbox=sandboxed,
+                             sandbox_asked=bool(self.sandbox), binding=self.binding,
                              tool_map=tuple(self.tool_map), tool_map_file=self.tool_map_file,
                              workspace_parent=self.workspace_parent())
 

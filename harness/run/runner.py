@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness.containment import outside
-from harness.containment.cleanup import Leftover, Remover, Tree, in_memory
+from harness.containment.cleanup import LateEscape, Leftover, Remover, Tree, in_memory
 from harness.containment.enclosure import Enclosure
 from harness.run import judge
 from harness.run.judge import check_call, check_then, finish
@@ -39,6 +39,9 @@ from harness.targets import faults
 from harness.targets.base import DELIBERATE_ARGS, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.util import limits, printable, processes
 from harness.util.memo import by_identity
+
+#: Names the scenarios gave that are looked up again while the candidate answers ``bye`` (at most).
+MAX_BYE_NAMES = 5000
 
 
 class Runner:
@@ -62,6 +65,7 @@ class Runner:
         # Said on stderr at ``stop`` unless the caller puts them in its reports (harness run does).
         self._say_leftovers = say_leftovers
         self._watched: list[str] | None = None  # the folders watched besides the workspace (harness/containment/outside.py)
+        self._given: set[str] = set()  # every name the scenarios gave, watched during bye (stop)
         #: The folder around the workspaces, with its canaries: made once, renewed after an escape.
         self._enclosure: Enclosure | None = None
         #: The candidate's temporary folder for the run (TMPDIR), removed with the workspaces.
@@ -116,12 +120,35 @@ class Runner:
                 self._working = None
 
     def stop(self) -> None:
-        """Stops the target, and waits until every workspace is removed."""
+        """Stops the target, and waits until every workspace is removed.
+
+        The candidate still runs while it answers ``bye`` and ends: that is watched as a scenario is
+        (the names every scenario gave, the candidate's user under ``--run-as``), and what it wrote
+        outside is a :class:`~harness.containment.cleanup.LateEscape` among the leftovers (it fails the run)."""
+        watching = self._bye_watch()
         try:
             with contextlib.suppress(Exception):
                 self.target.stop()
+            if watching is not None:
+                with contextlib.suppress(OSError):
+                    for seen in watching.end():
+                        late = LateEscape(seen, "written while the candidate answered bye, after the last scenario")
+                        self.leftovers.append(late)
+                        if self._say_leftovers:
+                            print(f"harness: {printable.shown(str(late))}", file=sys.stderr)
         finally:  # also when a signal cut the stop short: the workspaces still go, whole
             self.release()
+
+    def _bye_watch(self) -> outside.Watch | None:
+        """Starts watching for the target's ``bye``: None when no candidate of a process of its own ran."""
+        if self.target.in_process or self._watched is None or self.start_error is not None:
+            return None
+        try:
+            started = outside.Watch(self._watched, self.target.candidate_uid)
+            started.begin(set(self._given))
+        except OSError:
+            return None
+        return started
 
     def release(self) -> None:
         """Removes what the runner made (the workspaces, their enclosure and trash, the candidate's
@@ -239,7 +266,9 @@ class Runner:
                 # makes its own enclosure there.
                 with processes.deferred():
                     if fs is None and self._enclosure is None:
-                        self._enclosure = Enclosure(parent=self.tmp)
+                        # A sandboxed candidate started once per run keeps one workspace folder (emptied
+                        # between scenarios): its sandbox binds that folder (harness/targets/launch.py).
+                        self._enclosure = Enclosure(parent=self.tmp, fixed=bool(getattr(self.target, "fixed_workspace", False)))
                     workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
                                           enclosure=self._enclosure if fs is None else None)
                 try:
@@ -297,7 +326,10 @@ class Runner:
             self._watched = outside.folders(self.tmp, self.target.candidate_home)
         calls = [step.args for step in scenario.steps if isinstance(getattr(step, "args", None), dict)]
         started = outside.Watch(self._watched, self.target.candidate_uid)
-        started.begin(outside.given_names(calls, names["workspace"]))
+        given = outside.given_names(calls, names["workspace"])
+        if len(self._given) < MAX_BYE_NAMES:
+            self._given.update(given)  # watched again while the candidate answers bye (stop)
+        started.begin(given)
         return started
 
     @staticmethod

@@ -24,7 +24,9 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from harness.targets import launch
 from harness.util import processes
 
 #: Longest response line accepted, newline excluded.
@@ -101,8 +103,10 @@ class Channel:
         user: int | None = None,
         group: int | None = None,
         line_cap: int = DEFAULT_LINE_CAP,
+        box: Any = None,
     ) -> None:
         self.argv = list(argv)
+        self.box = box  # the sandbox it runs in (harness/targets/launch.py), closed when it ends
         self.line_cap = line_cap
         extra: dict = {}
         if user is not None:
@@ -112,9 +116,9 @@ class Channel:
         if not self.argv or (not relative and shutil.which(self.argv[0], path=search) is None):
             what = "No such file or directory" if not self.argv or not os.path.exists(self.argv[0]) else "Permission denied"
             raise ChannelError("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: {what}")
-        # Under a keeper (harness/util/processes.py): whatever the command starts, however detached,
-        # ends with it.
-        command, self.tag = processes.kept(self.argv, for_others=user is not None)
+        # In its sandbox, under a keeper (harness/targets/launch.py): whatever the command starts,
+        # however detached, ends with it.
+        command, self.tag = launch.command(self.argv, box, for_others=user is not None)
         try:
             self.proc = subprocess.Popen(
                 command,
@@ -248,6 +252,8 @@ class Channel:
             code = self.proc.wait()
         self._close_fds()
         self.stderr.wait(0.5)  # let the dying words reach the tail
+        if self.box is not None:
+            self.box.close()
         return code
 
     def kill(self) -> None:

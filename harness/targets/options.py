@@ -22,7 +22,8 @@ class TargetOptions:
 
     timeout: float | None = None  # seconds one call may take (None: the kind's own default)
     run_as: str | None = None  # run the candidate as this user
-    sandbox: bool = False  # all but the workspace read-only for the candidate
+    sandbox: bool = False  # every process started in the sandbox (harness/targets/launch.py)
+    sandbox_asked: bool = False  # --sandbox was named: a kind that starts nothing it can confine refuses
     binding: Path | None = None  # cmd:/mcp:/acp: the profile's tools mapped onto the target's
     tool_map: tuple[str, ...] = ()
     tool_map_file: Path | None = None
@@ -31,7 +32,7 @@ class TargetOptions:
     def isolation(self) -> dict[str, str]:
         """Returns the isolation asked for: {setting: its flag as given}, e.g. {"sandbox": "--sandbox"}."""
         asked = {}
-        if self.sandbox:
+        if self.sandbox_asked:
             asked["sandbox"] = "--sandbox"
         if self.run_as is not None:
             asked["run_as"] = f"--run-as {self.run_as}"

@@ -46,11 +46,12 @@ steps:
 def test_a_canary_rewritten_and_restored_is_an_escape(tmp_path):
     write_scenarios(tmp_path / "scenarios", READ.format(name="canary"))
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode rewrite-canary"
-    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec)
+    # --no-sandbox: the canary is read-only in the default sandbox; unsandboxed, the watch must see the rewrite.
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--no-sandbox")
     result = outcome.result("hostile/canary")
     assert outcome.code == 1 and result["verdict"] == "fail"
     assert "escape" in result["reason"] and "canary.txt (rewritten" in result["reason"]
-    assert "without --sandbox" in outcome.stderr
+    assert "sandbox: off (--no-sandbox)" in outcome.stderr and outcome.stderr.count("sandbox: off") == 1
 
 
 def test_a_write_through_a_hard_link_to_a_file_outside_is_an_escape(tmp_path):
@@ -62,7 +63,8 @@ def test_a_write_through_a_hard_link_to_a_file_outside_is_an_escape(tmp_path):
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode escape --arg {outside} --marker {mark}"
     (tmp_path / "ws").mkdir()  # the same file system as the file outside: a hard link can be made
     try:
-        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(tmp_path / "ws"))
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(tmp_path / "ws"),
+                              "--no-sandbox")  # unsandboxed: the link is made and written through; the watch sees it
     finally:
         _remove_escaped((os.path.expanduser("~"), "/var/tmp", "/tmp", "/dev/shm", str(tmp_path / "ws")),
                         [f"escaped-{mark}.txt", f"given-{mark}.txt"])
@@ -94,7 +96,8 @@ def test_writes_to_home_the_temp_roots_and_two_levels_up_under_a_name_the_scenar
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode escape --marker {mark}"
     folders = [os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", str(spaces)]
     try:
-        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces))
+        outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces),
+                              "--no-sandbox")  # unsandboxed: the writes land, and the watch is what sees them
     finally:
         _remove_escaped(folders, [given, f"escaped-{mark}.txt"])
     result = outcome.result("hostile/named")
@@ -118,7 +121,7 @@ def test_under_run_as_whatever_the_candidates_user_creates_in_the_temp_roots_is_
     folders = ["/tmp", "/var/tmp", "/dev/shm"]
     try:
         outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--run-as", "nobody",
-                              "--tmp", "/dev/shm")
+                              "--tmp", "/dev/shm", "--no-sandbox")  # unsandboxed: what the user's writes are seen by
     finally:
         _remove_escaped(folders, [given, f"escaped-{mark}.txt"])
     result = outcome.result("hostile/run-as")
@@ -160,7 +163,7 @@ def test_under_the_sandbox_nothing_lands_in_home_the_temp_roots_two_levels_up_or
     assert left == []
     result = outcome.result("hostile/sandboxed")
     assert outcome.code == 0 and result["verdict"] == "pass", outcome.stdout + outcome.stderr
-    assert "without --sandbox" not in outcome.stderr
+    assert "sandbox: off" not in outcome.stderr
 
 
 @pytest.mark.live
@@ -208,9 +211,45 @@ def test_under_run_as_a_harness_named_folder_made_by_the_candidate_is_an_escape(
     spec = f"cmd:{python} {CANDIDATES / 'hostile_cmd.py'} --mode harness-named --marker {mark}"
     try:
         outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--run-as", "nobody",
-                              "--tmp", str(spaces))
+                              "--tmp", str(spaces), "--no-sandbox")  # unsandboxed: the folder is made, the watch sees it
     finally:
         shutil.rmtree(spaces, ignore_errors=True)
     result = outcome.result("hostile/harness-named")
     assert outcome.code == 1 and result["verdict"] == "fail", outcome.stdout + outcome.stderr
     assert f"created or changed {spaces.resolve() / f'harness-{mark}'}" in result["reason"]
+
+
+def test_a_write_while_answering_bye_is_seen_and_fails_the_run(tmp_path):
+    """The red team's candidate that writes while answering `bye`, after the last scenario's watch:
+    unsandboxed (--no-sandbox: what the watch sees is all there is) the write under the name the
+    scenario gave is reported as an escape after the last scenario, and the run fails."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="bye", file=given))
+    spaces = tmp_path / "spaces"
+    spaces.mkdir()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode bye-write --arg {spaces}"
+    # --no-sandbox: the unsandboxed path, where the write lands and only the watch can see it.
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), "--no-sandbox")
+    assert (spaces / given).exists()  # it did write (the test's own check)
+    assert outcome.result("hostile/bye")["verdict"] == "pass"  # the scenario itself saw nothing
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert f"created or changed {os.path.realpath(spaces / given)}" in outcome.stdout
+    assert "ESCAPED AFTER THE LAST SCENARIO" in outcome.stdout
+    late = outcome.report.get("leftovers") or []
+    assert [left["path"].split(" (")[0] for left in late] == [f"created or changed {os.path.realpath(spaces / given)}"], late
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+def test_by_default_a_write_while_answering_bye_does_not_land(tmp_path):
+    """The same candidate in the default sandbox: the folder around the workspaces is not writable
+    there, so the write during `bye` fails and nothing lands; the run passes."""
+    mark = f"m{uuid.uuid4().hex[:10]}"
+    given = f"given-{mark}.txt"
+    write_scenarios(tmp_path / "scenarios", NAMED.format(name="bye", file=given))
+    spaces = tmp_path / "spaces"
+    spaces.mkdir()
+    spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode bye-write --arg {spaces}"
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces))
+    assert not (spaces / given).exists()
+    assert outcome.code == 0 and outcome.result("hostile/bye")["verdict"] == "pass", outcome.stdout + outcome.stderr

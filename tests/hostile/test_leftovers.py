@@ -118,7 +118,8 @@ def test_a_workspace_with_a_mount_point_is_not_removed_through_it_and_every_repo
     spaces.mkdir()
     reports = {kind: tmp_path / f"report.{kind}" for kind in ("xml", "md", "html")}
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode mount --arg {victim}"
-    outcome = harness_run(tmp_path, scenarios, "--target", spec, "--tmp", str(spaces), "--jobs", jobs,
+    # --no-sandbox: the mount needs the capabilities the default sandbox takes away; here it must be made.
+    outcome = harness_run(tmp_path, scenarios, "--target", spec, "--tmp", str(spaces), "--jobs", jobs, "--no-sandbox",
                           "--junit", str(reports["xml"]), "--markdown", str(reports["md"]),
                           "--html", str(reports["html"]), timeout=120)
     # Exit 1: the run left something on the machine (docs/security.md, "Leftovers").

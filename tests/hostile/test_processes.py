@@ -17,8 +17,11 @@ import uuid
 
 import pytest
 
+from harness.containment import sandbox
 from harness.targets.options import TargetOptions
 from tests.hostile.conftest import CANDIDATES, ROOT, harness_run, processes_with, write_scenarios
+
+pytest_plugins = ["pytester"]
 
 READ = """
 id: hostile/forks-{n}
@@ -275,5 +278,32 @@ def test_an_mcp_server_that_sigkills_its_keeper_still_leaves_no_process(tmp_path
             runner.run(scenario)
             assert len(processes_with(mark)) >= 2  # the keeper is gone, its family is not
         assert not gone(mark), "processes left behind"
+    finally:
+        _kill_marked(mark)
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+def test_under_pytest_orphans_that_clear_their_environment_and_kill_their_keeper_do_not_outlive_the_run(
+        tmp_path, pytester):
+    """The red team's case: under pytest (not `harness run`, whose final sweep ends them), a candidate
+    whose children clear their environment (no keeper's tag to find them by) and that SIGKILLs its
+    keeper left those children running after the run. In the default sandbox the candidate cannot
+    see its keeper, and every process in the sandbox ends with it."""
+    mark = marker()
+    pytester.makeini("[pytest]\nharness_scenarios = scenarios\n")
+    write_scenarios(pytester.path / "scenarios", """
+    id: hostile/orphans
+    profile: claude-code
+    title: a candidate whose children clear their environment and that kills its keeper
+    source: test (issue 27, the red team's cases)
+    steps:
+      - tool: Read
+        args: {file_path: "${workspace}/a.txt"}
+    """)
+    spec = f"cmd:{sys.executable} {CANDIDATES / 'hostile_cmd.py'} --mode kill-keeper-clean --marker {mark}"
+    try:
+        result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "--target", spec, timeout=120)
+        assert result.ret in (0, 1), result.stdout.str()
+        assert not gone(mark), "processes outlived the pytest run"
     finally:
         _kill_marked(mark)

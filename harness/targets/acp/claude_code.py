@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.targets import launch
 from harness.targets.acp.target import _FS, AcpSession, AcpTarget, observation, scenario_options
 from harness.targets.base import CallResult, TargetError, TargetInfo, Unsupported
 
@@ -188,8 +189,10 @@ class ClaudeCodeAcpTarget(AcpTarget):
     """``acp:[options] claude-code``: the pinned agent, one process and fake model per scenario."""
 
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
-                 tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None) -> None:
-        super().__init__(spec, timeout=timeout, binding=binding, tool_map=tool_map, tool_map_file=tool_map_file, env=env)
+                 tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
+                 sandbox: bool = False) -> None:
+        super().__init__(spec, timeout=timeout, binding=binding, tool_map=tool_map, tool_map_file=tool_map_file, env=env,
+                         sandbox=sandbox)
         if "timeout" not in self.acp_options:
             self.timeout = max(timeout or 0.0, CALL_TIMEOUT)
         self.agent = agent_path()
@@ -243,8 +246,15 @@ class ClaudeCodeAcpTarget(AcpTarget):
         env = cli_mod.clean_env(home, api.base_url, mode="default")
         if self.cli is not None:
             env["CLAUDE_CODE_EXECUTABLE"] = str(self.cli)
-        connection = Connection(self.loop(), ["node", str(self.agent)], env=env, cwd=str(workspace),
-                                fs_read=fs_read, fs_write=fs_write)
+        argv = ["node", str(self.agent)]
+        try:  # its workspace and scratch HOME writable, the fake API's port forwarded (harness/targets/launch.py)
+            box = launch.confine(self.sandbox, argv, workspace=workspace, env=env, cwd=str(workspace),
+                                 forward=[launch.port_of(api.base_url)], writable=[home])
+        except launch.SandboxError as exc:
+            api.stop()
+            shutil.rmtree(home, ignore_errors=True)
+            raise TargetError(f"the agent cannot be sandboxed: {exc}") from None
+        connection = Connection(self.loop(), argv, env=env, cwd=str(workspace), fs_read=fs_read, fs_write=fs_write, box=box)
         recorder = Recorder()
         policy = ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",
                               create_parents=merged.get("parents") == "create")

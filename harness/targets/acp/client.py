@@ -50,6 +50,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from harness.targets import launch
 from harness.targets.acp.fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
 from harness.targets.channel import StderrTail
 from harness.util import processes
@@ -235,8 +236,9 @@ class AgentProcess:
     """One agent process, its stdio bound to a ClientSideConnection; all methods run on one event loop."""
 
     def __init__(self, argv: Sequence[str], client: EditorClient, *, env: Mapping[str, str] | None = None,
-                 cwd: str | Path | None = None) -> None:
+                 cwd: str | Path | None = None, box: Any = None) -> None:
         self.argv = list(argv)
+        self.box = box  # the sandbox the agent runs in (harness/targets/launch.py), closed when it is ended
         self.client = client
         self.recorder = client.recorder  # the connection's own (violations)
         self.env = dict(os.environ if env is None else env)
@@ -257,8 +259,12 @@ class AgentProcess:
                 shutil.which(self.argv[0], path=search) is None:
             raise AgentBroken("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: No such file or directory")
         self.broken = asyncio.Event()
-        # Under a keeper (harness/util/processes.py): whatever the agent starts, however detached, ends with it.
-        command, self.tag = processes.kept(self.argv)
+        # In its sandbox, under a keeper (harness/targets/launch.py): whatever the agent starts, however
+        # detached, ends with it.
+        try:
+            command, self.tag = launch.command(self.argv, self.box)
+        except launch.SandboxError as exc:
+            raise AgentBroken("spawn", f"cannot sandbox {self.argv[0]}: {exc}") from None
         read_fd, write_fd = os.pipe()
         try:
             self.proc = await asyncio.create_subprocess_exec(
@@ -364,6 +370,8 @@ class AgentProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.box is not None:
+            self.box.close()
 
     # -- the wire --------------------------------------------------------------------------------
 

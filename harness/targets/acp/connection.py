@@ -26,10 +26,12 @@ class Connection:
     """One agent process with its client; every method blocks the caller, never the loop."""
 
     def __init__(self, loop: Any, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | Path | None = None, fs_read: bool = True, fs_write: bool = True) -> None:
+                 cwd: str | Path | None = None, fs_read: bool = True, fs_write: bool = True, box: Any = None,
+                 slot: Any = None) -> None:
         self.loop = loop
         self.client = EditorClient()
-        self.process = AgentProcess(argv, self.client, env=env, cwd=cwd)
+        self.process = AgentProcess(argv, self.client, env=env, cwd=cwd, box=box)
+        self.slot = slot  # the workspace folder its sandbox binds (harness/targets/launch.py Slot), or None
         self.fs_read = fs_read
         self.fs_write = fs_write
         self.agent_info: dict[str, Any] = {}

@@ -52,7 +52,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.targets import bindings
+from harness.targets import bindings, launch
 from harness.targets.base import (
     CallResult,
     Session,
@@ -237,16 +237,23 @@ class AcpTarget(Target):
     lone_surrogates_refused = ("the ACP SDK writes its prompts through pydantic, whose JSON encoder refuses a "
                                "lone surrogate")
 
+    honours = frozenset({"sandbox"})
+
     @classmethod
     def from_options(cls, spec: str, options: TargetOptions) -> AcpTarget:
-        """Returns the agent built with the run's timeout and tool names (no isolation yet)."""
+        """Returns the agent built with the run's timeout, tool names and sandbox."""
         return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
-                   tool_map_file=options.tool_map_file)
+                   tool_map_file=options.tool_map_file, sandbox=options.sandbox)
 
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
                  tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
-) -> None:
+                 sandbox: bool = False) -> None:
         super().__init__(spec)
+        # Every agent process in the sandbox (harness/targets/launch.py): the shared one once per run,
+        # on the run's one workspace folder.
+        self.sandbox = bool(sandbox)
+        self._named_env = dict(env or {})  # what a sandboxed agent gets besides the allowlist
+        self._tmp: str | None = None
         self.acp_options, self.argv = parse_spec(spec)
         self.timeout = float(self.acp_options.get("timeout") or timeout or DEFAULT_TIMEOUT)
         # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings/).
@@ -263,7 +270,13 @@ class AcpTarget(Target):
     def use_tmp(self, folder: str) -> bool:
         """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
         self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        self._tmp = folder
         return True
+
+    @property
+    def fixed_workspace(self) -> bool:
+        """One workspace folder for the run when sandboxed: the shared agent's sandbox is made once."""
+        return self.sandbox
 
     def start(self) -> TargetInfo:
         """Starts the agent once (initialize) to learn its name; raises TargetError when it cannot."""
@@ -286,7 +299,7 @@ class AcpTarget(Target):
         own, _rest = scenario_options(options)
         merged = {**self.acp_options, **own}
         own_connection = merged.get("fs", "read,write") != self.acp_options.get("fs", "read,write")
-        connection = self._connect(merged) if own_connection else self._shared_connection()
+        connection = self._connect(merged, workspace) if own_connection else self._shared_connection(workspace)
         recorder = Recorder()
         policy = ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",
                               create_parents=merged.get("parents") == "create")
@@ -338,18 +351,25 @@ class AcpTarget(Target):
                 self._loop = LoopThread()
             return self._loop
 
-    def _shared_connection(self) -> Any:
-        if self._shared is None or not self._shared.alive:
+    def _shared_connection(self, workspace: Path | None = None) -> Any:
+        """Returns the agent shared by the scenarios, started afresh when it died or, sandboxed, when
+        ``workspace`` is not the folder its sandbox binds."""
+        stale = self._shared is not None and self.sandbox and workspace is not None and (
+            self._shared.slot is None or not self._shared.slot.fits(workspace))
+        if self._shared is None or not self._shared.alive or stale:
             if self._shared is not None:
                 self._shared.close()
-            self._shared = self._connect(self.acp_options)
+            self._shared = None
+            self._shared = self._connect(self.acp_options, workspace)
         return self._shared
 
-    def _connect(self, options: dict[str, str]) -> Any:
+    def _connect(self, options: dict[str, str], workspace: Path | None = None) -> Any:
         from harness.targets.acp.client import AgentBroken
         from harness.targets.acp.connection import Connection
         read, write = _FS[options.get("fs", "read,write")]
-        connection = Connection(self.loop(), self.argv, env=self.env, cwd=None, fs_read=read, fs_write=write)
+        box = launch.confine(self.sandbox, self.argv, workspace=workspace, tmp=self._tmp, env=self._named_env)
+        connection = Connection(self.loop(), self.argv, env=self.env, cwd=None, fs_read=read, fs_write=write, box=box,
+                                slot=launch.Slot.of(workspace) if box is not None else None)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except AgentBroken as exc:

@@ -18,13 +18,13 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from harness.targets import bindings
+from harness.containment.sandbox import Sandbox
+from harness.targets import bindings, launch
 from harness.targets.agents.spec import PROMPT, AgentSpec
 from harness.targets.base import CallResult, TargetError
 from harness.targets.model_api import FakeModelServer, dialect
 from harness.targets.model_api.base import ToolResult
 from harness.targets.model_api.session import AgentProcessSession
-from harness.util import processes
 
 #: How long one call may take, from queuing the tool call to receiving its result.
 CALL_TIMEOUT = 60.0
@@ -84,7 +84,8 @@ class AgentSession(AgentProcessSession):
     api: FakeModelServer
 
     def __init__(self, spec: AgentSpec, *, executable: Path, workspace: Path, call_timeout: float = CALL_TIMEOUT,
-                 startup_allowance: float | None = None, binding: bindings.Binding | None = None) -> None:
+                 startup_allowance: float | None = None, binding: bindings.Binding | None = None,
+                 sandbox: bool = False) -> None:
         self.spec = spec
         self.title = spec.title
         self.exit_timeout = EXIT_TIMEOUT
@@ -98,13 +99,18 @@ class AgentSession(AgentProcessSession):
         self.home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
         (self.home / "tmp").mkdir()
         self.api = FakeModelServer(dialect(spec.api), prompt=PROMPT, hold_timeout=max(300.0, call_timeout * 5)).start()
+        self.box: Sandbox | None = None
         try:
-            launch = spec.launch(spec, executable, self.home, workspace, self.api.base_url)
+            started = spec.launch(spec, executable, self.home, workspace, self.api.base_url)
+            # In its sandbox (its workspace and scratch HOME writable, the fake model's port forwarded),
+            # under a keeper (harness/targets/launch.py): whatever the agent starts ends with it.
+            self.box = launch.confine(sandbox, started.argv, workspace=workspace, env=started.env, cwd=workspace,
+                                      forward=[launch.port_of(self.api.base_url)], writable=[self.home])
             self.proc = subprocess.Popen(
-                processes.kept(launch.argv)[0], cwd=workspace, env=launch.env, stdin=subprocess.DEVNULL,
+                launch.command(started.argv, self.box)[0], cwd=workspace, env=started.env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                 start_new_session=True)
-        except OSError as exc:
+        except (OSError, launch.SandboxError) as exc:
             self.proc = None
             self._cleanup()
             raise TargetError(f"cannot start {spec.title} at {executable}: {exc}") from exc
@@ -170,4 +176,7 @@ class AgentSession(AgentProcessSession):
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
             self.stderr.join(2)
+        box = getattr(self, "box", None)
+        if box is not None:
+            box.close()
         shutil.rmtree(self.home, ignore_errors=True)

@@ -62,6 +62,8 @@ class AgentTarget(Target):
 
     #: The agent this target class drives (each agent's class sets it: harness.targets.agents).
     agent: AgentSpec
+    honours = frozenset({"sandbox"})
+    sandbox = False  # each agent process in the sandbox (set by from_options)
 
     def __init__(self, spec: str, *, timeout: float | None = None, binding: Any = None,
                  tool_map: Any = (), tool_map_file: Any = None) -> None:
@@ -79,8 +81,10 @@ class AgentTarget(Target):
     @classmethod
     def from_options(cls, spec: str, options: Any) -> AgentTarget:
         """Returns the target built with the run-wide options it takes: the call timeout and a binding."""
-        return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
-                   tool_map_file=options.tool_map_file)
+        agent = cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
+                    tool_map_file=options.tool_map_file)
+        agent.sandbox = options.sandbox  # each agent process in the sandbox (harness/targets/launch.py)
+        return agent
 
     @property
     def installed(self) -> bool:
@@ -129,7 +133,7 @@ class AgentTarget(Target):
         if options:
             raise Unsupported(f"{self.agent.name} has no session options (got {', '.join(sorted(options))})")
         return AgentSession(self.agent, executable=self.executable, workspace=Path(workspace), call_timeout=self.call_timeout,
-                            binding=self.binding)
+                            binding=self.binding, sandbox=self.sandbox)
 
     def _runs(self, profile: str | None) -> bool:
         """Returns True for the agent's own profile, and for the profile its binding maps."""

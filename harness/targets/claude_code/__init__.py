@@ -118,15 +118,17 @@ class ClaudeCodeTarget(Target):
     lone_surrogates_refused = "the CLI is driven by UTF-8 prompts, which cannot hold a lone surrogate"
     snapshot_masks = SNAPSHOT_MASKS
 
-    honours = frozenset({"run_as"})
+    honours = frozenset({"run_as", "sandbox"})
 
     @classmethod
     def from_options(cls, spec: str, options: TargetOptions) -> ClaudeCodeTarget:
-        """Returns the target built with the run's timeout and ``--run-as`` (``--sandbox`` is refused)."""
-        return cls(spec, timeout=options.timeout, run_as=options.run_as)
+        """Returns the target built with the run's timeout, ``--run-as`` and sandbox."""
+        return cls(spec, timeout=options.timeout, run_as=options.run_as, sandbox=options.sandbox)
 
-    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, run_as: str | None = None) -> None:
+    def __init__(self, spec: str = "claude-code", *, timeout: float | None = None, run_as: str | None = None,
+                 sandbox: bool = False) -> None:
         super().__init__(spec)
+        self.sandbox = bool(sandbox)  # each CLI process in the sandbox (harness/targets/launch.py)
         self.options = parse_spec(spec)  # ValueError: a usage error, like any unknown target
         self.cli = Path(self.options["cli"]).expanduser() if "cli" in self.options else cli_mod.default_cli()
         self.mode = self.options["mode"]
@@ -208,6 +210,7 @@ class ClaudeCodeTarget(Target):
             allowed_tools=allowed,
             user=self.user,
             turn_reminder=bool(options.get("turn_reminder", self.options["reminder"] == "on")),
+            sandbox=self.sandbox,
         )
 
     def _session_mode(self, options: dict[str, Any]) -> tuple[str, str]:

@@ -21,11 +21,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from harness.containment.sandbox import Sandbox
+from harness.targets import launch
 from harness.targets.base import CallResult, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
 from harness.targets.model_api.session import AgentProcessSession
-from harness.util import processes
 
 #: How long one call may take, from queuing the tool_use to receiving its tool_result.
 CALL_TIMEOUT = 60.0
@@ -135,6 +136,7 @@ class ClaudeCodeSession(AgentProcessSession):
         allowed_tools: tuple[str, ...] = (),
         user: tuple[int, int] | None = None,
         turn_reminder: bool = False,
+        sandbox: bool = False,
     ) -> None:
         self.cli = cli
         self.title = "Claude Code"
@@ -165,13 +167,18 @@ class ClaudeCodeSession(AgentProcessSession):
                 raise TargetError(f"--run-as: {exc}; the CLI cannot reach its workspace (point TMPDIR elsewhere)") from None
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5), prompt=cli_mod.PROMPT).start()
         ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
+        argv = cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools)
+        env = cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder)
+        self.box: Sandbox | None = None
         try:
-            # Under a keeper (harness/util/processes.py): whatever the CLI starts ends with it.
+            # In its sandbox (its workspace, scratch HOME and working folder writable, the fake API's port
+            # forwarded), under a keeper (harness/targets/launch.py): whatever the CLI starts ends with it.
+            self.box = launch.confine(sandbox, argv, workspace=workspace, env=env, cwd=self.cwd,
+                                      forward=[launch.port_of(self.api.base_url)], writable=[path for path in (self.home, self.outside) if path is not None])
             self.proc = subprocess.Popen(
-                processes.kept(cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools),
-                              for_others=user is not None)[0],
+                launch.command(argv, self.box, for_others=user is not None)[0],
                 cwd=self.cwd,
-                env=cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -181,7 +188,7 @@ class ClaudeCodeSession(AgentProcessSession):
                 start_new_session=True,
                 **ids,
             )
-        except OSError as exc:
+        except (OSError, launch.SandboxError) as exc:
             self._cleanup()
             raise TargetError(f"cannot start Claude Code at {cli}: {exc}") from exc
         self.stdout = StreamJsonLog(self.proc.stdout)
@@ -247,6 +254,9 @@ class ClaudeCodeSession(AgentProcessSession):
         self._end()
         if getattr(self, "proc", None) is not None:
             self.stdout.join(2)
+        box = getattr(self, "box", None)
+        if box is not None:
+            box.close()
         self._cleanup_scratch()
 
     def _cleanup_scratch(self) -> None:

@@ -21,7 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from harness.targets import bindings
+from harness.containment.sandbox import SandboxError
+from harness.targets import bindings, launch
 from harness.targets.base import (
     CallResult,
     Session,
@@ -34,7 +35,6 @@ from harness.targets.base import (
     name_slug,
 )
 from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt, split_command_line
-from harness.targets.cmd import sandbox as cmd_sandbox
 from harness.targets.options import TargetOptions
 from harness.util import schemas
 
@@ -167,8 +167,6 @@ class CmdSession(Session):
         """Sends ``close``; nothing to do when the process already died during the session."""
         if self._channel.alive:
             self._target._request(self._channel, {"op": "close", "session": self.name}, "close")
-        if self._target.sandbox:
-            self._target._retire(self._channel)
 
 
 class CmdTarget(Target):
@@ -218,7 +216,8 @@ class CmdTarget(Target):
             self.env.update(HOME=home, USER=run_as, LOGNAME=run_as)
             self._named_env.update(HOME=home, USER=run_as, LOGNAME=run_as)
         if self.sandbox:
-            self._bwrap = cmd_sandbox.bwrap_path()
+            launch.decide(True)  # ValueError (a usage error) when no sandbox can be made here
+        self._slot: launch.Slot | None = None  # the workspace the sandboxed candidate was started with
         self.realises = frozenset(_PERMISSION_CONDITIONS if self._modes_bite() else ())
         self.info: TargetInfo | None = None
         self._channel: Channel | None = None
@@ -281,8 +280,12 @@ class CmdTarget(Target):
         if self.run_as is not None:
             self._hand_over(workspace, first=True)
         if self.sandbox:
-            self._retire(self._channel)
-            self._channel = self._spawn_and_greet(workspace)
+            if (self._channel is None or not self._channel.alive or self._channel.proc.poll() is not None
+                    or self._slot is None or not self._slot.fits(workspace)):
+                # Its sandbox binds the workspace folder it was started with: a new folder (the first
+                # scenario, a fresh enclosure after an escape) needs a new sandbox.
+                self._retire(self._channel)
+                self._channel = self._spawn_and_greet(workspace)
         elif self._channel is None or not self._channel.alive or self._channel.proc.poll() is not None:
             self._retire(self._channel)  # it died between scenarios: reap it, start afresh
             self._channel = self._spawn_and_greet()
@@ -292,10 +295,10 @@ class CmdTarget(Target):
         try:
             self._request(self._channel, message, "open")
         except TargetError as exc:
-            if exc.kind != "exited" or self.sandbox:
+            if exc.kind != "exited":
                 raise
             # It was on its way out when the scenario began (died after its last answer): once more, afresh.
-            self._channel = self._spawn_and_greet()
+            self._channel = self._spawn_and_greet(workspace if self.sandbox else None)
             self._request(self._channel, message, "open")
         session = CmdSession(self, self._channel, name)
         session.workspace = workspace
@@ -334,11 +337,15 @@ class CmdTarget(Target):
 
     def _spawn_and_greet(self, workspace: Path | None = None) -> Channel:
         argv = self.argv
-        if self.sandbox:
-            argv = cmd_sandbox.wrap(self._bwrap, argv, writable=workspace, tmp=self._tmp, env=self._named_env, cwd=self.cwd)
+        # The working folder the run gives the candidate (harness/run/working_folder.py) is writable in
+        # the sandbox too: a relative-path write lands there and is reported as what it is.
+        box = launch.confine(self.sandbox, argv, workspace=workspace, tmp=self._tmp, env=self._named_env,
+                             cwd=self.cwd, writable=[self.cwd] if self.cwd else [])
+        self._slot = launch.Slot.of(workspace) if self.sandbox else None
         try:
-            channel = Channel(argv, env=self.env, cwd=self.cwd, user=self._uid, group=self._gid, line_cap=self.line_cap)
-        except ChannelError as exc:
+            channel = Channel(argv, env=self.env, cwd=self.cwd, user=self._uid, group=self._gid, line_cap=self.line_cap,
+                              box=box)
+        except (ChannelError, SandboxError) as exc:
             hint = f" (--run-as {self.run_as}: that user must be able to reach and run it)" if self.run_as else ""
             self._failure = TargetError(f"{self.spec}: {exc}{hint}")
             raise self._failure from None
@@ -364,8 +371,14 @@ class CmdTarget(Target):
         self.info = TargetInfo(name=bounded_name(hello["name"]), version=bounded_name(hello["version"]), profiles=tuple(hello["profiles"]))
         return channel
 
+    @property
+    def fixed_workspace(self) -> bool:
+        """One workspace folder for the run (emptied between scenarios) when sandboxed: one sandbox per run."""
+        return self.sandbox
+
     def _probe(self) -> None:
-        """Starts the candidate once just to learn what it offers (sandboxed candidates run per session)."""
+        """Starts the candidate once just to learn what it offers (a sandboxed one is started again on
+        the run's workspace folder, which does not exist yet)."""
         self._retire(self._spawn_and_greet())
 
     def _request(self, channel: Channel, message: dict[str, Any], what: str) -> dict[str, Any]:

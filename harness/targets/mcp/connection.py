@@ -28,6 +28,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.targets import launch
 from harness.targets.channel import StderrTail
 from harness.util import processes
 from harness.util.packages import deferred_init
@@ -211,9 +212,10 @@ class Connection:
 
     def __init__(self, loop: LoopThread | LoopHere, argv: Sequence[str] = (), *, url: str | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 roots: Sequence[str] | None = None) -> None:
+                 roots: Sequence[str] | None = None, box: Any = None) -> None:
         self._loop = loop
         self.argv = list(argv)
+        self.box = box  # the sandbox the server runs in (harness/targets/launch.py), closed with the connection
         self.tag: str | None = None  # the keeper's tag (harness/util/processes.py), once started
         self.url = url  # a Streamable HTTP endpoint instead of a command
         # The client's roots (folders) when it offers the roots capability, else None.
@@ -245,8 +247,11 @@ class Connection:
                     shutil.which(self.argv[0], path=search) is None:
                 raise ConnectionBroken("spawn", f"cannot start {self.argv[0] if self.argv else ''!r}: "
                                                 "No such file or directory")
-            # Under a keeper: whatever the server starts, however detached, ends with it.
-            self._command, self.tag = processes.kept(self.argv)
+            # In its sandbox, under a keeper: whatever the server starts, however detached, ends with it.
+            try:
+                self._command, self.tag = launch.command(self.argv, self.box)
+            except launch.SandboxError as exc:
+                raise ConnectionBroken("spawn", f"cannot sandbox {self.argv[0]!r}: {exc}") from None
         try:
             self._loop.run(self._open(), timeout)
             self._loop.run(_settle(), timeout)  # what the server asked meanwhile (roots/list) is answered now
@@ -392,6 +397,8 @@ class Connection:
                 pass
         if self.tag is not None:  # also after a hang in initialize or tools/list: nothing of it stays
             processes.end_tagged(self.tag)
+        if self.box is not None:
+            self.box.close()
         if life is not None and not life.done():
             # A life left cancelled (or never asked to stop) must still run to its end: the SDK's
             # transport closes the server's pipes in its shutdown, and a loop run only during calls

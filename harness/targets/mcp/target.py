@@ -54,7 +54,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.targets import bindings
+from harness.containment.sandbox import SandboxError
+from harness.targets import bindings, launch
 from harness.targets.base import (
     DELIBERATE_ARGS,
     CallResult,
@@ -251,19 +252,31 @@ class McpTarget(Target):
     lone_surrogates_refused = ("the mcp SDK writes its requests through pydantic, whose JSON encoder refuses a "
                                "lone surrogate")
 
+    honours = frozenset({"sandbox"})
+
     @classmethod
     def from_options(cls, spec: str, options: TargetOptions) -> McpTarget:
-        """Returns the target built with the run's timeout, binding and workspace folder (no isolation yet)."""
+        """Returns the target built with the run's timeout, binding, workspace folder and sandbox (a
+        server over HTTP is not started by the harness: ``--sandbox`` named for it is refused)."""
+        if spec.startswith(HTTP_PREFIXES) and options.sandbox_asked:
+            raise ValueError("--sandbox: the mcp+http target connects to a server the harness does not start, "
+                             "so it cannot confine it; leave --sandbox out")
         return cls(spec, timeout=options.timeout, binding=options.binding, tool_map=options.tool_map,
-                   tool_map_file=options.tool_map_file, workspace_parent=options.workspace_parent)
+                   tool_map_file=options.tool_map_file, workspace_parent=options.workspace_parent,
+                   sandbox=options.sandbox)
 
     def __init__(self, spec: str, *, timeout: float | None = None, binding: str | Path | None = None,
                  tool_map: Any = (), tool_map_file: str | Path | None = None, env: dict[str, str] | None = None,
-                 cwd: str | None = None, workspace_parent: str | None = None) -> None:
+                 cwd: str | None = None, workspace_parent: str | None = None, sandbox: bool = False) -> None:
         super().__init__(spec)
         self.argv = parse_spec(spec)
         self.workspace_parent = workspace_parent  # where the runner makes workspaces (None: $TMPDIR)
         self.url = spec[len("mcp+"):] if spec.startswith(HTTP_PREFIXES) else None
+        # The server in the sandbox (harness/targets/launch.py): one per run, on the run's one workspace folder.
+        self.sandbox = bool(sandbox) and self.url is None
+        self._named_env = dict(env or {})  # what a sandboxed server gets besides the allowlist
+        self._tmp: str | None = None
+        self._slot: launch.Slot | None = None  # the workspace folder the sandboxed server was started with
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         # The profile's tools as this server names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
@@ -287,7 +300,13 @@ class McpTarget(Target):
     def use_tmp(self, folder: str) -> bool:
         """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
         self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        self._tmp = folder
         return True
+
+    @property
+    def fixed_workspace(self) -> bool:
+        """One workspace folder for the run when sandboxed: the server's sandbox is made once."""
+        return self.sandbox
 
     def use_cwd(self, folder: str) -> bool:
         """Starts the server in ``folder`` (the run's working folder), its relative words made
@@ -335,10 +354,12 @@ class McpTarget(Target):
         workspace = Path(workspace).absolute()
         if self.per_scenario:
             self._retire()
-            connection = self._connect(workspace)
-        elif self._connection is None or not self._connection.alive:
+            connection = self._connect(workspace, bound=workspace)
+        elif self._connection is None or not self._connection.alive or (
+                self.sandbox and (self._slot is None or not self._slot.fits(workspace))):
+            # Its sandbox binds the workspace folder it was started with: a new folder needs a new one.
             self._retire()
-            connection = self._connect(Path(self._home) if self.uses_roots and self._home else None)
+            connection = self._connect(Path(self._home) if self.uses_roots and self._home else None, bound=workspace)
         else:
             connection = self._connection
         if self.uses_roots:
@@ -381,7 +402,9 @@ class McpTarget(Target):
 
     # -- the server process -------------------------------------------------------------------
 
-    def _connect(self, workspace: Path | None) -> Any:
+    def _connect(self, workspace: Path | None, bound: Path | None = None) -> Any:
+        """Starts the server (``workspace``: its ``${workspace}``; ``bound``: the scenario's workspace
+        folder, writable in its sandbox) and initialises it; TargetError when it cannot."""
         from harness.targets.mcp.connection import Connection, ConnectionBroken, LoopHere
         self._loop = self._loop or LoopHere()  # also after stop(): a stopped target may be used again
         argv = _substitute(self.argv, _PARENT, workspace_parent(self.workspace_parent))
@@ -389,7 +412,15 @@ class McpTarget(Target):
         if workspace is not None:
             argv = _substitute(argv, _WORKSPACE, str(workspace))
             roots = [str(workspace)]  # the client offers its workspace as its one root too
-        connection = Connection(self._loop, argv, url=self.url, env=self.env, cwd=self.cwd, roots=roots)
+        box = None
+        if self.sandbox:
+            try:
+                box = launch.confine(True, argv, workspace=bound, tmp=self._tmp, env=self._named_env, cwd=self.cwd,
+                                     writable=[path for path in (self.cwd, self._home) if path])
+            except SandboxError as exc:
+                raise TargetError(f"the server cannot be sandboxed: {exc}") from None
+        self._slot = launch.Slot.of(bound) if self.sandbox else None
+        connection = Connection(self._loop, argv, url=self.url, env=self.env, cwd=self.cwd, roots=roots, box=box)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except ConnectionBroken as exc:

@@ -22,6 +22,7 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
 - ``rewrite-canary``: rewrites the canary beside the workspace and restores its content and mtime;
 - ``locked``: leaves a mode-000 tree (and an immutable file, where chattr works) in the workspace;
 - ``hang-forked``: like ``fork``, then never answers.
+- ``kill-keeper-clean``: like ``kill-keeper``, its sleepers started with an empty environment;
 - ``kill-keeper``: like ``fork``, then SIGKILLs its parent (the keeper that would end its family)
   while that is still the keeper, then answers (and ignores ``bye``: it must be killed);
 - ``links``: lays out links leading out of its workspace to the folder ``--arg``: ``out`` (to the
@@ -41,6 +42,10 @@ Usage: ``python hostile_cmd.py --mode MODE [--arg VALUE] [--marker TEXT]``. Mode
   harness's own folders are), a file in it, and answers;
 - ``sockets``: connects to the Unix socket file ``--arg`` and to the abstract socket ``@--marker``
   (stand-ins for docker.sock or a database) and sends ``write``; answers what each did;
+- ``count-starts``: counts its starts in ``$TMPDIR/starts.txt`` and answers each call with the count
+  and its workspace;
+- ``bye-write``: answers calls, then on ``bye`` (after the last scenario) writes the name the last
+  call's ``file_path`` ended with in the folder ``--arg``;
 - ``mount``: bind-mounts the folder ``--arg`` on ``mnt`` in the workspace (needs root), so that the
   workspace cannot be removed and removing through it would delete that folder's content.
 """
@@ -62,11 +67,13 @@ def send(text: str) -> None:
     sys.stdout.flush()
 
 
-def sleeper(marker: str, *, detach: str) -> None:
-    """Starts a process that sleeps for minutes with ``marker`` in its argv, detached as asked."""
+def sleeper(marker: str, *, detach: str, clean: bool = False) -> None:
+    """Starts a process that sleeps for minutes with ``marker`` in its argv, detached as asked
+    (``clean``: with an empty environment, so no tag of its keeper's is inherited)."""
     code = "import time; time.sleep(300)"
+    env = {} if clean else None
     if detach == "setsid":
-        subprocess.Popen([sys.executable, "-c", code, marker, "setsid"], start_new_session=True,
+        subprocess.Popen([sys.executable, "-c", code, marker, "setsid"], start_new_session=True, env=env,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:  # double fork: the child exits at once, the grandchild is re-parented
         pid = os.fork()
@@ -76,7 +83,8 @@ def sleeper(marker: str, *, detach: str) -> None:
                 devnull = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(devnull, fd)
-                os.execv(sys.executable, [sys.executable, "-c", code, marker, "double-fork"])
+                os.execve(sys.executable, [sys.executable, "-c", code, marker, "double-fork"],
+                          {} if clean else dict(os.environ))
             os._exit(0)
         os.waitpid(pid, 0)
 
@@ -84,17 +92,20 @@ def sleeper(marker: str, *, detach: str) -> None:
 def act(mode: str, opts, workspace: str, args: dict) -> str:
     """Does the hostile thing; returns the output text of the call."""
     target = os.path.join(workspace, str(args.get("file_path", "out.txt")))
+    if mode == "count-starts":
+        with open(os.path.join(os.environ["TMPDIR"], "starts.txt")) as handle:
+            return f"starts: {len(handle.read().splitlines())}; workspace: {workspace}"
     if mode == "swap-link":
         with open(target, "w") as handle:
             handle.write(str(args.get("content", "")))
         os.unlink(target)
         os.symlink(opts.arg, target)
-    elif mode in ("fork", "hang-forked", "kill-keeper"):
-        sleeper(opts.marker, detach="setsid")
-        sleeper(opts.marker, detach="double-fork")
+    elif mode in ("fork", "hang-forked", "kill-keeper", "kill-keeper-clean"):
+        sleeper(opts.marker, detach="setsid", clean=mode == "kill-keeper-clean")
+        sleeper(opts.marker, detach="double-fork", clean=mode == "kill-keeper-clean")
         if mode == "hang-forked":
             time.sleep(3600)
-        if mode == "kill-keeper":
+        if mode in ("kill-keeper", "kill-keeper-clean"):
             with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
                 if b"harness-keeper" in handle.read():
                     os.kill(os.getppid(), signal.SIGKILL)
@@ -226,6 +237,10 @@ def main() -> None:
     parser.add_argument("--marker", default="hostile-marker")
     opts = parser.parse_args()
     sessions: dict[str, str] = {}
+    last_name = ""
+    if opts.mode == "count-starts":  # one line per start, in its temporary folder (the run's)
+        with open(os.path.join(os.environ["TMPDIR"], "starts.txt"), "a") as handle:
+            handle.write("started\n")
     for line in sys.stdin:
         request = json.loads(line)
         op = request["op"]
@@ -242,6 +257,7 @@ def main() -> None:
             sessions[request["session"]] = request["workspace"]
             send(json.dumps({"ok": True}))
         elif op == "call":
+            last_name = os.path.basename(str((request.get("args") or {}).get("file_path") or "")) or last_name
             output = act(opts.mode, opts, sessions[request["session"]], request.get("args") or {})
             if opts.mode == "deep":
                 send('{"ok": true, "output": ' + "[" * 200_000 + "]" * 200_000 + "}")
@@ -255,8 +271,16 @@ def main() -> None:
                      '"[b]key[/b]\\u001b[7m": ' + deep + '}, "events": [{"x": -Infinity}]}')
             else:
                 send(json.dumps({"ok": True, "output": output}))
-        elif op == "bye" and opts.mode == "kill-keeper":
+        elif op == "bye" and opts.mode in ("kill-keeper", "kill-keeper-clean"):
             continue
+        elif op == "bye" and opts.mode == "bye-write":
+            # After the last scenario's watch: the name the last call gave, in the folder --arg.
+            try:
+                with open(os.path.join(opts.arg, last_name or "bye.txt"), "w") as handle:
+                    handle.write("written during bye\n")
+            except OSError:
+                pass
+            send(json.dumps({"ok": True}))
         elif op in ("close", "bye"):
             sessions.pop(request.get("session"), None)
             send(json.dumps({"ok": True}))
