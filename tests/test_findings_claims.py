@@ -23,10 +23,10 @@ from harness.scenario import catalog
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("docs/claude-code-findings.md", "docs/claude-code-report.md", "docs/acp-findings.md",
          "docs/gemini-cli-findings.md", "docs/real-world.md", "docs/mcp-filesystem-divergences.md")
-#: Pages whose every claim cites its scenario. (docs/claude-code-findings.md and the generated
-#: docs/claude-code-report.md cite theirs where they do; every citation there is checked.)
-COMPLETE = ("docs/acp-findings.md", "docs/gemini-cli-findings.md", "docs/real-world.md",
-            "docs/mcp-filesystem-divergences.md")
+#: Pages whose every claim cites its scenario. (The generated docs/claude-code-report.md cites
+#: its scenarios where it lists them; every citation there is checked.)
+COMPLETE = ("docs/claude-code-findings.md", "docs/acp-findings.md", "docs/gemini-cli-findings.md",
+            "docs/real-world.md", "docs/mcp-filesystem-divergences.md")
 
 NOT_OBSERVATIONS = "<!-- not observations -->"
 #: A line that says its scenario was skipped or ended in an error verdict names no snapshot: neither is recorded.

@@ -256,6 +256,18 @@ def test_a_call_that_never_answers_times_out_and_the_next_scenario_gets_a_fresh_
     assert time.monotonic() - started < 20
 
 
+def test_a_call_cut_by_its_time_limit_leaves_no_unretrieved_task_behind(tmp_path: Path, caplog) -> None:
+    # The call's request ends later, when the server is stopped ("Connection closed"): asyncio printed
+    # "Task exception was never retrieved" and a traceback into the run's output when nobody took it.
+    import gc
+    import logging
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        hung, _ = run(misbehaving("hang", timeout=1.0), tmp_path, "MISBEHAVE", "fine")
+        gc.collect()
+    assert hung.verdict is Verdict.ERROR and "did not answer within 1 s" in hung.reason
+    assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]
+
+
 def test_a_slow_call_within_the_timeout_passes(tmp_path: Path) -> None:
     (slow,) = run(misbehaving("slow", "--delay", "0.5", timeout=3.0), tmp_path, "MISBEHAVE")
     assert slow.verdict is Verdict.PASS, slow.reason

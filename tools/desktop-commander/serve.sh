@@ -7,7 +7,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 allowed=${1:?usage: serve.sh ALLOWED_DIR}
-# Named harness-tool-home-*: snapshots mask it as ${tool-home} (harness/record/snapshot.py).
+# Named harness-tool-home-*: snapshots mask it as ${tool-home} (harness/record/snapshot/normalise.py).
 home=$(mktemp -d "${TMPDIR:-/tmp}/harness-tool-home-XXXXXXXX")
 trap 'rm -rf "$home"' EXIT INT TERM HUP
 mkdir -p "$home/.claude-server-commander"

@@ -35,6 +35,10 @@ durations              a key named ``seconds``, ``elapsed``, ``duration``,    ``
 timings in text        ``in <n>ms``, ``took <n> ms`` (a tool's own timing)   ``in ${duration}``
 tool homes             ``<any dir>/harness-tool-home-<8 chars>``, the HOME    ``${tool-home}``
                        a launcher in tools/ gives its tool (serve.sh)
+working folder         ``<any dir>/harness-cwd-<8 chars>``, the candidate's   ``${cwd}``
+                       process's working folder (run/working_folder.py)
+worker folder          ``<any dir>/harness-worker-<8 chars>``, the folder of  ``${worker}``
+                       one worker process (run/workers.py)
 =====================  =====================================================  =================
 
 Targets add masks of their own for volatile values only they produce (the ``snapshot_masks``

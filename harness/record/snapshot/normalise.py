@@ -45,6 +45,10 @@ _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(in|took) \d+(?:\.\d+)? ?ms\b"), r"\1 ${duration}"),
     # The temporary HOME a launcher in tools/ gives a tool (tools/desktop-commander/serve.sh).
     (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tool-home-[A-Za-z0-9]{8}(?![A-Za-z0-9])"""), "${tool-home}"),
+    # The candidate's working folder (harness/run/working_folder.py), where a relative path lands, and the
+    # worker folder around it (harness/run/workers.py), which a path such as ``../a.txt`` reaches from there.
+    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-cwd-[a-z0-9_]{8}(?![a-z0-9_])"""), "${cwd}"),
+    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-worker-[a-z0-9_]{8}(?![a-z0-9_])"""), "${worker}"),
 )
 _TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
 _DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)

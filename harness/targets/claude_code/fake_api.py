@@ -9,7 +9,7 @@ the workspace between two calls while the CLI waits, exactly as a slow model wou
 What this module does not do: start the CLI, read its stdout, or turn results into verdicts
 (that is the target's job, in ``session.py``).
 
-Request kinds, as observed with the pinned CLI (see docs/claude-code-findings.md):
+Request kinds, as observed with the pinned CLI:
 - main loop: ``POST /v1/messages?beta=true`` with a non-empty ``tools`` list — held, then answered
   with one ``tool_use`` or the final text;
 - side requests: a ``POST /v1/messages`` without tools (titles, summaries, quota probes), or with

@@ -128,6 +128,12 @@ async def _settle(turns: int = 3) -> None:
         await asyncio.sleep(0)
 
 
+def _taken(future: asyncio.Future[Any]) -> None:
+    """Takes a finished request's outcome, which no one may wait for any more."""
+    if not future.cancelled():
+        future.exception()
+
+
 class LoopHere:
     """An asyncio event loop run in the calling thread, only while a call waits for its answer.
 
@@ -461,6 +467,9 @@ class Connection:
         # send_request, not call_tool: a result is observed as sent, never re-validated against
         # the tool's output schema by the client (that would turn a divergence into an exception).
         answer = asyncio.ensure_future(self.session.send_request(request, types.CallToolResult))
+        # A call cut by its time limit leaves the request running; it ends later, when the server is
+        # stopped ("Connection closed"). Its outcome is taken here, so asyncio prints no traceback for it.
+        answer.add_done_callback(_taken)
         try:
             await asyncio.wait({answer, self._stray_seen}, return_when=asyncio.FIRST_COMPLETED)
             if not answer.done():
