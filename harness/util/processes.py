@@ -387,18 +387,41 @@ def _drops_exceptions(frame: Any) -> bool:
     """Returns whether an exception raised in ``frame`` would be printed and dropped instead of
     unwinding the harness: the import machinery (its module locks' weak-reference callbacks) and
     finalisers. A signal landing there is raised a moment later instead."""
-    return frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
-                                  or frame.f_code.co_name == "__del__")
+    for _ in range(64):  # the frames it runs in, outward: an exception raised there unwinds to them
+        if frame is None:
+            return False
+        code = frame.f_code
+        # Our own unraisable hook and handlers count too: on a loaded machine, starting the thread
+        # that sends the signal again takes longer than that thread's 10 ms.
+        if (code.co_filename.startswith("<frozen importlib") or code.co_name == "__del__"
+                or code in _HOOK_CODES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+#: The thread sending a held signal again (one at a time).
+_resender: threading.Thread | None = None
 
 
 def _send_again_soon(signum: int) -> None:
-    """Sends ``signum`` to the main thread again in 10 ms: its handler then raises what was held."""
+    """Sends ``signum`` to the main thread again every 10 ms while it is held (:data:`_pending`):
+    its handler raises what was held as soon as the main thread is where an exception unwinds."""
+    global _resender
+    if _resender is not None and _resender.is_alive():
+        return
+
     def send() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            signal.pthread_kill(threading.main_thread().ident or 0, signum)
-    timer = threading.Timer(0.01, send)
-    timer.daemon = True
-    timer.start()
+        while _pending is not None and not _shielded:
+            time.sleep(0.01)
+            with contextlib.suppress(OSError, ValueError):
+                signal.pthread_kill(threading.main_thread().ident or 0, signum)
+    _resender = threading.Thread(target=send, name="harness-signal-again", daemon=True)
+    _resender.start()
+
+
+#: Where a signal handler or our unraisable hook runs: what is raised there is dropped or misplaced.
+_HOOK_CODES = frozenset({_dropped.__code__, _send_again_soon.__code__})
 
 
 class deferred:

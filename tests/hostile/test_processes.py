@@ -252,11 +252,27 @@ except processes.Terminated as exc:
 """
 
 
-def test_a_signal_raised_where_python_drops_the_exception_is_raised_again():
+#: A loaded machine: starting the thread that sends the held signal again takes longer than that
+#: thread's first 10 ms, so the signal comes back while the unraisable hook is still running.
+SLOW_THREAD_START = """
+import threading, time
+_start = threading.Thread.start
+def start(self):
+    _start(self)
+    time.sleep(0.2)
+threading.Thread.start = start
+"""
+
+
+@pytest.mark.parametrize("machine", ["idle", "loaded"])
+def test_a_signal_raised_where_python_drops_the_exception_is_raised_again(machine):
     # SIGTERM landing in any weak-reference callback or finaliser (not only importlib's): the
     # exception was printed ("Exception ignored ... Traceback") and lost, and every later signal was
-    # ignored as one after the first: only SIGKILL ended the run.
-    out = subprocess.run([sys.executable, "-c", SIGNAL_IN_A_CALLBACK], cwd=ROOT, capture_output=True, text=True,
+    # ignored as one after the first: only SIGKILL ended the run. Loaded: the signal sent again
+    # reached the hook itself, was raised there and dropped ("Exception ignored in
+    # sys.unraisablehook"), and the script slept on to "not raised".
+    script = (SLOW_THREAD_START if machine == "loaded" else "") + SIGNAL_IN_A_CALLBACK
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.split("\n")[0] == f"raised {int(signal.SIGTERM)}", out.stdout + out.stderr
     assert "Traceback" not in out.stderr
