@@ -243,7 +243,9 @@ class ClaudeCodeAcpTarget(AcpTarget):
         env = cli_mod.clean_env(home, api.base_url, mode="default")
         if self.cli is not None:
             env["CLAUDE_CODE_EXECUTABLE"] = str(self.cli)
-        connection = Connection(self.loop(), ["node", str(self.agent)], env=env, cwd=str(workspace),
+        # The agent's process runs in the run's working folder (watched, harness/run/working_folder.py);
+        # the session's cwd, which the agent hands Claude Code as its working directory, is the workspace.
+        connection = Connection(self.loop(), ["node", str(self.agent)], env=env, cwd=self.cwd or str(workspace),
                                 fs_read=fs_read, fs_write=fs_write)
         recorder = Recorder()
         policy = ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",

@@ -38,6 +38,10 @@ line/limit or content bytes, the answer), ``extra.permissions`` (requests and an
 that hangs, exits, or breaks the protocol is a TargetError (``error`` verdict) and its process
 group is killed; ``fs/*`` requests outside the workspace are refused and marked ``escape: true``.
 
+The agent process runs in the run's working folder (harness/run/working_folder.py: laid out as each
+scenario's workspace and watched), so a relative path the agent resolves against its own folder
+is seen as a write outside the workspace; the ACP session's ``cwd`` is the workspace.
+
 One agent process serves the whole run (a new ACP session per scenario, in its workspace), and is
 restarted after it broke; a scenario whose ``fs`` differs from the target's gets its own process,
 and ``claude-code`` starts one per scenario (each has its own fake model).
@@ -60,6 +64,7 @@ from harness.targets.base import (
     TargetError,
     TargetInfo,
     Unsupported,
+    anchored,
     bounded_name,
     name_slug,
 )
@@ -259,10 +264,23 @@ class AcpTarget(Target):
         self._loop_lock = threading.Lock()  # scenarios may open sessions from several threads
         self._shared: Any = None
         self._failure: TargetError | None = None
+        #: The agent process's working folder: the run's (harness/run/working_folder.py, see use_cwd).
+        self.cwd: str | None = None
 
     def use_tmp(self, folder: str) -> bool:
         """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
         self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        return True
+
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the agent in ``folder`` (the run's working folder), its relative words made absolute
+        first. The session's ``cwd`` (``session/new``) is still the workspace: what the agent resolves
+        against its own process's folder (a relative path it opens itself) lands in the watched
+        working folder, laid out as the workspace, and is reported as what it is."""
+        if self.cwd is not None:
+            return False
+        self.argv = anchored(self.argv)
+        self.cwd = folder
         return True
 
     def start(self) -> TargetInfo:
@@ -349,7 +367,7 @@ class AcpTarget(Target):
         from harness.targets.acp.client import AgentBroken
         from harness.targets.acp.connection import Connection
         read, write = _FS[options.get("fs", "read,write")]
-        connection = Connection(self.loop(), self.argv, env=self.env, cwd=None, fs_read=read, fs_write=write)
+        connection = Connection(self.loop(), self.argv, env=self.env, cwd=self.cwd, fs_read=read, fs_write=write)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except AgentBroken as exc:
