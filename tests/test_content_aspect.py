@@ -14,7 +14,15 @@ import pytest
 
 from harness.run.runner import Runner
 from harness.scenario import aspects, catalog
-from harness.scenario.normal_form import FormError, Lines, entries_form, normal_form, numbered_lines, parse, path_names_field
+from harness.scenario.normal_form import (
+    FormError,
+    Lines,
+    entries_form,
+    normal_form,
+    numbered_lines,
+    parse,
+    path_names_field,
+)
 from harness.scenario.profiles import ProfileError, load_file
 from tests import planted
 

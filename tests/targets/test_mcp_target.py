@@ -624,8 +624,9 @@ def test_a_request_left_failing_after_the_harness_gave_up_prints_no_traceback(ca
     import asyncio
     import gc
 
-    from harness.targets.mcp.connection import LoopThread
     from mcp.shared.exceptions import MCPError
+
+    from harness.targets.mcp.connection import LoopThread
 
     class Closed(MCPError):
         def __init__(self) -> None:
