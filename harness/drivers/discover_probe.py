@@ -283,9 +283,7 @@ def _observe(session: Any, tool: str, args: dict[str, Any]) -> tuple[Any, dict[s
 MASKS: dict[str, str] = {}
 
 
-#: What varies from one probe to the next in a server's answer, masked so that a draft is written the
-#: same way each time: a time it reports (``found in 179.71ms``) and a random hexadecimal name (a
-#: temporary file ``adir.11a18de55c7657b4``).
+#: What varies between probes, masked so that a draft is the same each time: a time, a random hex name.
 VOLATILE = ((re.compile(r"\b[0-9]+(?:\.[0-9]+)?\s?ms\b"), "<n>ms"),
             (re.compile(r"(?<=[._-])[0-9a-f]{12,}(?![0-9a-zA-Z])"), "<random>"))
 
