@@ -357,6 +357,30 @@ class UndoInEveryVersion(anthropic_text_editor.Session):
         self.version = "text_editor_20250124"
 
 
+class TabNumberedView(anthropic_text_editor.Session):
+    """view numbers the lines ``cat -n`` style (six wide, a tab) instead of ``1: ``: wording only."""
+
+    def view(self, path: str, view_range: Any = None) -> str:
+        shown = super().view(path, view_range)
+        if os.path.isdir(self._resolve(path)):
+            return shown
+        return re.sub(r"(?m)^([0-9]+): ", lambda m: f"{int(m.group(1)):>6}\t", shown)
+
+
+class ShiftedRangeView(anthropic_text_editor.Session):
+    """view_range is read 0-indexed: [2, 3] shows lines 3 and 4 (the right numbers, the wrong lines)."""
+
+    def view(self, path: str, view_range: Any = None) -> str:
+        if isinstance(view_range, list) and len(view_range) == 2 and all(isinstance(n, int) for n in view_range):
+            first, last = view_range
+            view_range = [first + 1, last if last == -1 else last + 1]
+            try:
+                return super().view(path, view_range)
+            except anthropic_text_editor.ToolError:
+                return super().view(path, [first + 1, -1])
+        return super().view(path, view_range)
+
+
 class GlobalUndo(anthropic_text_editor.Session):
     """undo_edit reverts the session's last edit, whichever file it changed."""
 
@@ -479,3 +503,17 @@ class MoveKeepsSource(codex_apply_patch.Session):
     def apply_patch(self, patch: str) -> str:
         with mock.patch.object(codex_apply_patch.os, "remove", lambda path: None):
             return super().apply_patch(patch)
+
+
+class ReworderSummary(codex_apply_patch.Session):
+    """The success summary has another header: the A/M/D lines are the same (wording only)."""
+
+    def apply_patch(self, patch: str) -> str:
+        return super().apply_patch(patch).replace(codex_apply_patch.SUMMARY, "Done. Files changed:", 1)
+
+
+class ModifiedForAddedSummary(codex_apply_patch.Session):
+    """The summary reports an added file as modified (``M`` for ``A``): what it says about the files is wrong."""
+
+    def apply_patch(self, patch: str) -> str:
+        return re.sub(r"(?m)^A ", "M ", super().apply_patch(patch))

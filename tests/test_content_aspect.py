@@ -14,7 +14,15 @@ import pytest
 
 from harness.run.runner import Runner
 from harness.scenario import aspects, catalog
-from harness.scenario.normal_form import FormError, Lines, normal_form, numbered_lines, parse, path_names_field
+from harness.scenario.normal_form import (
+    FormError,
+    Lines,
+    entries_form,
+    normal_form,
+    numbered_lines,
+    parse,
+    path_names_field,
+)
 from harness.scenario.profiles import ProfileError, load_file
 from tests import planted
 
@@ -127,3 +135,71 @@ def test_a_lone_surrogate_in_an_answer_does_not_break_the_normal_form() -> None:
     # A JSON string can carry one; re2 cannot take it: the prefix is matched on the line's start, made encodable.
     assert normal_form("1\t\ud800x\n\ud800 alone", Lines()) == "     1→\ud800x\n\ud800 alone"
     assert numbered_lines("2\t\ud800", Lines()) == [[2, "\ud800"]]
+
+
+# -- the content of the anthropic-text-editor and codex-apply-patch profiles ---------------------------
+
+
+@pytest.fixture(scope="module")
+def text_editor():
+    return [s for s in catalog.load().scenarios if s.profile == "anthropic-text-editor"]
+
+
+@pytest.fixture(scope="module")
+def apply_patch():
+    return [s for s in catalog.load().scenarios if s.profile == "codex-apply-patch"]
+
+
+def _failing_in(profile, session, scenarios, judged) -> list[str]:
+    out = []
+    with Runner(planted.PlantedTarget({profile: session})) as runner:
+        for scenario in scenarios:
+            result = aspects.apply(copy.copy(runner.run(scenario)), judged)
+            if result.verdict.value in ("fail", "error"):
+                out.append(scenario.id)
+    return out
+
+
+def test_the_two_profiles_declare_their_content() -> None:
+    # Declared from their documentation: view's numbered lines ("1: def is_prime(n):"), and
+    # apply_patch's A/M/D summary lines (src/lib.rs print_summary).
+    from harness.scenario import profiles
+    editor = profiles.load_file("scenarios/anthropic-text-editor/profile.yaml").tools["str_replace_based_edit_tool"].content
+    assert editor.lines is not None and editor.lines.canonical == "{number}: "
+    assert normal_form("     1\tdef is_prime(n):\n2→x", editor.lines) == "1: def is_prime(n):\n2: x"
+    patch = profiles.load_file("scenarios/codex-apply-patch/profile.yaml").tools["apply_patch"].content
+    assert patch.entries is not None
+    assert entries_form("Success. Updated the following files:\nA a.txt\nM b.txt\nD c.txt\n", patch.entries) \
+        == "A a.txt\nM b.txt\nD c.txt"
+
+
+def test_a_view_numbered_otherwise_is_wording_and_wrong_lines_are_content(text_editor) -> None:
+    assert _failing_in("anthropic-text-editor", planted.TabNumberedView, text_editor, CONTENT_JUDGED) == []
+    shifted = _failing_in("anthropic-text-editor", planted.ShiftedRangeView, text_editor, CONTENT_JUDGED)
+    assert {"anthropic-text-editor/view/range-shows-those-lines", "anthropic-text-editor/view/range-one-line"} <= set(shifted)
+    # what view returns is no longer judged as wording: without content, the wrong lines pass
+    assert _failing_in("anthropic-text-editor", planted.ShiftedRangeView,
+                       [s for s in text_editor if s.id in shifted], ("effects", "outcome")) == []
+    with Runner(planted.PlantedTarget({"anthropic-text-editor": planted.ShiftedRangeView})) as runner:
+        result = runner.run(next(s for s in text_editor if s.id == "anthropic-text-editor/view/range-one-line"))
+    assert result.aspects["content"] == "fail" and result.aspects["outcome"] == "pass"
+
+
+def test_a_summary_worded_otherwise_is_wording_and_wrong_letters_are_content(apply_patch) -> None:
+    assert _failing_in("codex-apply-patch", planted.ReworderSummary, apply_patch, CONTENT_JUDGED) == []
+    worded = _failing_in("codex-apply-patch", planted.ReworderSummary, apply_patch, aspects.ASPECTS)
+    assert "codex-apply-patch/envelope/add-file" in worded  # the header is still checked, as wording
+    wrong = _failing_in("codex-apply-patch", planted.ModifiedForAddedSummary, apply_patch, CONTENT_JUDGED)
+    assert {"codex-apply-patch/envelope/add-file", "codex-apply-patch/envelope/multiple-operations"} <= set(wrong)
+    assert _failing_in("codex-apply-patch", planted.ModifiedForAddedSummary,
+                       [s for s in apply_patch if s.id in wrong], ("effects", "outcome")) == []
+    with Runner(planted.PlantedTarget({"codex-apply-patch": planted.ReworderSummary})) as runner:
+        result = runner.run(next(s for s in apply_patch if s.id == "codex-apply-patch/envelope/add-file"))
+    assert result.aspects["content"] == "pass" and result.aspects["output"] == "fail"
+
+
+def test_an_entries_declaration_that_cannot_work_is_refused_with_its_field() -> None:
+    with pytest.raises(FormError, match="entries: not a pattern"):
+        parse({"entries": "(["})
+    with pytest.raises(FormError, match="`lines` or `entries`, not both"):
+        parse({"lines": True, "entries": "[AMD] "})

@@ -204,13 +204,16 @@ def render(profile: Profile, scenarios: Iterable[Scenario]) -> str:
                          + " is the success signal." if tool.outcome else ""))
         out += [signal, ""]
         content = tool.content
-        if content.fields or content.lines is not None:
+        if content.fields or content.lines is not None or content.entries is not None:
             parts = []
             if content.fields:
                 parts.append("the output's " + ", ".join(f"`{n}`" for n in content.fields) + " (wherever they are)")
             if content.lines is not None:
                 parts.append(f"its numbered lines, compared with each prefix (matched by `{content.lines.prefix}`) "
                              f"written `{content.lines.canonical.format(number=1)}`: the prefix is wording")
+            if content.entries is not None:
+                parts.append(f"the lines of its text that match `{content.entries.pattern}` (its entries, in their "
+                             "order): every other line is wording")
             out += ["**Content** (the `content` aspect, docs/scenario-format.md#aspects): " + "; ".join(parts) + ".", ""]
 
     out += ["## Session options", ""]

@@ -284,11 +284,18 @@ def _observe(session: Any, tool: str, args: dict[str, Any]) -> tuple[Any, dict[s
 MASKS: dict[str, str] = {}
 
 
+#: What varies between probes, masked so that a draft is the same each time: a time, a random hex name.
+VOLATILE = ((re.compile(r"\b[0-9]+(?:\.[0-9]+)?\s?ms\b"), "<n>ms"),
+            (re.compile(r"(?<=[._-])[0-9a-f]{12,}(?![0-9a-zA-Z])"), "<random>"))
+
+
 def _short(value: Any, size: int = 90) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(str(text).split())
     for folder, shown in MASKS.items():
         text = text.replace(folder, shown)
+    for pattern, shown in VOLATILE:
+        text = pattern.sub(shown, text)
     return text if len(text) <= size else text[:size] + "..."
 
 

@@ -28,7 +28,7 @@ from harness.scenario import aspects
 from harness.scenario.content_spec import describe, to_bytes
 from harness.scenario.matchers import MISSING, Mismatch, match
 from harness.scenario.model import Result, Scenario, Verdict
-from harness.scenario.normal_form import Lines, normal_form
+from harness.scenario.normal_form import Entries, Lines, entries_form, normal_form
 from harness.scenario.placeholders import substitute
 from harness.targets.base import CallResult
 from harness.util import limits
@@ -42,13 +42,18 @@ def finish(result: Result) -> Result:
     return made_safe(aspects.apply(result))
 
 
-def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None = None) -> list[Mismatch]:
+def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None = None,
+               entries: Entries | None = None) -> list[Mismatch]:
     """Returns every way one call's observation fails its ``expect``.
 
     ``lines``: the tool's output is numbered lines (harness/scenario/normal_form.py). The output
     expectation is then matched against the output with its prefixes rewritten the contract's way
     first (a miss there is the ``content`` aspect's, path ``content``), and only when that holds
-    against the output as returned (a miss there is wording: the ``output`` aspect's)."""
+    against the output as returned (a miss there is wording: the ``output`` aspect's).
+
+    ``entries``: the tool's output is a report whose entry lines are content. A plain-text output
+    expectation is then reduced to its entries and matched against the output's entries first (a
+    miss is ``content``), and only when that holds against the output as returned (wording)."""
     out: list[Mismatch] = []
     if "output" in expect:
         if observed.failed:
@@ -60,6 +65,9 @@ def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None
                 out += found
             else:
                 out += match(expect["output"], observed.output, "output")
+        elif entries is not None and isinstance(expect["output"], str):
+            found = match(entries_form(expect["output"], entries), entries_form(observed.output, entries), "content")
+            out += found or match(expect["output"], observed.output, "output")
         else:
             out += match(expect["output"], observed.output, "output")
     if "error" in expect:

@@ -441,7 +441,8 @@ class Runner:
                 if expect:
                     if expect is not step.expect or has_references(expect):
                         expect = resolve_references(expect, _reference_lookup(result, record))
-                    record.failures += check_call(expect, observed, aspects.content_spec(scenario, step.tool).lines)
+                    spec = aspects.content_spec(scenario, step.tool)
+                    record.failures += check_call(expect, observed, spec.lines, spec.entries)
                 if step.then:
                     record.failures += check_then(workspace, _substituted(step.then, names), names)
             if self.record_states:

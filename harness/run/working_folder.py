@@ -24,6 +24,8 @@ from typing import Any
 
 from harness.scenario.content_spec import to_bytes
 
+#: How the folder's name starts (the claude-code target masks it in snapshots: harness/targets/claude_code).
+PREFIX = "harness-cwd-"
 #: Bytes of one given file copied into the working folder; a larger one is laid out empty (its name is what a relative path reaches).
 MIRRORED_BYTES = 1024 * 1024
 MAX_ENTRIES = 2000
@@ -34,7 +36,7 @@ class WorkingFolder:
     """A run's working folder for the candidate (see the module docstring)."""
 
     def __init__(self, parent: str | None = None) -> None:
-        self.path = tempfile.mkdtemp(prefix="harness-cwd-", dir=parent)
+        self.path = tempfile.mkdtemp(prefix=PREFIX, dir=parent)
         self._before: dict[str, tuple[Any, ...]] = {}
 
     def reset(self, given: dict[str, Any] | None) -> None:

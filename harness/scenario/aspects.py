@@ -12,7 +12,8 @@
     the data a call returns about the files, compared in the profile's normal form: the output
     fields its tool lists in ``content.fields`` (a hash, a size, the text read), and, for a tool
     whose output is numbered lines (``content.lines``), the output with every line-number prefix
-    rewritten the contract's way (harness/normal_form.py): the lines and their numbers;
+    rewritten the contract's way (harness/normal_form.py): the lines and their numbers, and, for a
+    tool whose output is a report of entries (``content.entries``), those entry lines alone;
 ``output``
     what the call returned beyond that, as worded: texts, formats, prefixes, messages, other
     fields, events.
@@ -35,7 +36,7 @@ from typing import Any
 
 from harness.scenario import profiles
 from harness.scenario.model import Call, Result, Scenario, Verdict
-from harness.scenario.normal_form import ContentSpec, has_field, normal_form, path_names_field
+from harness.scenario.normal_form import ContentSpec, entries_form, has_field, normal_form, path_names_field
 from harness.util.memo import by_identity
 
 ASPECTS: tuple[str, ...] = ("effects", "outcome", "content", "output")
@@ -175,8 +176,10 @@ def _classify_step(scenario: Scenario, step: Call) -> dict[str, str]:
         else:
             keys[key] = DEFAULTS.get(key, "output")
     expect = step.expect or {}
-    if "output" in expect and (spec.lines is not None or has_field(expect["output"], spec.fields)):
-        # A numbered output is matched in its normal form first (content), then as worded (output);
+    if "output" in expect and (spec.lines is not None or has_field(expect["output"], spec.fields)
+                               or (spec.entries is not None and isinstance(expect["output"], str))):
+        # A numbered output (or a text expectation of an entries report) is matched in its normal
+        # form first (content), then as worded (output);
         # a content field inside the output (latest_file_state.sha256) is content too.
         keys["content"] = DEFAULTS["content"]
     for key, aspect in (step_overrides(step) or {}).items():
@@ -384,6 +387,8 @@ def _content_view(output: Any, spec: ContentSpec, depth: int = 0) -> Any:
     content fields wherever they are (None when it has neither)."""
     if spec.lines is not None:
         return normal_form(output, spec.lines)
+    if spec.entries is not None:
+        return entries_form(output, spec.entries)
     if depth > 32 or not spec.fields:
         return None
     if isinstance(output, dict):

@@ -14,8 +14,15 @@ lines with their numbers, a listing's names, a hash, a size) rather than wording
     normal form rewrites every numbered line's prefix into the canonical one, so two tools that
     return the same lines with the same numbers have the same normal form however they format
     them (a tab instead of an arrow, another width). The lines' text and their numbers are content.
+``entries``
+    the output's text is a report whose lines matching a pattern are its entries about the files
+    (Codex apply_patch's ``A <path>`` / ``M <path>`` / ``D <path>`` summary), and every other line
+    is wording (its ``Success. Updated the following files:`` header). The normal form is the
+    entries alone, in their order. A text expectation is reduced the same way before it is matched,
+    so two tools that report the same files with the same letters agree on content however they
+    word the rest; an expectation that is no plain text (a ``$contains``, a ``$type``) is wording.
 
-A numbered output is judged twice: its expectation is matched against the normal form (the
+A numbered output (and an entries report) is judged twice: its expectation is matched against the normal form (the
 ``content`` aspect: the right lines, cut where the contract cuts them, nothing but the lines), and,
 only when that holds, against the output as returned (the ``output`` aspect: the wording).
 
@@ -58,11 +65,23 @@ class Lines:
 
 
 @dataclass(frozen=True)
+class Entries:
+    """An entries report: the lines that match ``pattern`` (google-re2, at the line's start) are content."""
+
+    pattern: str
+
+    def compiled(self) -> Any:
+        """Returns the compiled pattern."""
+        return _compiled(self.pattern)
+
+
+@dataclass(frozen=True)
 class ContentSpec:
     """A tool's ``content:`` declaration."""
 
     fields: tuple[str, ...] = ()
     lines: Lines | None = None
+    entries: Entries | None = None
 
 
 def parse(raw: Any, where: str = "content") -> ContentSpec:
@@ -70,7 +89,7 @@ def parse(raw: Any, where: str = "content") -> ContentSpec:
     if raw is None:
         return ContentSpec()
     if not isinstance(raw, dict):
-        raise FormError(f"{where}: a mapping with `fields` and/or `lines`")
+        raise FormError(f"{where}: a mapping with `fields`, `lines` and/or `entries`")
     fields = raw.get("fields") or []
     if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
         raise FormError(f"{where}.fields: a list of output field names")
@@ -96,7 +115,19 @@ def parse(raw: Any, where: str = "content") -> ContentSpec:
         except (KeyError, IndexError, ValueError) as exc:
             raise FormError(f"{where}.lines.canonical: a format with {{number}} only ({exc})") from None
         spec_lines = Lines(prefix, canonical)
-    return ContentSpec(tuple(fields), spec_lines)
+    entries = raw.get("entries")
+    spec_entries = None
+    if entries is not None:
+        if not isinstance(entries, str) or not entries:
+            raise FormError(f"{where}.entries: a pattern (a string) matching an entry line")
+        try:
+            _compiled(entries)
+        except Exception as exc:  # re2.error: the engine's own message
+            raise FormError(f"{where}.entries: not a pattern google-re2 accepts: {exc}") from None
+        if spec_lines is not None:
+            raise FormError(f"{where}: `lines` or `entries`, not both (each is a normal form of the whole text)")
+        spec_entries = Entries(entries)
+    return ContentSpec(tuple(fields), spec_lines, spec_entries)
 
 
 _PATTERNS: dict[str, Any] = {}
@@ -160,6 +191,15 @@ def normal_form(output: Any, lines: Lines) -> Any:
             out.append(block)
         return out
     return output
+
+
+def entries_form(output: Any, entries: Entries) -> Any:
+    """Returns the entries of a text output (its lines that match the pattern, joined by line
+    breaks, in their order); any other value, and a text too large to reduce, as it is."""
+    if not isinstance(output, str) or len(output) > MAX_TEXT or output.count("\n") >= MAX_LINES:
+        return output
+    pattern = entries.compiled()
+    return "\n".join(line for line in output.split("\n") if pattern.match(_head(line)) is not None)
 
 
 def numbered_lines(output: Any, lines: Lines) -> list[list[Any]]:

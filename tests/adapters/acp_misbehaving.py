@@ -21,6 +21,8 @@ prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}}``; ``what``
   then hangs: the harness must kill both; with ``args.setsid`` the child leaves the agent's
   process group and session, as a daemonising helper would;
 - ``no-tool``: answers with a message and no tool call.
+- ``write-relative``: writes ``args.content`` to ``args.path`` itself, a relative path resolved
+  against its own working folder (as a careless agent does), and reports the call completed.
 
 The end of its input ends it.
 """
@@ -140,6 +142,10 @@ class Agent:
                 handle.write(str(child.pid))
             return None
         output: dict[str, Any] = {}
+        if what == "write-relative":
+            with open(args["path"], "w", encoding="utf-8") as handle:  # where the process runs
+                handle.write(args.get("content", ""))
+            output = {"written": os.path.abspath(args["path"])}
         if what == "probe":
             if args.get("permission"):
                 answer = self.request("session/request_permission", {

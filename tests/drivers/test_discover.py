@@ -159,3 +159,13 @@ def test_a_server_that_cannot_start_is_exit_1(capsys: pytest.CaptureFixture) -> 
     adapter = ROOT / "tests" / "adapters" / "mcp_misbehaving.py"
     assert main(["discover", f"mcp:python {adapter} --mode exit-early", "--timeout", "5"]) == 1
     assert "cannot start: no configuration found" in capsys.readouterr().err
+
+
+def test_what_varies_between_probes_is_masked_so_a_draft_is_written_the_same_way() -> None:
+    # desktop-commander reports how long a search took; the filesystem server names its temporary
+    # file at random: the drafts of two runs differed by these alone.
+    from harness.drivers.discover_probe import _short
+    assert _short("a similar text (found in 179.71ms): D") == _short("a similar text (found in 180.58ms): D") \
+        == "a similar text (found in <n>ms): D"
+    assert _short("rename '/s/ws3/adir.11a18de55c7657b4ebb5d' -> x", 200) == "rename '/s/ws3/adir.<random>' -> x"
+    assert _short('{"file_hash": "a3f5e0c2b1d4e6f7"}') == '{"file_hash": "a3f5e0c2b1d4e6f7"}'  # a value, not a name

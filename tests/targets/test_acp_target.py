@@ -413,3 +413,37 @@ def test_an_agent_that_swaps_its_workspace_for_a_link_gets_no_write_there_nor_a_
     assert "TOP-SECRET" not in str(result.output) and "TOP-SECRET" not in str(result.extra)
     assert all("moved or replaced" in item["error"]["message"] for item in result.output["results"]), result.output
     assert [entry.get("escape") for entry in result.extra["fs"]] == [True, True, True]
+
+
+RELATIVE_WRITE = """
+    id: t/relative
+    profile: mcp-write-text-file
+    title: a relative path is refused
+    source: test
+    given:
+      dirs: [src]
+    steps:
+      - tool: write_text_file
+        args: {path: "./src/new.txt", content: "x"}
+        expect:
+          error: true
+    then:
+      absent: [src/new.txt]
+      others_unchanged: true
+"""
+
+
+def test_the_agent_runs_in_the_watched_working_folder_so_a_relative_write_is_seen(scenario_from):
+    # The careless agent writes ./src/new.txt where its process runs. Started in the harness's own
+    # folder, that write went where no scenario looks (or failed for want of src/) and the refusal
+    # seemed to hold; in the run's working folder, laid out as the workspace, it is an escape.
+    target = make_target(MISBEHAVING, TargetOptions(timeout=10, tool_map=["write_text_file=write-relative"]))
+    with Runner(target) as runner:
+        found = [runner.run(scenario_from(RELATIVE_WRITE)) for _ in range(2)]  # reset between the two
+        folder = runner._working.path
+    assert target.cwd == folder and Path(target.argv[1]).is_absolute()
+    for result in found:
+        assert result.verdict == Verdict.FAIL, result.reason
+        (escape,) = [f for f in result.then_failures if f.path == "escape"]
+        assert f"{folder}/src/new.txt (created in the candidate's working folder" in str(escape.observed)
+    assert not Path(folder).exists()

@@ -180,3 +180,53 @@ def test_a_note_after_the_result_becomes_an_event() -> None:
         "role": "system", "text": "[Truncated: ...]"}
     image = {"type": "image", "source": {}}
     assert note_event({"role": "user", "content": [image]}) == {"role": "user", "content": [image]}
+
+
+RELATIVE = """
+id: t/relative-write
+profile: claude-code
+title: a relative Write is refused
+source: "001-claude-code-read-write-edit.md §Path Resolution"
+given:
+  dirs: [src]
+steps:
+  - tool: Write
+    args: {file_path: "src/rel.txt", content: "x"}
+    expect:
+      error: true
+then:
+  absent: [src/rel.txt]
+  others_unchanged: true
+"""
+
+
+def test_with_cwd_outside_the_cli_runs_in_the_watched_working_folder(tmp_path: Path) -> None:
+    # A stand-in CLI that writes src/rel.txt where it runs. With cwd=outside it runs in the run's
+    # working folder (laid out as the workspace, watched): an escape. It ran in a scratch folder
+    # nobody watched, where the write failed for want of src/ and the refusal seemed to hold. (With
+    # cwd=workspace, the default, a relative path lands in the workspace, which `then` checks.)
+    from harness.run.runner import Runner
+    from harness.scenario.loader import load_text
+    from harness.scenario.model import Verdict
+    cli = _script(tmp_path, 'if [ "$1" = --version ]; then echo "2.1.330 (Claude Code)"; exit 0; fi\n'
+                            'mkdir -p src && echo x > src/rel.txt; exit 3')
+    (scenario,) = load_text(RELATIVE, tmp_path / "s.yaml")
+    target = ClaudeCodeTarget(f"claude-code:cli={cli},cwd=outside,timeout=20")
+    with Runner(target) as runner:
+        result = runner.run(scenario)
+        folder = runner._working.path
+    assert result.verdict is Verdict.FAIL and "escape" in result.reason
+    assert f"{folder}/src/rel.txt (created in the candidate's working folder" in result.reason
+    assert not Path(folder).exists()
+
+
+def test_the_working_folder_is_masked_in_snapshots_like_the_clis_own() -> None:
+    import re
+
+    from harness.run import working_folder
+    from harness.targets.claude_code import SNAPSHOT_MASKS, WORKING_PREFIX
+    assert WORKING_PREFIX == working_folder.PREFIX
+    text = "/tmp/harness-x/harness-cwd-ab12cd_9/a.txt"
+    for pattern, placeholder in SNAPSHOT_MASKS:
+        text = re.sub(pattern, placeholder, text)
+    assert text == "${cli-cwd}/a.txt"

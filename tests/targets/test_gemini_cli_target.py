@@ -236,3 +236,17 @@ def test_the_project_temp_directory_named_after_the_workspace_is_masked() -> Non
                 f"directory: /tmp/harness-gemini-Ab12Cd/session/home/.gemini/tmp/{name}")
         masked = snapshot.mask_text(text, GeminiCliTarget.snapshot_masks)
         assert masked.endswith("directory: ${gemini-scratch}/session/home/.gemini/tmp/${workspace-name}"), masked
+
+
+def test_the_adapter_runs_in_the_runs_watched_working_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # gemini-cli is a cmd: command line: the adapter's process starts in the run's working folder
+    # (laid out as each workspace and watched), its script named by an absolute path. Its tools
+    # resolve a relative path against their targetDir, the workspace, where `then` sees it.
+    from harness.run.runner import Runner
+    monkeypatch.setattr(gemini_cli, "installed", lambda: False)  # nothing started: the folder is given first
+    target = GeminiCliTarget("gemini-cli")
+    with Runner(target) as runner:
+        runner.start()
+        folder = runner._working.path
+        assert target.cwd == folder and Path(target.argv[-1]).is_absolute()
+    assert not Path(folder).exists()

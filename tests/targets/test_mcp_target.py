@@ -628,3 +628,47 @@ def test_a_line_over_the_servers_limit_ends_its_input_without_a_traceback() -> N
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()[-2000:]
     assert b"over 100000 bytes" in done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
+
+
+def test_a_request_left_failing_after_the_harness_gave_up_prints_no_traceback(caplog) -> None:
+    # A request the SDK still ran when its server's connection closed ends with an exception no one
+    # retrieves; asyncio printed it as a traceback in the middle of a run's report.
+    import asyncio
+    import gc
+
+    from mcp.shared.exceptions import MCPError
+
+    from harness.targets.mcp.connection import LoopThread
+
+    class Closed(MCPError):
+        def __init__(self) -> None:
+            super().__init__(-32000, "Connection closed")
+
+    loop = LoopThread()
+    try:
+        async def lost() -> None:
+            raise Closed()
+
+        async def start() -> None:
+            asyncio.ensure_future(lost())  # never awaited, as the SDK's own request task
+            await asyncio.sleep(0.05)
+        loop.run(start(), 5)
+        loop.run(asyncio.sleep(0.05), 5)
+        gc.collect()
+        loop.run(asyncio.sleep(0.05), 5)
+
+        async def other() -> None:
+            raise ValueError("a bug of the harness")
+
+        async def start_other() -> None:
+            asyncio.ensure_future(other())
+            await asyncio.sleep(0.05)
+        loop.run(start_other(), 5)
+        gc.collect()
+        loop.run(asyncio.sleep(0.05), 5)
+    finally:
+        loop.close()
+    # asyncio reports through its logger (printed on stderr when nothing else handles it)
+    logged = "\n".join(f"{r.getMessage()} {r.exc_info[1] if r.exc_info else ''}" for r in caplog.records)
+    assert "Connection closed" not in logged
+    assert "a bug of the harness" in logged  # anything else is still reported

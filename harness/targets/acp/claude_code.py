@@ -247,14 +247,17 @@ class ClaudeCodeAcpTarget(AcpTarget):
         if self.cli is not None:
             env["CLAUDE_CODE_EXECUTABLE"] = str(self.cli)
         argv = ["node", str(self.agent)]
-        try:  # its workspace and scratch HOME writable, the fake API's port forwarded (harness/targets/launch.py)
-            box = launch.confine(self.sandbox, argv, workspace=workspace, env=env, cwd=str(workspace),
-                                 forward=[launch.port_of(api.base_url)], writable=[home])
+        # The agent's process runs in the run's working folder (watched, harness/run/working_folder.py);
+        # the session's cwd, which the agent hands Claude Code as its working directory, is the workspace.
+        cwd = self.cwd or str(workspace)
+        try:  # its workspace, working folder and scratch HOME writable, the fake API's port forwarded (harness/targets/launch.py)
+            box = launch.confine(self.sandbox, argv, workspace=workspace, env=env, cwd=cwd,
+                                 forward=[launch.port_of(api.base_url)], writable=[home, *([self.cwd] if self.cwd else [])])
         except launch.SandboxError as exc:
             api.stop()
             shutil.rmtree(home, ignore_errors=True)
             raise TargetError(f"the agent cannot be sandboxed: {exc}") from None
-        connection = Connection(self.loop(), argv, env=env, cwd=str(workspace), fs_read=fs_read, fs_write=fs_write, box=box)
+        connection = Connection(self.loop(), argv, env=env, cwd=cwd, fs_read=fs_read, fs_write=fs_write, box=box)
         recorder = Recorder()
         policy = ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",
                               create_parents=merged.get("parents") == "create")

@@ -38,6 +38,10 @@ line/limit or content bytes, the answer), ``extra.permissions`` (requests and an
 that hangs, exits, or breaks the protocol is a TargetError (``error`` verdict) and its process
 group is killed; ``fs/*`` requests outside the workspace are refused and marked ``escape: true``.
 
+The agent process runs in the run's working folder (harness/run/working_folder.py: laid out as each
+scenario's workspace and watched), so a relative path the agent resolves against its own folder
+is seen as a write outside the workspace; the ACP session's ``cwd`` is the workspace.
+
 One agent process serves the whole run (a new ACP session per scenario, in its workspace), and is
 restarted after it broke; a scenario whose ``fs`` differs from the target's gets its own process,
 and ``claude-code`` starts one per scenario (each has its own fake model).
@@ -60,6 +64,7 @@ from harness.targets.base import (
     TargetError,
     TargetInfo,
     Unsupported,
+    anchored,
     bounded_name,
     name_slug,
 )
@@ -266,6 +271,8 @@ class AcpTarget(Target):
         self._loop_lock = threading.Lock()  # scenarios may open sessions from several threads
         self._shared: Any = None
         self._failure: TargetError | None = None
+        #: The agent process's working folder: the run's (harness/run/working_folder.py, see use_cwd).
+        self.cwd: str | None = None
 
     def use_tmp(self, folder: str) -> bool:
         """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
@@ -277,6 +284,17 @@ class AcpTarget(Target):
     def fixed_workspace(self) -> bool:
         """One workspace folder for the run when sandboxed: the shared agent's sandbox is made once."""
         return self.sandbox
+
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the agent in ``folder`` (the run's working folder), its relative words made absolute
+        first. The session's ``cwd`` (``session/new``) is still the workspace: what the agent resolves
+        against its own process's folder (a relative path it opens itself) lands in the watched
+        working folder, laid out as the workspace, and is reported as what it is."""
+        if self.cwd is not None:
+            return False
+        self.argv = anchored(self.argv)
+        self.cwd = folder
+        return True
 
     def start(self) -> TargetInfo:
         """Starts the agent once (initialize) to learn its name; raises TargetError when it cannot."""
@@ -367,8 +385,9 @@ class AcpTarget(Target):
         from harness.targets.acp.client import AgentBroken
         from harness.targets.acp.connection import Connection
         read, write = _FS[options.get("fs", "read,write")]
-        box = launch.confine(self.sandbox, self.argv, workspace=workspace, tmp=self._tmp, env=self._named_env)
-        connection = Connection(self.loop(), self.argv, env=self.env, cwd=None, fs_read=read, fs_write=write, box=box,
+        box = launch.confine(self.sandbox, self.argv, workspace=workspace, tmp=self._tmp, env=self._named_env,
+                             cwd=self.cwd, writable=[self.cwd] if self.cwd else [])
+        connection = Connection(self.loop(), self.argv, env=self.env, cwd=self.cwd, fs_read=read, fs_write=write, box=box,
                                 slot=launch.Slot.of(workspace) if box is not None else None)
         try:
             connection.open(max(START_TIMEOUT, self.timeout))

@@ -4,8 +4,10 @@ Spec: ``claude-code`` or ``claude-code:opt=val,opt=val`` with
 
 - ``cli=<path>``: the executable (default ``tools/claude-code/node_modules/.bin/claude``);
 - ``mode=<permission mode>``: ``acceptEdits`` (default), ``default``, ``plan``, ``bypassPermissions``;
-- ``cwd=workspace|outside``: the CLI's working directory is the workspace (default) or a sibling
-  folder, which puts every workspace file outside the directories the CLI trusts;
+- ``cwd=workspace|outside``: the CLI's working directory is the workspace (default) or another
+  folder, which puts every workspace file outside the directories the CLI trusts: the run's
+  working folder (harness/run/working_folder.py: laid out as the workspace and watched, so a
+  relative path resolved there is seen as an escape), or a scratch folder outside a run;
 - ``tokens=<policy>``: how the fake API answers ``count_tokens`` (``chars4`` default, ``bytes``,
   ``const:N``; see `fake_api.TokenPolicy`) — Read's size limit depends on it;
 - ``allowed=<rule>;<rule>``: permission rules passed as ``--allowedTools`` (e.g. ``allowed=Write``,
@@ -35,7 +37,7 @@ session state (which files were read, and when) is the scenario's.
 Snapshot masks (``ClaudeCodeTarget.snapshot_masks``, :data:`SNAPSHOT_MASKS`):
 the CLI's scratch HOME ``<dir>/harness-claude-home-<8 random>`` becomes ``${cli-home}`` (it shows
 in ``~`` paths and permission requests) and its working directory with ``cwd=outside``,
-``<dir>/harness-claude-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
+``<dir>/harness-claude-cwd-<8 random>`` or the run's ``<dir>/harness-cwd-<8 random>``, becomes ``${cli-cwd}`` (it shows in "current working
 directory" notes), and its temporary file ``<name>.tmp.<pid>.<12 hex>`` (named when writing it
 fails) becomes ``<name>.tmp.${pid}.${random}``; its project folder under ``~/.claude/projects/``
 (the working directory's path, ``-tmp-harness-<8>-ws-<n>``) becomes ``${cli-project}``. Nothing else the CLI says varies between runs: its ``tool_use`` ids are the fake
@@ -55,6 +57,9 @@ from harness.targets.claude_code.fake_api import TokenPolicy
 from harness.targets.claude_code.session import CALL_TIMEOUT, ClaudeCodeSession
 from harness.targets.options import TargetOptions
 
+#: The prefix of the run's working folder (harness/run/working_folder.py), masked like the CLI's own.
+WORKING_PREFIX = "harness-cwd-"
+
 PROFILE = "claude-code"
 #: Seed 001's profile, and the CLI's own behaviour as captured from it.
 PROFILES = (PROFILE, "claude-code-captured")
@@ -64,6 +69,8 @@ _SCRATCH = r"""(?:/[^/\s'"`<>|\\]+)*?/{prefix}[a-z0-9_]{{8}}(?![a-z0-9_])"""
 SNAPSHOT_MASKS: tuple[tuple[str, str], ...] = (
     (_SCRATCH.format(prefix=cli_mod.HOME_PREFIX), "${cli-home}"),
     (_SCRATCH.format(prefix=cli_mod.CWD_PREFIX), "${cli-cwd}"),
+    # With cwd=outside inside a run, the run's working folder (harness/run/working_folder.py).
+    (_SCRATCH.format(prefix=WORKING_PREFIX), "${cli-cwd}"),
     # The CLI writes through `<name>.tmp.<pid>.<12 hex>` and names it when that fails (e.g. EACCES).
     (r"\.tmp\.[0-9]+\.[0-9a-f]{12}(?![0-9a-f])", ".tmp.${pid}.${random}"),
     # The CLI keeps a large tool result under ~/.claude/projects/<its working directory, / and _ as ->/:
@@ -151,6 +158,18 @@ class ClaudeCodeTarget(Target):
         # `requires` can be realised by a live CLI.
         bites = (self.user[0] != 0) if self.user is not None else not _is_root()
         self.realises = frozenset({"permissions"}) if bites else frozenset()
+        #: The run's working folder (use_cwd): where the CLI runs with cwd=outside.
+        self.working: Path | None = None
+
+    def use_cwd(self, folder: str) -> bool:
+        """Takes the run's working folder (laid out as each scenario's workspace and watched,
+        harness/run/working_folder.py) as the CLI's working directory when a session runs with
+        cwd=outside, so a relative path the CLI resolves there is seen; with cwd=workspace (the
+        default) the workspace is its working directory, and a relative path lands in it."""
+        self.working = Path(folder)
+        if self.user is not None:
+            os.chown(folder, *self.user)
+        return True
 
     @property
     def installed(self) -> bool:
@@ -205,6 +224,7 @@ class ClaudeCodeTarget(Target):
             workspace=Path(workspace),
             mode=mode,
             cwd_outside=cwd == "outside",
+            outside=self.working,
             tokens=tokens,
             call_timeout=self.call_timeout,
             allowed_tools=allowed,

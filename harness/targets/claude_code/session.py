@@ -130,6 +130,7 @@ class ClaudeCodeSession(AgentProcessSession):
         workspace: Path,
         mode: str = "acceptEdits",
         cwd_outside: bool = False,
+        outside: Path | None = None,
         tokens: TokenPolicy | str = "chars4",
         call_timeout: float = CALL_TIMEOUT,
         startup_allowance: float = STARTUP_ALLOWANCE,
@@ -151,9 +152,13 @@ class ClaudeCodeSession(AgentProcessSession):
         self._closed = False
         self._stuck = False  # a call timed out: close does not wait for a polite exit
         self.home = cli_mod.scratch_home()
-        # "outside": the CLI runs in a folder of its own (not beside the workspace, where the runner
-        # keeps its canaries), so every workspace file is outside its working directory.
-        self.outside = Path(tempfile.mkdtemp(prefix=cli_mod.CWD_PREFIX)) if cwd_outside else None
+        # "outside": the CLI runs in a folder other than the workspace, so every workspace file is
+        # outside its working directory: the run's watched working folder (``outside``, which the
+        # runner lays out and removes), else a folder of its own (not beside the workspace, where
+        # the runner keeps its canaries), removed with the session.
+        self._own_outside = cwd_outside and outside is None
+        self.outside = (Path(tempfile.mkdtemp(prefix=cli_mod.CWD_PREFIX)) if self._own_outside
+                        else outside if cwd_outside else None)
         self.cwd = self.outside or workspace
         if user is not None:
             # Its scratch HOME, its working directory and the workspace become the user's, and the
@@ -261,5 +266,5 @@ class ClaudeCodeSession(AgentProcessSession):
 
     def _cleanup_scratch(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
-        if self.outside is not None:
+        if self.outside is not None and self._own_outside:
             shutil.rmtree(self.outside, ignore_errors=True)

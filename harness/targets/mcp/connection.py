@@ -101,6 +101,7 @@ class LoopThread:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(_quiet_about_lost_connections)
         self._thread = threading.Thread(target=self.loop.run_forever, name="mcp-client-loop", daemon=True)
         self._thread.start()
 
@@ -120,6 +121,19 @@ class LoopThread:
             self._thread.join(2.0)
         if not self.loop.is_running():
             self.loop.close()
+
+
+def _quiet_about_lost_connections(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's handler of exceptions nobody awaited: a request the SDK left running when the
+    harness gave up on its server (a timeout, a connection closed) ends with an exception no one
+    retrieves, which asyncio would print as a traceback. The broken server is already the call's
+    verdict (a TargetError), so such an ending is dropped; anything else is reported as asyncio does."""
+    exception = context.get("exception")
+    if isinstance(exception, (TimeoutError, ConnectionError, EOFError, asyncio.CancelledError)) or (
+            exception is not None and any(kind.__name__ in ("MCPError", "ClosedResourceError", "BrokenResourceError",
+                                                           "EndOfStream") for kind in type(exception).__mro__)):
+        return
+    loop.default_exception_handler(context)
 
 
 async def _settle(turns: int = 3) -> None:
