@@ -17,6 +17,9 @@ What is recorded (the :class:`Recorder`, sliced per call by the target):
   ``escape: true`` marks a path outside the workspace (refused, never touched);
 - ``permissions``: every ``session/request_permission``: the tool call's ``title``/``kind``/
   ``toolCallId``, the option kinds offered and the ``answer`` given;
+- ``terminals``: every ``terminal/*`` request (when the client offers the ``terminal`` capability):
+  ``method``, its parameters as sent (``command``, ``args``, ``env``, ``cwd``, ``outputByteLimit``;
+  ``terminalId``) and the ``answer`` given (`TERMINAL_POLICIES`);
 - ``violations``: what the agent got wrong on the wire: a stdout line that is not a JSON-RPC 2.0
   object, a line over `LINE_LIMIT` bytes, a ``session/update`` the ACP schema rejects. A violation
   breaks the session (an ``error`` verdict naming it).
@@ -42,16 +45,22 @@ from typing import Any
 from acp import Client, RequestError, connect_to_agent
 from acp.schema import (
     AllowedOutcome,
+    CreateTerminalResponse,
     DeniedOutcome,
+    KillTerminalResponse,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
     SessionNotification,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from pydantic import ValidationError
 
 from harness.targets import launch
-from harness.targets.acp.fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
+from harness.targets.acp.fs import PERMISSION_ANSWERS, TERMINAL_POLICIES, FsRefusal, WorkspaceFiles
 from harness.targets.channel import StderrTail
 from harness.util import processes
 
@@ -69,6 +78,17 @@ SESSION_LEVEL = frozenset({"available_commands_update"})
 
 #: The code of the reply when the client refuses every write (``writes=refuse``).
 REFUSED_WRITE = -32603
+
+#: How the editor answers ``terminal/*`` (the ``terminal`` option, `acp_fs.TERMINAL_POLICIES`; the capability is
+#: offered unless ``none``).
+#: ``refuse``: every ``terminal/create`` is answered with an error (`REFUSED_TERMINAL`). ``fake``: the
+#: editor runs nothing: ``terminal/create`` answers a new id, the terminal has exited at once with code 0
+#: and its whole output is `FAKE_OUTPUT`; ``terminal/kill`` and ``terminal/release`` are acknowledged.
+#: The harness never runs a command an agent asks for: the agent is a candidate, and candidates are hostile.
+REFUSED_TERMINAL = -32603
+FAKE_OUTPUT = "(the editor ran nothing)\n"
+#: At most this many terminals per session (a ``terminal/create`` past it is refused).
+TERMINAL_LIMIT = 100
 
 
 # The package logs a traceback for every message it cannot handle; the verdict names it instead.
@@ -91,15 +111,20 @@ class Recorder:
     session_updates: list[dict[str, Any]] = field(default_factory=list)  # SESSION_LEVEL ones, never per call
     fs: list[dict[str, Any]] = field(default_factory=list)
     permissions: list[dict[str, Any]] = field(default_factory=list)
+    terminals: list[dict[str, Any]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
 
-    def mark(self) -> tuple[int, int, int]:
+    def mark(self) -> tuple[int, int, int, int]:
         """Returns where each list ends now (the start of a call's window)."""
-        return len(self.events), len(self.fs), len(self.permissions)
+        return len(self.events), len(self.fs), len(self.permissions), len(self.terminals)
 
-    def since(self, mark: tuple[int, int, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    def since(self, mark: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         """Returns the events, fs requests and permission requests recorded after ``mark``."""
         return self.events[mark[0]:], self.fs[mark[1]:], self.permissions[mark[2]:]
+
+    def terminals_since(self, mark: tuple[int, ...]) -> list[dict[str, Any]]:
+        """Returns the ``terminal/*`` requests recorded after ``mark``."""
+        return self.terminals[mark[3]:] if len(mark) > 3 else []
 
     def add(self, kind: str, entry: Any) -> None:
         """Appends ``entry`` to the list ``kind``, up to RECORD_LIMIT entries."""
@@ -117,10 +142,15 @@ class ClientPolicy:
     permission: str = "allow"
     refuse_writes: bool = False
     create_parents: bool = False
+    terminal: str = "none"
+    #: Unsaved editor buffers: relative path -> text (`acp_fs.WorkspaceFiles`).
+    buffers: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.permission not in PERMISSION_ANSWERS:
             raise ValueError(f"permission answer {self.permission!r}: expected one of {', '.join(PERMISSION_ANSWERS)}")
+        if self.terminal not in TERMINAL_POLICIES:
+            raise ValueError(f"terminal {self.terminal!r}: expected one of {', '.join(TERMINAL_POLICIES)}")
 
 
 @dataclass
@@ -128,6 +158,8 @@ class _Bound:
     files: WorkspaceFiles
     recorder: Recorder
     policy: ClientPolicy
+    terminals: set[str] = field(default_factory=set)  # the fake terminals not released yet
+    created: int = 0
 
 
 class EditorClient(Client):
@@ -144,7 +176,8 @@ class EditorClient(Client):
 
     def bind(self, session_id: str, workspace: Path, recorder: Recorder, policy: ClientPolicy) -> None:
         """Serves ``workspace`` to ``session_id`` from now on, recording into ``recorder``."""
-        self.sessions[session_id] = _Bound(WorkspaceFiles(workspace, create_parents=policy.create_parents), recorder, policy)
+        files = WorkspaceFiles(workspace, create_parents=policy.create_parents, buffers=policy.buffers)
+        self.sessions[session_id] = _Bound(files, recorder, policy)
 
     def unbind(self, session_id: str) -> None:
         """Forgets a session (its scenario is over) and lets go of its workspace."""
@@ -216,6 +249,63 @@ class EditorClient(Client):
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         """Updates are recorded from the wire (`AgentProcess._observe`), exactly as sent."""
+
+    # -- terminals (ACP's Terminals section): recorded, answered by policy, never run -------------
+
+    def _terminal_entry(self, bound: _Bound, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        entry = _bounded({"method": method, **{key: value for key, value in params.items() if value is not None}})
+        bound.recorder.add("terminals", entry)
+        return entry
+
+    def _terminal(self, session_id: str, method: str, terminal_id: str) -> tuple[_Bound, dict[str, Any]]:
+        bound = self._session(session_id, method)
+        entry = self._terminal_entry(bound, method, {"terminalId": terminal_id})
+        if terminal_id not in bound.terminals:
+            entry["answer"] = "refused"
+            raise RequestError.invalid_params({"terminalId": "unknown terminal"})
+        return bound, entry
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
+                              cwd: str | None = None, output_byte_limit: int | None = None,
+                              **kwargs: Any) -> CreateTerminalResponse:
+        """Records ``terminal/create``; refuses it, or (``fake``) answers a terminal that ran nothing."""
+        bound = self._session(session_id, "terminal/create")
+        entry = self._terminal_entry(bound, "terminal/create", {
+            "command": command, "args": args, "cwd": cwd, "outputByteLimit": output_byte_limit,
+            "env": [{"name": getattr(v, "name", None), "value": getattr(v, "value", None)} for v in env] if env else None})
+        if bound.policy.terminal != "fake" or bound.created >= TERMINAL_LIMIT:
+            entry.update(answer="refused", error={"code": REFUSED_TERMINAL, "message": "the client runs no commands"})
+            raise RequestError(REFUSED_TERMINAL, "the client runs no commands", {"command": str(command)[:200]})
+        bound.created += 1
+        terminal_id = f"term-{bound.created}"
+        bound.terminals.add(terminal_id)
+        entry.update(answer="created", terminalId=terminal_id)
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        """Answers the fake terminal's whole output and exit status."""
+        _bound, entry = self._terminal(session_id, "terminal/output", terminal_id)
+        entry.update(answer="output", output=FAKE_OUTPUT, exitStatus={"exitCode": 0})
+        return TerminalOutputResponse(output=FAKE_OUTPUT, truncated=False, exit_status=TerminalExitStatus(exit_code=0))
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
+        """Answers at once: the fake terminal has exited with code 0."""
+        _bound, entry = self._terminal(session_id, "terminal/wait_for_exit", terminal_id)
+        entry.update(answer="exited", exitCode=0)
+        return WaitForTerminalExitResponse(exit_code=0)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
+        """Acknowledges ``terminal/kill`` (the fake terminal has already exited: nothing changes)."""
+        _bound, entry = self._terminal(session_id, "terminal/kill", terminal_id)
+        entry["answer"] = "killed"
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+        """Acknowledges ``terminal/release``; the id is unknown from then on."""
+        bound, entry = self._terminal(session_id, "terminal/release", terminal_id)
+        bound.terminals.discard(terminal_id)
+        entry["answer"] = "released"
+        return ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """No extension methods: the agent gets "method not found"."""
