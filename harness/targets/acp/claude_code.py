@@ -13,8 +13,9 @@ model's next ``tool_use`` and waits (bounded) for the ``tool_result`` the agent 
 model, then (briefly) for the tool call's final ``tool_call_update``. The tool names are the ones
 the agent offers the model: with the client's fs capabilities on, ``Read`` is ``mcp__acp__Read``,
 ``Write`` and ``Edit`` are ``mcp__acp__Write`` and ``mcp__acp__Edit`` (the built-ins are disallowed
-then); with them off, the built-ins; ``Bash`` is ``mcp__acp__Bash`` while the client offers terminals
-(``terminal=refuse|fake``). A scenario's ``acp: {names: builtin}`` sends Claude Code's own names
+then); with them off, the built-ins; ``Bash``, ``BashOutput`` and ``KillShell`` are ``mcp__acp__Bash``,
+``mcp__acp__BashOutput`` and ``mcp__acp__KillShell`` while the client offers terminals
+(``terminal=refuse|fake|running``). A scenario's ``acp: {names: builtin}`` sends Claude Code's own names
 instead, and with ``names`` given each call records the names of the tools the request that carried
 its result offered (``extra.tools_offered``, sorted). The result's normal form is the ``claude-code`` target's:
 ``output`` is the tool_result's content, ``error`` ``{"code": null, "message": <its text>}``; a
@@ -48,7 +49,8 @@ CLI_NOT_INSTALLED = "the pinned Claude Code CLI is not installed (make claude-co
 PROFILES = ("claude-code", "claude-code-captured")
 #: The contract tool -> the name the agent offers the model, when the client serves fs/* (terminal/*).
 ACP_TOOLS = {"Read": ("mcp__acp__Read", "read"), "Write": ("mcp__acp__Write", "write"),
-             "Edit": ("mcp__acp__Edit", "write"), "Bash": ("mcp__acp__Bash", "terminal")}
+             "Edit": ("mcp__acp__Edit", "write"), "Bash": ("mcp__acp__Bash", "terminal"),
+             "BashOutput": ("mcp__acp__BashOutput", "terminal"), "KillShell": ("mcp__acp__KillShell", "terminal")}
 #: How long the final tool_call_update may lag behind the tool_result.
 UPDATE_GRACE = 3.0
 #: The bound on one call, and what the first call gets on top (the agent starts Claude Code).

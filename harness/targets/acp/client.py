@@ -80,15 +80,46 @@ SESSION_LEVEL = frozenset({"available_commands_update"})
 REFUSED_WRITE = -32603
 
 #: How the editor answers ``terminal/*`` (the ``terminal`` option, `acp_fs.TERMINAL_POLICIES`; the capability is
-#: offered unless ``none``).
-#: ``refuse``: every ``terminal/create`` is answered with an error (`REFUSED_TERMINAL`). ``fake``: the
-#: editor runs nothing: ``terminal/create`` answers a new id, the terminal has exited at once with code 0
-#: and its whole output is `FAKE_OUTPUT`; ``terminal/kill`` and ``terminal/release`` are acknowledged.
-#: The harness never runs a command an agent asks for: the agent is a candidate, and candidates are hostile.
+#: offered unless ``none``). The harness never runs a command an agent asks for (the agent is a
+#: candidate, and candidates are hostile); its terminals run nothing:
+#: ``refuse``: every ``terminal/create`` is answered with an error (`REFUSED_TERMINAL`);
+#: ``fake``: a terminal has exited at once with code 0, its whole output `FAKE_OUTPUT`;
+#: ``running``: a terminal runs until ``terminal/kill`` or ``terminal/release``: its output is empty
+#: and without exit status, ``terminal/wait_for_exit`` answers only once it was killed (signal
+#: ``SIGKILL``; at most `TERMINAL_WAIT_LIMIT` seconds, then an error).
 REFUSED_TERMINAL = -32603
 FAKE_OUTPUT = "(the editor ran nothing)\n"
 #: At most this many terminals per session (a ``terminal/create`` past it is refused).
 TERMINAL_LIMIT = 100
+#: The longest ``terminal/wait_for_exit`` of a ``running`` terminal (seconds).
+TERMINAL_WAIT_LIMIT = 300.0
+
+
+class _FakeTerminal:
+    """A terminal of the editor's that runs nothing: exited (``fake``) or running until killed."""
+
+    def __init__(self, *, running: bool) -> None:
+        self.running = running
+        self.killed = False
+        self.ended = asyncio.Event()
+        if not running:
+            self.ended.set()
+
+    def kill(self) -> None:
+        """Ends a running terminal by "SIGKILL"; one that has exited is left as it was."""
+        if not self.ended.is_set():
+            self.killed = True
+            self.ended.set()
+
+    def status(self) -> TerminalExitStatus | None:
+        """Returns the exit status, or None while it runs."""
+        if not self.ended.is_set():
+            return None
+        return TerminalExitStatus(signal="SIGKILL") if self.killed else TerminalExitStatus(exit_code=0)
+
+    def output(self) -> str:
+        """Returns what it printed: `FAKE_OUTPUT` for one that exited by itself, else nothing."""
+        return "" if self.running else FAKE_OUTPUT
 
 
 # The package logs a traceback for every message it cannot handle; the verdict names it instead.
@@ -158,7 +189,7 @@ class _Bound:
     files: WorkspaceFiles
     recorder: Recorder
     policy: ClientPolicy
-    terminals: set[str] = field(default_factory=set)  # the fake terminals not released yet
+    terminals: dict[str, _FakeTerminal] = field(default_factory=dict)  # the terminals not released yet
     created: int = 0
 
 
@@ -184,6 +215,8 @@ class EditorClient(Client):
         bound = self.sessions.pop(session_id, None)
         if bound is not None:
             bound.files.close()
+            for terminal in bound.terminals.values():  # no wait_for_exit outlives its session
+                terminal.kill()
 
     def recorder_of(self, session_id: Any) -> Recorder | None:
         """Returns the recorder of a bound session, or None."""
@@ -257,53 +290,73 @@ class EditorClient(Client):
         bound.recorder.add("terminals", entry)
         return entry
 
-    def _terminal(self, session_id: str, method: str, terminal_id: str) -> tuple[_Bound, dict[str, Any]]:
+    def _terminal(self, session_id: str, method: str, terminal_id: str) -> tuple[_Bound, dict[str, Any], _FakeTerminal]:
         bound = self._session(session_id, method)
         entry = self._terminal_entry(bound, method, {"terminalId": terminal_id})
-        if terminal_id not in bound.terminals:
-            entry["answer"] = "refused"
+        terminal = bound.terminals.get(terminal_id)
+        if terminal is None:
+            entry.update(answer="refused", error={"code": -32602, "message": "unknown terminal"})
             raise RequestError.invalid_params({"terminalId": "unknown terminal"})
-        return bound, entry
+        return bound, entry, terminal
 
     async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
                               cwd: str | None = None, output_byte_limit: int | None = None,
                               **kwargs: Any) -> CreateTerminalResponse:
-        """Records ``terminal/create``; refuses it, or (``fake``) answers a terminal that ran nothing."""
+        """Records ``terminal/create``; refuses it, or answers a terminal that runs nothing (`TERMINAL_POLICIES`)."""
         bound = self._session(session_id, "terminal/create")
         entry = self._terminal_entry(bound, "terminal/create", {
             "command": command, "args": args, "cwd": cwd, "outputByteLimit": output_byte_limit,
             "env": [{"name": getattr(v, "name", None), "value": getattr(v, "value", None)} for v in env] if env else None})
-        if bound.policy.terminal != "fake" or bound.created >= TERMINAL_LIMIT:
+        if bound.policy.terminal not in ("fake", "running") or bound.created >= TERMINAL_LIMIT:
             entry.update(answer="refused", error={"code": REFUSED_TERMINAL, "message": "the client runs no commands"})
             raise RequestError(REFUSED_TERMINAL, "the client runs no commands", {"command": str(command)[:200]})
         bound.created += 1
         terminal_id = f"term-{bound.created}"
-        bound.terminals.add(terminal_id)
+        bound.terminals[terminal_id] = _FakeTerminal(running=bound.policy.terminal == "running")
         entry.update(answer="created", terminalId=terminal_id)
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
-        """Answers the fake terminal's whole output and exit status."""
-        _bound, entry = self._terminal(session_id, "terminal/output", terminal_id)
-        entry.update(answer="output", output=FAKE_OUTPUT, exitStatus={"exitCode": 0})
-        return TerminalOutputResponse(output=FAKE_OUTPUT, truncated=False, exit_status=TerminalExitStatus(exit_code=0))
+        """Answers the terminal's output so far, and its exit status once it has one."""
+        _bound, entry, terminal = self._terminal(session_id, "terminal/output", terminal_id)
+        status = terminal.status()
+        entry.update(answer="output", output=terminal.output())
+        if status is not None:
+            entry["exitStatus"] = status.model_dump(by_alias=True, exclude_none=True)
+        return TerminalOutputResponse(output=terminal.output(), truncated=False, exit_status=status)
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
-        """Answers at once: the fake terminal has exited with code 0."""
-        _bound, entry = self._terminal(session_id, "terminal/wait_for_exit", terminal_id)
-        entry.update(answer="exited", exitCode=0)
-        return WaitForTerminalExitResponse(exit_code=0)
+        """Answers when the terminal has exited: at once (``fake``), or once it was killed (``running``; bounded)."""
+        bound, entry, terminal = self._terminal(session_id, "terminal/wait_for_exit", terminal_id)
+        if not terminal.ended.is_set():
+            # The answer comes later, maybe during another call: the request says it waits, and the
+            # answer is a record of its own, in the window of the call it came in.
+            entry["answer"] = "waiting"
+            entry = _bounded({"method": "terminal/wait_for_exit", "terminalId": terminal_id, "answered_after_waiting": True})
+            try:
+                await asyncio.wait_for(terminal.ended.wait(), TERMINAL_WAIT_LIMIT)
+            except TimeoutError:
+                entry.update(answer="refused", error={"code": REFUSED_TERMINAL, "message": "still running"})
+                bound.recorder.add("terminals", entry)
+                raise RequestError(REFUSED_TERMINAL, f"the terminal did not exit within {TERMINAL_WAIT_LIMIT:g} s",
+                                   None) from None
+            bound.recorder.add("terminals", entry)
+        status = terminal.status() or TerminalExitStatus()
+        entry.update(answer="exited", **status.model_dump(by_alias=True, exclude_none=True))
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
-        """Acknowledges ``terminal/kill`` (the fake terminal has already exited: nothing changes)."""
-        _bound, entry = self._terminal(session_id, "terminal/kill", terminal_id)
+        """Kills a ``running`` terminal (it exits by SIGKILL); a terminal that has exited stays as it was."""
+        _bound, entry, terminal = self._terminal(session_id, "terminal/kill", terminal_id)
+        terminal.kill()
         entry["answer"] = "killed"
         return KillTerminalResponse()
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
-        """Acknowledges ``terminal/release``; the id is unknown from then on."""
-        bound, entry = self._terminal(session_id, "terminal/release", terminal_id)
-        bound.terminals.discard(terminal_id)
+        """Kills the terminal if it still runs and forgets it: its id is unknown from then on."""
+        bound, entry, terminal = self._terminal(session_id, "terminal/release", terminal_id)
+        terminal.kill()
+        bound.terminals.pop(terminal_id, None)
         entry["answer"] = "released"
         return ReleaseTerminalResponse()
 

@@ -52,7 +52,7 @@ PERMISSION_ANSWERS: dict[str, tuple[str, ...]] = {
 }
 
 #: How the editor answers ``terminal/*`` (``client.py`` says what each does); here for the same reason.
-TERMINAL_POLICIES = ("none", "refuse", "fake")
+TERMINAL_POLICIES = ("none", "refuse", "fake", "running")
 
 #: The largest file served to ``fs/read_text_file`` (bytes); larger ones are refused.
 READ_LIMIT = 16 * 1024 * 1024

@@ -12,10 +12,11 @@ is not a known ``option=value`` starts the command line; ``python`` means this i
   ``reject_always``, ``cancel``: how ``session/request_permission`` is answered;
 - ``writes=serve`` (default) or ``refuse``: answer every ``fs/write_text_file`` with an error;
 - ``parents=fail`` (default) or ``create``: whether a write creates missing parent directories;
-- ``terminal=none`` (default), ``refuse``, ``fake``: the client's ``terminal`` capability and how it
-  answers ``terminal/*`` (``client.TERMINAL_POLICIES``: ``refuse`` answers every ``terminal/create``
-  with an error; ``fake`` creates terminals that ran nothing, exited 0, output
-  ``(the editor ran nothing)``); the harness never runs a command an agent asks for;
+- ``terminal=none`` (default), ``refuse``, ``fake``, ``running``: the client's ``terminal`` capability
+  and how it answers ``terminal/*`` (``client.py``: ``refuse`` answers every ``terminal/create`` with
+  an error; ``fake`` creates terminals that ran nothing, exited 0, output ``(the editor ran
+  nothing)``; ``running`` terminals run nothing until killed); the harness never runs a command an
+  agent asks for;
 - ``mode=<id>``: ``session/set_mode`` right after ``session/new``;
 - ``events=wire`` (default) or ``seed003``: the shape of the recorded events (`events.py`:
   seed 003 writes ACP's tool-call updates as ``{"type": "toolCall", "id"}`` /
