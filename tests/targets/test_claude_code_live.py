@@ -180,3 +180,19 @@ def test_a_note_after_the_result_becomes_an_event() -> None:
         "role": "system", "text": "[Truncated: ...]"}
     image = {"type": "image", "source": {}}
     assert note_event({"role": "user", "content": [image]}) == {"role": "user", "content": [image]}
+
+
+@needs_cli
+def test_cache_markers_are_events_only_when_asked_for(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    target = ClaudeCodeTarget("claude-code")
+    target.start()
+    calls = {}
+    for asked in (False, True):
+        session = target.open("claude-code-captured", workspace, {"cache_markers": asked} if asked else {})
+        try:
+            calls[asked] = session.call("Read", {"file_path": str(workspace / "a.txt")})
+        finally:
+            session.close()
+    assert calls[False].events is None
+    assert calls[True].events == [{"message": 0, "role": "user", "block": "tool_result", "cache_control": {"type": "ephemeral"}}]
