@@ -240,10 +240,10 @@ class ClaudeCodeSession(AgentProcessSession):
             extra["reminders"] = reminders
         # What the CLI told the model right after the result, in the same request (e.g. the system
         # note after a Read the token cap cut): the call's events, so scenarios can expect them.
-        events = [note_event(message) for message in result.following]
+        notes = [note_event(message) for message in result.following]
         if self.cache_markers:  # where the request put its caching hints (a scenario's cache_markers option)
-            events = [*result.cache_markers, *events]
-        events = events or None
+            notes = [*result.cache_markers, *notes]
+        events = notes or None
         if result.is_error:
             # A permission request is what the model was told instead of a result: an observation
             # (an open question's answer), marked so that it never passes for the tool's own error text.
