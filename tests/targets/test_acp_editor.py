@@ -227,3 +227,19 @@ def test_claude_code_steps_go_by_the_offered_or_the_builtin_name(names, fs_read,
     session._target = ClaudeCodeAcpTarget("acp:claude-code")
     session.fs_read, session.fs_write, session.terminal, session.names = fs_read, fs_read, terminal, names
     assert session.tool_name(tool) == sent
+
+
+def test_what_a_terminal_create_records_is_bounded(tmp_path):
+    from acp.schema import EnvVariable
+
+    from harness.targets.acp.client import RECORDED_ITEMS
+
+    async def scenario():
+        client, recorder = _bound(tmp_path, ClientPolicy(terminal="fake"))
+        await client.create_terminal("s", "x" * 100_000, args=["a"] * 500,
+                                     env=[EnvVariable(name=f"V{n}", value="1") for n in range(500)])
+        return recorder.terminals[0]
+
+    entry = asyncio.run(scenario())
+    assert len(entry["args"]) == len(entry["env"]) == RECORDED_ITEMS
+    assert len(entry["command"]) < 70_000 and entry["command"].endswith("100000 characters in all]")

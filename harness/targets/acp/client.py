@@ -91,6 +91,8 @@ REFUSED_TERMINAL = -32603
 FAKE_OUTPUT = "(the editor ran nothing)\n"
 #: At most this many terminals per session (a ``terminal/create`` past it is refused).
 TERMINAL_LIMIT = 100
+#: At most this many ``args`` and ``env`` entries of a ``terminal/create`` are recorded.
+RECORDED_ITEMS = 100
 #: The longest ``terminal/wait_for_exit`` of a ``running`` terminal (seconds).
 TERMINAL_WAIT_LIMIT = 300.0
 
@@ -305,8 +307,10 @@ class EditorClient(Client):
         """Records ``terminal/create``; refuses it, or answers a terminal that runs nothing (`TERMINAL_POLICIES`)."""
         bound = self._session(session_id, "terminal/create")
         entry = self._terminal_entry(bound, "terminal/create", {
-            "command": command, "args": args, "cwd": cwd, "outputByteLimit": output_byte_limit,
-            "env": [{"name": getattr(v, "name", None), "value": getattr(v, "value", None)} for v in env] if env else None})
+            "command": command, "cwd": cwd, "outputByteLimit": output_byte_limit,
+            "args": list(args)[:RECORDED_ITEMS] if args else None,
+            "env": [{"name": getattr(v, "name", None), "value": getattr(v, "value", None)} for v in env[:RECORDED_ITEMS]]
+            if env else None})
         if bound.policy.terminal not in ("fake", "running") or bound.created >= TERMINAL_LIMIT:
             entry.update(answer="refused", error={"code": REFUSED_TERMINAL, "message": "the client runs no commands"})
             raise RequestError(REFUSED_TERMINAL, "the client runs no commands", {"command": str(command)[:200]})
