@@ -12,7 +12,10 @@ prompt is the scripted-prompt JSON ``{"tool": <what>, "args": {...}}``; ``what``
   ``{"error": {code, message}}``) as the completed tool call's ``rawOutput``; with
   ``args.permission`` it first asks ``session/request_permission`` and reports the answer too;
   with ``args.swap`` (``{"workspace", "away", "link_to"}``) it first moves its workspace to
-  ``away`` and puts a symbolic link to ``link_to`` (a folder outside) in its place;
+  ``away`` and puts a symbolic link to ``link_to`` (a folder outside) in its place; a request whose
+  ``method`` is a ``terminal/*`` method is sent as is, with its ``params`` and the session id (the
+  outcome: ``{"ok": <result>}``); with ``args.capabilities`` it reports the ``clientCapabilities``
+  the client sent in ``initialize``;
 - ``hang``: starts a tool call and never ends the turn;
 - ``crash``: exits with code 3 in the middle of the turn;
 - ``garbage``: writes a line that is not JSON on stdout, then answers normally;
@@ -59,6 +62,7 @@ class Agent:
     def __init__(self) -> None:
         self.sessions = 0
         self.requests = 0
+        self.client_capabilities: Any = None
         self.waiting: list[dict[str, Any]] = []  # messages that came while a request of ours was answered
 
     # -- the wire ------------------------------------------------------------------------------------
@@ -100,6 +104,7 @@ class Agent:
     def handle(self, message: dict[str, Any]) -> None:
         method, params, number = message["method"], message.get("params") or {}, message.get("id")
         if method == "initialize":
+            self.client_capabilities = params.get("clientCapabilities")
             result: Any = INITIALIZED
         elif method == "session/new":
             self.sessions += 1
@@ -157,11 +162,18 @@ class Agent:
                 os.rename(swap["workspace"], swap["away"])
                 os.symlink(swap["link_to"], swap["workspace"])
             output["results"] = [self.fs(session_id, item) for item in args.get("requests", [])]
+            if args.get("capabilities"):
+                output["capabilities"] = self.client_capabilities
         self.update(session_id, {"toolCallId": "t1", "status": "completed", "rawOutput": output,
                                  "sessionUpdate": "tool_call_update"})
         return {"stopReason": "end_turn"}
 
     def fs(self, session_id: str, item: dict[str, Any]) -> dict[str, Any]:
+        if item["method"].startswith("terminal/"):
+            answer = self.request(item["method"], {"sessionId": session_id, **item.get("params", {})})
+            if "error" in answer:
+                return {"error": {"code": answer["error"].get("code"), "message": answer["error"].get("message")}}
+            return {"ok": answer["result"]}
         if item["method"] == "read":
             params = {"sessionId": session_id, "path": item["path"]}
             params.update({key: item[key] for key in ("line", "limit") if item.get(key) is not None})

@@ -297,3 +297,24 @@ def test_a_warmup_conversation_with_tools_is_a_side_request() -> None:
         assert SIDE_TEXT in body.decode()
     finally:
         server.stop()
+
+
+def test_the_cache_markers_and_the_offered_tools_are_placed_relative_to_the_result() -> None:
+    result = tool_result_message("t1", "1\tx")
+    result["content"][0]["cache_control"] = {"type": "ephemeral"}
+    earlier = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {},
+                                                 "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
+    note = {"role": "system", "content": [{"type": "text", "text": "The user hasn't heard from you in a while.",
+                                           "cache_control": {"type": "ephemeral"}}]}
+    body = main_request([{"role": "user", "content": "go"}, earlier, result, note])
+    body["tools"] = [{"name": "Write"}, {"name": "Read"}]
+    found = find_tool_result(body, "t1")
+    assert found is not None
+    assert found.cache_markers == [
+        {"message": -1, "role": "assistant", "block": "tool_use", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+        {"message": 0, "role": "user", "block": "tool_result", "cache_control": {"type": "ephemeral"}},
+        {"message": 1, "role": "system", "block": "text", "cache_control": {"type": "ephemeral"}}]
+    assert found.tools_offered == ["Read", "Write"]
+    plain = find_tool_result(main_request([tool_result_message("t1", "x")]), "t1")
+    assert plain is not None and plain.cache_markers == [] and plain.tools_offered == sorted(
+        t["name"] for t in main_request([])["tools"])

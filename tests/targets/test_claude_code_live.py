@@ -230,3 +230,19 @@ def test_the_working_folder_is_masked_in_snapshots_like_the_clis_own() -> None:
     for pattern, placeholder in SNAPSHOT_MASKS:
         text = re.sub(pattern, placeholder, text)
     assert text == "${cli-cwd}/a.txt"
+
+
+@needs_cli
+def test_cache_markers_are_events_only_when_asked_for(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    target = ClaudeCodeTarget("claude-code")
+    target.start()
+    calls = {}
+    for asked in (False, True):
+        session = target.open("claude-code-captured", workspace, {"cache_markers": asked} if asked else {})
+        try:
+            calls[asked] = session.call("Read", {"file_path": str(workspace / "a.txt")})
+        finally:
+            session.close()
+    assert calls[False].events is None
+    assert calls[True].events == [{"message": 0, "role": "user", "block": "tool_result", "cache_control": {"type": "ephemeral"}}]

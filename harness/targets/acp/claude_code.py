@@ -13,7 +13,11 @@ model's next ``tool_use`` and waits (bounded) for the ``tool_result`` the agent 
 model, then (briefly) for the tool call's final ``tool_call_update``. The tool names are the ones
 the agent offers the model: with the client's fs capabilities on, ``Read`` is ``mcp__acp__Read``,
 ``Write`` and ``Edit`` are ``mcp__acp__Write`` and ``mcp__acp__Edit`` (the built-ins are disallowed
-then); with them off, the built-ins. The result's normal form is the ``claude-code`` target's:
+then); with them off, the built-ins; ``Bash``, ``BashOutput`` and ``KillShell`` are ``mcp__acp__Bash``,
+``mcp__acp__BashOutput`` and ``mcp__acp__KillShell`` while the client offers terminals
+(``terminal=refuse|fake|running``). A scenario's ``acp: {names: builtin}`` sends Claude Code's own names
+instead, and with ``names`` given each call records the names of the tools the request that carried
+its result offered (``extra.tools_offered``, sorted). The result's normal form is the ``claude-code`` target's:
 ``output`` is the tool_result's content, ``error`` ``{"code": null, "message": <its text>}``; a
 content that is one text block (what an MCP tool such as ``mcp__acp__Read`` returns) is its text,
 as the ``mcp:`` target gives it, so that it compares with the built-ins' plain strings.
@@ -32,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.targets import launch
-from harness.targets.acp.target import _FS, AcpSession, AcpTarget, observation, scenario_options
+from harness.targets.acp.target import _FS, AcpSession, AcpTarget, client_policy, observation, scenario_options
 from harness.targets.base import CallResult, TargetError, TargetInfo, Unsupported
 
 #: The version `tools/claude-code-acp/package.json` pins.
@@ -43,9 +47,10 @@ NOT_INSTALLED = "Claude Code ACP agent not installed (make claude-code-acp insta
 CLI_NOT_INSTALLED = "the pinned Claude Code CLI is not installed (make claude-code-acp installs it; cli=bundled uses the agent's own)"
 #: The profiles whose tools the agent offers (Read, Write, Edit); others need a --tool-map onto them.
 PROFILES = ("claude-code", "claude-code-captured")
-#: The contract tool -> the name the agent offers the model, when the client serves fs/*.
+#: The contract tool -> the name the agent offers the model, when the client serves fs/* (terminal/*).
 ACP_TOOLS = {"Read": ("mcp__acp__Read", "read"), "Write": ("mcp__acp__Write", "write"),
-             "Edit": ("mcp__acp__Edit", "write")}
+             "Edit": ("mcp__acp__Edit", "write"), "Bash": ("mcp__acp__Bash", "terminal"),
+             "BashOutput": ("mcp__acp__BashOutput", "terminal"), "KillShell": ("mcp__acp__KillShell", "terminal")}
 #: How long the final tool_call_update may lag behind the tool_result.
 UPDATE_GRACE = 3.0
 #: The bound on one call, and what the first call gets on top (the agent starts Claude Code).
@@ -72,20 +77,25 @@ class ClaudeCodeAcpSession(AcpSession):
     """One scenario: one agent process, one fake model, one ACP session."""
 
     def __init__(self, target: ClaudeCodeAcpTarget, connection: Any, session_id: str, recorder: Any, *,
-                 api: Any, home: Path, fs_read: bool, fs_write: bool) -> None:
+                 api: Any, home: Path, fs_read: bool, fs_write: bool, terminal: bool = False,
+                 names: str | None = None) -> None:
         super().__init__(target, connection, session_id, recorder, own_connection=True)
         self.api = api
         self.home = home
         self.fs_read = fs_read
         self.fs_write = fs_write
+        self.terminal = terminal
+        self.names = names
         self.calls = 0
         self._turn: Any = None
 
     def tool_name(self, tool: str) -> str:
         """Returns the name the agent offers the model for the contract's (mapped) ``tool``."""
         name = self._target.tool_map.tool(tool)
+        if self.names == "builtin":
+            return name
         acp_name, capability = ACP_TOOLS.get(name, (name, ""))
-        on = {"read": self.fs_read, "write": self.fs_write}.get(capability, False)
+        on = {"read": self.fs_read, "write": self.fs_write, "terminal": self.terminal}.get(capability, False)
         return acp_name if on else name
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
@@ -129,7 +139,9 @@ class ClaudeCodeAcpSession(AcpSession):
             normal = CallResult(error={"code": code, "message": result.text})
         else:
             normal = CallResult(output=_one_text(result.content))
-        return observation(normal, self._target.shaped(events), fs, permissions)
+        if self.names is not None:
+            normal.extra["tools_offered"] = result.tools_offered
+        return observation(normal, self._target.shaped(events), fs, permissions, self._recorder.terminals_since(mark))
 
     def _turn_ended(self, tool: str, mark: Any) -> CallResult:
         """The turn ended before the tool_result reached the model: the call's observation (or a break)."""
@@ -149,7 +161,7 @@ class ClaudeCodeAcpSession(AcpSession):
         events, fs, permissions = self._recorder.since(mark)
         message = f"the agent ended the turn ({reason}) before the tool result reached the model"
         return observation(CallResult(error={"code": TURN_ENDED, "message": message}), self._target.shaped(events), fs,
-                           permissions)
+                           permissions, self._recorder.terminals_since(mark))
 
     def _await_final_update(self, tool_call_id: str) -> None:
         deadline = time.monotonic() + UPDATE_GRACE
@@ -232,7 +244,7 @@ class ClaudeCodeAcpTarget(AcpTarget):
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> ClaudeCodeAcpSession:
         """Starts the agent with its own fake model and HOME, and opens a session in ``workspace``."""
-        from harness.targets.acp.client import AgentBroken, ClientPolicy, Recorder
+        from harness.targets.acp.client import AgentBroken, Recorder
         from harness.targets.acp.connection import Connection
         from harness.targets.claude_code import cli as cli_mod
         from harness.targets.claude_code.fake_api import FakeMessagesAPI
@@ -257,10 +269,11 @@ class ClaudeCodeAcpTarget(AcpTarget):
             api.stop()
             shutil.rmtree(home, ignore_errors=True)
             raise TargetError(f"the agent cannot be sandboxed: {exc}") from None
-        connection = Connection(self.loop(), argv, env=env, cwd=cwd, fs_read=fs_read, fs_write=fs_write, box=box)
+        terminal = merged.get("terminal", "none") != "none"
+        connection = Connection(self.loop(), argv, env=env, cwd=cwd, fs_read=fs_read, fs_write=fs_write, box=box,
+                                terminal=terminal)
         recorder = Recorder()
-        policy = ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",
-                              create_parents=merged.get("parents") == "create")
+        policy = client_policy(merged)
         try:
             connection.open(self.timeout + STARTUP_ALLOWANCE)
             session_id = connection.new_session(Path(workspace).absolute(), recorder, policy, merged.get("mode"),
@@ -271,7 +284,7 @@ class ClaudeCodeAcpTarget(AcpTarget):
             shutil.rmtree(home, ignore_errors=True)
             raise TargetError(f"{exc} (start)", detail=connection.tail(), kind=exc.kind) from None
         return ClaudeCodeAcpSession(self, connection, session_id, recorder, api=api, home=home,
-                                    fs_read=fs_read, fs_write=fs_write)
+                                    fs_read=fs_read, fs_write=fs_write, terminal=terminal, names=merged.get("names"))
 
     @property
     def slug(self) -> str:
@@ -281,5 +294,5 @@ class ClaudeCodeAcpTarget(AcpTarget):
         behind = f"cli-{self.cli_version or CLI_PINNED}" if cli == "pinned" else ("cli-bundled" if cli == "bundled" else "cli-custom")
         parts = ["acp-claude-code", PINNED_VERSION, behind] + [
             f"{key}-{value.replace(',', '-')}" for key, value in sorted(self.acp_options.items())
-            if key in ("fs", "permission", "writes", "parents", "mode", "events")]
+            if key in ("fs", "permission", "writes", "parents", "terminal", "mode", "events")]
         return "-".join(parts)

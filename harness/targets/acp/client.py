@@ -17,6 +17,9 @@ What is recorded (the :class:`Recorder`, sliced per call by the target):
   ``escape: true`` marks a path outside the workspace (refused, never touched);
 - ``permissions``: every ``session/request_permission``: the tool call's ``title``/``kind``/
   ``toolCallId``, the option kinds offered and the ``answer`` given;
+- ``terminals``: every ``terminal/*`` request (when the client offers the ``terminal`` capability):
+  ``method``, its parameters as sent (``command``, ``args``, ``env``, ``cwd``, ``outputByteLimit``;
+  ``terminalId``) and the ``answer`` given (`TERMINAL_POLICIES`);
 - ``violations``: what the agent got wrong on the wire: a stdout line that is not a JSON-RPC 2.0
   object, a line over `LINE_LIMIT` bytes, a ``session/update`` the ACP schema rejects. A violation
   breaks the session (an ``error`` verdict naming it).
@@ -42,16 +45,22 @@ from typing import Any
 from acp import Client, RequestError, connect_to_agent
 from acp.schema import (
     AllowedOutcome,
+    CreateTerminalResponse,
     DeniedOutcome,
+    KillTerminalResponse,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
     SessionNotification,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from pydantic import ValidationError
 
 from harness.targets import launch
-from harness.targets.acp.fs import PERMISSION_ANSWERS, FsRefusal, WorkspaceFiles
+from harness.targets.acp.fs import PERMISSION_ANSWERS, TERMINAL_POLICIES, FsRefusal, WorkspaceFiles
 from harness.targets.channel import StderrTail
 from harness.util import processes
 
@@ -69,6 +78,50 @@ SESSION_LEVEL = frozenset({"available_commands_update"})
 
 #: The code of the reply when the client refuses every write (``writes=refuse``).
 REFUSED_WRITE = -32603
+
+#: How the editor answers ``terminal/*`` (the ``terminal`` option, `acp_fs.TERMINAL_POLICIES`; the capability is
+#: offered unless ``none``). The harness never runs a command an agent asks for (the agent is a
+#: candidate, and candidates are hostile); its terminals run nothing:
+#: ``refuse``: every ``terminal/create`` is answered with an error (`REFUSED_TERMINAL`);
+#: ``fake``: a terminal has exited at once with code 0, its whole output `FAKE_OUTPUT`;
+#: ``running``: a terminal runs until ``terminal/kill`` or ``terminal/release``: its output is empty
+#: and without exit status, ``terminal/wait_for_exit`` answers only once it was killed (signal
+#: ``SIGKILL``; at most `TERMINAL_WAIT_LIMIT` seconds, then an error).
+REFUSED_TERMINAL = -32603
+FAKE_OUTPUT = "(the editor ran nothing)\n"
+#: At most this many terminals per session (a ``terminal/create`` past it is refused).
+TERMINAL_LIMIT = 100
+#: At most this many ``args`` and ``env`` entries of a ``terminal/create`` are recorded.
+RECORDED_ITEMS = 100
+#: The longest ``terminal/wait_for_exit`` of a ``running`` terminal (seconds).
+TERMINAL_WAIT_LIMIT = 300.0
+
+
+class _FakeTerminal:
+    """A terminal of the editor's that runs nothing: exited (``fake``) or running until killed."""
+
+    def __init__(self, *, running: bool) -> None:
+        self.running = running
+        self.killed = False
+        self.ended = asyncio.Event()
+        if not running:
+            self.ended.set()
+
+    def kill(self) -> None:
+        """Ends a running terminal by "SIGKILL"; one that has exited is left as it was."""
+        if not self.ended.is_set():
+            self.killed = True
+            self.ended.set()
+
+    def status(self) -> TerminalExitStatus | None:
+        """Returns the exit status, or None while it runs."""
+        if not self.ended.is_set():
+            return None
+        return TerminalExitStatus(signal="SIGKILL") if self.killed else TerminalExitStatus(exit_code=0)
+
+    def output(self) -> str:
+        """Returns what it printed: `FAKE_OUTPUT` for one that exited by itself, else nothing."""
+        return "" if self.running else FAKE_OUTPUT
 
 
 # The package logs a traceback for every message it cannot handle; the verdict names it instead.
@@ -91,15 +144,20 @@ class Recorder:
     session_updates: list[dict[str, Any]] = field(default_factory=list)  # SESSION_LEVEL ones, never per call
     fs: list[dict[str, Any]] = field(default_factory=list)
     permissions: list[dict[str, Any]] = field(default_factory=list)
+    terminals: list[dict[str, Any]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
 
-    def mark(self) -> tuple[int, int, int]:
+    def mark(self) -> tuple[int, int, int, int]:
         """Returns where each list ends now (the start of a call's window)."""
-        return len(self.events), len(self.fs), len(self.permissions)
+        return len(self.events), len(self.fs), len(self.permissions), len(self.terminals)
 
-    def since(self, mark: tuple[int, int, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    def since(self, mark: tuple[int, ...]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         """Returns the events, fs requests and permission requests recorded after ``mark``."""
         return self.events[mark[0]:], self.fs[mark[1]:], self.permissions[mark[2]:]
+
+    def terminals_since(self, mark: tuple[int, ...]) -> list[dict[str, Any]]:
+        """Returns the ``terminal/*`` requests recorded after ``mark``."""
+        return self.terminals[mark[3]:] if len(mark) > 3 else []
 
     def add(self, kind: str, entry: Any) -> None:
         """Appends ``entry`` to the list ``kind``, up to RECORD_LIMIT entries."""
@@ -117,10 +175,15 @@ class ClientPolicy:
     permission: str = "allow"
     refuse_writes: bool = False
     create_parents: bool = False
+    terminal: str = "none"
+    #: Unsaved editor buffers: relative path -> text (`acp_fs.WorkspaceFiles`).
+    buffers: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.permission not in PERMISSION_ANSWERS:
             raise ValueError(f"permission answer {self.permission!r}: expected one of {', '.join(PERMISSION_ANSWERS)}")
+        if self.terminal not in TERMINAL_POLICIES:
+            raise ValueError(f"terminal {self.terminal!r}: expected one of {', '.join(TERMINAL_POLICIES)}")
 
 
 @dataclass
@@ -128,6 +191,8 @@ class _Bound:
     files: WorkspaceFiles
     recorder: Recorder
     policy: ClientPolicy
+    terminals: dict[str, _FakeTerminal] = field(default_factory=dict)  # the terminals not released yet
+    created: int = 0
 
 
 class EditorClient(Client):
@@ -144,13 +209,16 @@ class EditorClient(Client):
 
     def bind(self, session_id: str, workspace: Path, recorder: Recorder, policy: ClientPolicy) -> None:
         """Serves ``workspace`` to ``session_id`` from now on, recording into ``recorder``."""
-        self.sessions[session_id] = _Bound(WorkspaceFiles(workspace, create_parents=policy.create_parents), recorder, policy)
+        files = WorkspaceFiles(workspace, create_parents=policy.create_parents, buffers=policy.buffers)
+        self.sessions[session_id] = _Bound(files, recorder, policy)
 
     def unbind(self, session_id: str) -> None:
         """Forgets a session (its scenario is over) and lets go of its workspace."""
         bound = self.sessions.pop(session_id, None)
         if bound is not None:
             bound.files.close()
+            for terminal in bound.terminals.values():  # no wait_for_exit outlives its session
+                terminal.kill()
 
     def recorder_of(self, session_id: Any) -> Recorder | None:
         """Returns the recorder of a bound session, or None."""
@@ -216,6 +284,85 @@ class EditorClient(Client):
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         """Updates are recorded from the wire (`AgentProcess._observe`), exactly as sent."""
+
+    # -- terminals (ACP's Terminals section): recorded, answered by policy, never run -------------
+
+    def _terminal_entry(self, bound: _Bound, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        entry = _bounded({"method": method, **{key: value for key, value in params.items() if value is not None}})
+        bound.recorder.add("terminals", entry)
+        return entry
+
+    def _terminal(self, session_id: str, method: str, terminal_id: str) -> tuple[_Bound, dict[str, Any], _FakeTerminal]:
+        bound = self._session(session_id, method)
+        entry = self._terminal_entry(bound, method, {"terminalId": terminal_id})
+        terminal = bound.terminals.get(terminal_id)
+        if terminal is None:
+            entry.update(answer="refused", error={"code": -32602, "message": "unknown terminal"})
+            raise RequestError.invalid_params({"terminalId": "unknown terminal"})
+        return bound, entry, terminal
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
+                              cwd: str | None = None, output_byte_limit: int | None = None,
+                              **kwargs: Any) -> CreateTerminalResponse:
+        """Records ``terminal/create``; refuses it, or answers a terminal that runs nothing (`TERMINAL_POLICIES`)."""
+        bound = self._session(session_id, "terminal/create")
+        entry = self._terminal_entry(bound, "terminal/create", {
+            "command": command, "cwd": cwd, "outputByteLimit": output_byte_limit,
+            "args": list(args)[:RECORDED_ITEMS] if args else None,
+            "env": [{"name": getattr(v, "name", None), "value": getattr(v, "value", None)} for v in env[:RECORDED_ITEMS]]
+            if env else None})
+        if bound.policy.terminal not in ("fake", "running") or bound.created >= TERMINAL_LIMIT:
+            entry.update(answer="refused", error={"code": REFUSED_TERMINAL, "message": "the client runs no commands"})
+            raise RequestError(REFUSED_TERMINAL, "the client runs no commands", {"command": str(command)[:200]})
+        bound.created += 1
+        terminal_id = f"term-{bound.created}"
+        bound.terminals[terminal_id] = _FakeTerminal(running=bound.policy.terminal == "running")
+        entry.update(answer="created", terminalId=terminal_id)
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        """Answers the terminal's output so far, and its exit status once it has one."""
+        _bound, entry, terminal = self._terminal(session_id, "terminal/output", terminal_id)
+        status = terminal.status()
+        entry.update(answer="output", output=terminal.output())
+        if status is not None:
+            entry["exitStatus"] = status.model_dump(by_alias=True, exclude_none=True)
+        return TerminalOutputResponse(output=terminal.output(), truncated=False, exit_status=status)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
+        """Answers when the terminal has exited: at once (``fake``), or once it was killed (``running``; bounded)."""
+        bound, entry, terminal = self._terminal(session_id, "terminal/wait_for_exit", terminal_id)
+        if not terminal.ended.is_set():
+            # The answer comes later, maybe during another call: the request says it waits, and the
+            # answer is a record of its own, in the window of the call it came in.
+            entry["answer"] = "waiting"
+            entry = _bounded({"method": "terminal/wait_for_exit", "terminalId": terminal_id, "answered_after_waiting": True})
+            try:
+                await asyncio.wait_for(terminal.ended.wait(), TERMINAL_WAIT_LIMIT)
+            except TimeoutError:
+                entry.update(answer="refused", error={"code": REFUSED_TERMINAL, "message": "still running"})
+                bound.recorder.add("terminals", entry)
+                raise RequestError(REFUSED_TERMINAL, f"the terminal did not exit within {TERMINAL_WAIT_LIMIT:g} s",
+                                   None) from None
+            bound.recorder.add("terminals", entry)
+        status = terminal.status() or TerminalExitStatus()
+        entry.update(answer="exited", **status.model_dump(by_alias=True, exclude_none=True))
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
+        """Kills a ``running`` terminal (it exits by SIGKILL); a terminal that has exited stays as it was."""
+        _bound, entry, terminal = self._terminal(session_id, "terminal/kill", terminal_id)
+        terminal.kill()
+        entry["answer"] = "killed"
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+        """Kills the terminal if it still runs and forgets it: its id is unknown from then on."""
+        bound, entry, terminal = self._terminal(session_id, "terminal/release", terminal_id)
+        terminal.kill()
+        bound.terminals.pop(terminal_id, None)
+        entry["answer"] = "released"
+        return ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """No extension methods: the agent gets "method not found"."""

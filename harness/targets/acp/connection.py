@@ -27,13 +27,14 @@ class Connection:
 
     def __init__(self, loop: Any, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  cwd: str | Path | None = None, fs_read: bool = True, fs_write: bool = True, box: Any = None,
-                 slot: Any = None) -> None:
+                 slot: Any = None, terminal: bool = False) -> None:
         self.loop = loop
         self.client = EditorClient()
         self.process = AgentProcess(argv, self.client, env=env, cwd=cwd, box=box)
         self.slot = slot  # the workspace folder its sandbox binds (harness/targets/launch.py Slot), or None
         self.fs_read = fs_read
         self.fs_write = fs_write
+        self.terminal = terminal
         self.agent_info: dict[str, Any] = {}
         self.initialize_result: dict[str, Any] = {}
         self.closed = False
@@ -46,7 +47,7 @@ class Connection:
                 and not self.process.recorder.violations)
 
     def open(self, timeout: float) -> None:
-        """Spawns the agent and sends ``initialize`` with the fs capabilities; raises AgentBroken."""
+        """Spawns the agent and sends ``initialize`` with the fs and terminal capabilities; raises AgentBroken."""
         self._run(self._open(timeout), timeout)
 
     async def _open(self, timeout: float) -> None:
@@ -56,7 +57,8 @@ class Connection:
         from harness import __version__
         await self.process.start()
         capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=self.fs_read,
-                                                                     write_text_file=self.fs_write), terminal=False)
+                                                                     write_text_file=self.fs_write),
+                                          terminal=self.terminal)
         response = await self.process.request(
             self.process.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities,
                                          client_info=Implementation(name=CLIENT_NAME, version=__version__)),

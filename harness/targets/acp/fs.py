@@ -23,7 +23,13 @@ Rules, because the agent is a candidate and candidates are hostile:
   select whole lines, line endings kept;
 - a write creates or truncates the file, content as UTF-8, unchanged; a missing parent directory is
   an error (``file not found``, like ``fs::write``) unless the client was told to create parents
-  (``create_parents``, the ``parents=create`` option: what an editor saving a new buffer may do).
+  (``create_parents``, the ``parents=create`` option: what an editor saving a new buffer may do);
+- *unsaved buffers* (``buffers``, a scenario's ``acp: {buffers: {<relative path>: <text>}}``): the
+  editor has that file open with text it has not saved. ``fs/read_text_file`` serves the buffer's
+  text, not the disk's ("including unsaved changes in the editor", ACP's File System section); a
+  write of that path replaces the buffer and saves it (the file on disk gets the new content, as
+  an editor that saves what the agent wrote). The path is held to the same rules first: a buffer
+  never opens a way out of the workspace.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ PERMISSION_ANSWERS: dict[str, tuple[str, ...]] = {
     "reject_always": ("reject_always", "reject_once"),
     "cancel": (),
 }
+
+#: How the editor answers ``terminal/*`` (``client.py`` says what each does); here for the same reason.
+TERMINAL_POLICIES = ("none", "refuse", "fake", "running")
 
 #: The largest file served to ``fs/read_text_file`` (bytes); larger ones are refused.
 READ_LIMIT = 16 * 1024 * 1024
@@ -68,9 +77,12 @@ class FsRefusal(Exception):
 class WorkspaceFiles:
     """Reads and writes files under ``root`` only, never through a link."""
 
-    def __init__(self, root: Path, *, create_parents: bool = False) -> None:
+    def __init__(self, root: Path, *, create_parents: bool = False, buffers: dict[str, str] | None = None) -> None:
         self.root = Path(root).absolute()
         self.create_parents = create_parents
+        # Unsaved editor buffers, by their components below the root (``a/b.txt`` -> ("a", "b.txt")).
+        self.buffers: dict[tuple[str, ...], str] = {
+            tuple(posixpath.normpath(name).split("/")): text for name, text in (buffers or {}).items()}
         self._roots = {str(self.root), os.path.realpath(self.root)}
         # The root, held: every request walks from here (raises OSError when it is no folder now).
         self._fd: int | None = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -107,6 +119,8 @@ class WorkspaceFiles:
         parts = self.relative(path)
         if not parts:
             raise FsRefusal(FAILED, f"is a directory: {path}")
+        if tuple(parts) in self.buffers:
+            return select_lines(self.buffers[tuple(parts)], line, limit)
         parent = self._walk(parts[:-1], path, create=False)
         try:
             fd = _open(parts[-1], os.O_RDONLY, parent, path)
@@ -151,6 +165,8 @@ class WorkspaceFiles:
                 os.close(fd)
         finally:
             os.close(parent)
+        if tuple(parts) in self.buffers:
+            self.buffers[tuple(parts)] = content  # the editor's buffer holds what it saved
         return len(data)
 
     def _walk(self, parts: list[str], path: str, *, create: bool) -> int:

@@ -12,6 +12,11 @@ is not a known ``option=value`` starts the command line; ``python`` means this i
   ``reject_always``, ``cancel``: how ``session/request_permission`` is answered;
 - ``writes=serve`` (default) or ``refuse``: answer every ``fs/write_text_file`` with an error;
 - ``parents=fail`` (default) or ``create``: whether a write creates missing parent directories;
+- ``terminal=none`` (default), ``refuse``, ``fake``, ``running``: the client's ``terminal`` capability
+  and how it answers ``terminal/*`` (``client.py``: ``refuse`` answers every ``terminal/create`` with
+  an error; ``fake`` creates terminals that ran nothing, exited 0, output ``(the editor ran
+  nothing)``; ``running`` terminals run nothing until killed); the harness never runs a command an
+  agent asks for;
 - ``mode=<id>``: ``session/set_mode`` right after ``session/new``;
 - ``events=wire`` (default) or ``seed003``: the shape of the recorded events (`events.py`:
   seed 003 writes ACP's tool-call updates as ``{"type": "toolCall", "id"}`` /
@@ -20,9 +25,15 @@ is not a known ``option=value`` starts the command line; ``python`` means this i
 - ``profile=<name>[,<name>]``: the profiles the agent serves (others are skipped);
 - for ``claude-code`` only: ``cli=pinned|bundled|<path>``, ``tokens=<policy>`` (see there).
 
-A scenario may set ``permission``, ``writes``, ``parents`` and ``fs`` for itself in a top-level
-``acp: {...}`` entry; such a scenario requires ``acp``, so that targets which are no ACP client skip
-it, and the runner hands the entry to ``open`` as ``options["acp"]``.
+A scenario may set ``permission``, ``writes``, ``parents``, ``fs`` and ``terminal`` for itself in a
+top-level ``acp: {...}`` entry, and also ``buffers`` (``{<relative path>: <text>}``: files the
+editor has open with unsaved text, served to ``fs/read_text_file`` instead of the disk's; `fs.py`)
+and, for ``claude-code``, ``names`` (``offered``, the default: a step's Read, Write, Edit, Bash is
+sent under the name the agent offers, ``mcp__acp__*`` while the client serves it; ``builtin``: under
+Claude Code's own name, as a model that ignores the offer would; either way each call records the
+tools the request carrying its result offered, ``extra.tools_offered``). Such a scenario requires
+``acp``, so that targets which are no ACP client skip it, and the runner hands the entry to
+``open`` as ``options["acp"]``.
 
 How calls are driven. An ACP client cannot call an agent's tools; it sends prompts. For a generic
 agent every call is one ``session/prompt`` whose one text block is the JSON
@@ -80,8 +91,13 @@ REQUIRES = "acp"
 
 _FS = {"read,write": (True, True), "write,read": (True, True), "read": (True, False), "write": (False, True),
        "none": (False, False)}
-_OPTIONS = ("fs", "permission", "writes", "parents", "mode", "events", "timeout", "profile", "cli", "tokens")
-_SCENARIO_OPTIONS = ("fs", "permission", "writes", "parents")
+_OPTIONS = ("fs", "permission", "writes", "parents", "terminal", "mode", "events", "timeout", "profile", "cli", "tokens")
+_SCENARIO_OPTIONS = ("fs", "permission", "writes", "parents", "terminal", "names", "buffers")
+#: Which names a claude-code step's tool is sent under (scenario option ``names``).
+NAMES = ("offered", "builtin")
+#: The most buffers a scenario may give, and the longest text of one (characters).
+BUFFER_LIMIT = 100
+BUFFER_TEXT_LIMIT = 1024 * 1024
 
 
 def parse_spec(spec: str) -> tuple[dict[str, str], list[str]]:
@@ -110,6 +126,12 @@ def check_options(options: dict[str, Any], where: str) -> None:
         raise ValueError(f"{where}: writes={options['writes']!r}: expected serve or refuse")
     if "parents" in options and options["parents"] not in ("fail", "create"):
         raise ValueError(f"{where}: parents={options['parents']!r}: expected fail or create")
+    if "terminal" in options:
+        from harness.targets.acp.fs import TERMINAL_POLICIES
+        if options["terminal"] not in TERMINAL_POLICIES:
+            raise ValueError(f"{where}: terminal={options['terminal']!r}: expected one of {', '.join(TERMINAL_POLICIES)}")
+    if "names" in options and options["names"] not in NAMES:
+        raise ValueError(f"{where}: names={options['names']!r}: expected one of {', '.join(NAMES)}")
     if "events" in options:
         from harness.targets.acp.events import PROJECTIONS
         if options["events"] not in PROJECTIONS:
@@ -122,18 +144,48 @@ def check_options(options: dict[str, Any], where: str) -> None:
             raise ValueError(f"{where}: timeout={options['timeout']!r}: expected a positive number of seconds") from None
 
 
-def scenario_options(options: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-    """Splits a scenario's options into its ``acp`` entry (checked) and the rest."""
+def scenario_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Splits a scenario's options into its ``acp`` entry (checked) and the rest.
+
+    Every value of the entry is a string, except ``buffers``: a mapping of relative paths to texts.
+    """
     rest = dict(options or {})
     own = rest.pop("acp", None) or {}
     if not isinstance(own, dict) or set(own) - set(_SCENARIO_OPTIONS):
         raise Unsupported(f"options.acp: expected a mapping of {', '.join(_SCENARIO_OPTIONS)}")
-    own = {key: str(value) for key, value in own.items()}
+    buffers = own.get("buffers")
+    out: dict[str, Any] = {key: str(value) for key, value in own.items() if key != "buffers"}
     try:
-        check_options(own, where="options.acp")
+        check_options(out, where="options.acp")
+        if buffers is not None:
+            out["buffers"] = check_buffers(buffers, where="options.acp.buffers")
     except ValueError as exc:
         raise Unsupported(str(exc)) from None
-    return own, rest
+    return out, rest
+
+
+def check_buffers(buffers: Any, where: str) -> dict[str, str]:
+    """Returns the unsaved buffers of a scenario (relative path -> text); ValueError names what is wrong."""
+    import posixpath
+    if not isinstance(buffers, dict) or len(buffers) > BUFFER_LIMIT:
+        raise ValueError(f"{where}: expected a mapping of at most {BUFFER_LIMIT} relative paths to texts")
+    out: dict[str, str] = {}
+    for name, text in buffers.items():
+        if not isinstance(name, str) or not name or name.startswith("/") or "\x00" in name \
+                or posixpath.normpath(name).split("/")[0] in ("..", ".") or name != posixpath.normpath(name):
+            raise ValueError(f"{where}: {str(name)[:200]!r}: expected a normal path relative to the workspace")
+        if not isinstance(text, str) or len(text) > BUFFER_TEXT_LIMIT:
+            raise ValueError(f"{where}.{name}: expected a text of at most {BUFFER_TEXT_LIMIT} characters")
+        out[name] = text
+    return out
+
+
+def client_policy(merged: dict[str, Any]) -> Any:
+    """Returns the editor's policy for one session from the target's and the scenario's options."""
+    from harness.targets.acp.client import ClientPolicy
+    return ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",
+                        create_parents=merged.get("parents") == "create", terminal=merged.get("terminal", "none"),
+                        buffers=dict(merged.get("buffers") or {}))
 
 
 class AcpSession(Session):
@@ -168,7 +220,8 @@ class AcpSession(Session):
             self._target.broke(self._connection)
             raise TargetError(f"{exc} ({tool})", detail=self._connection.tail(), kind=exc.kind) from None
         events, fs, permissions = self._recorder.since(mark)
-        return observation(tool_result(events, tool), self._target.shaped(events), fs, permissions)
+        return observation(tool_result(events, tool), self._target.shaped(events), fs, permissions,
+                           self._recorder.terminals_since(mark))
 
     def close(self) -> None:
         """Forgets the session; a connection of its own is closed with it."""
@@ -180,12 +233,15 @@ class AcpSession(Session):
             self._connection.close()
 
 
-def observation(result: CallResult, events: list[Any], fs: list[Any], permissions: list[Any]) -> CallResult:
-    """Returns ``result`` with the call's events, fs requests and permission requests attached."""
+def observation(result: CallResult, events: list[Any], fs: list[Any], permissions: list[Any],
+                terminals: list[Any] | None = None) -> CallResult:
+    """Returns ``result`` with the call's events, fs, permission and terminal requests attached."""
     result.events = list(events)
     result.extra = {**result.extra, "fs": list(fs)}
     if permissions:
         result.extra["permissions"] = list(permissions)
+    if terminals:
+        result.extra["terminals"] = list(terminals)
     escapes = [entry["path"] for entry in fs if entry.get("escape")]
     if escapes:
         result.extra["escape_attempts"] = escapes
@@ -313,14 +369,14 @@ class AcpTarget(Target):
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
         """Opens an ACP session in ``workspace`` (on its own process when the scenario's ``fs`` differs)."""
-        from harness.targets.acp.client import AgentBroken, ClientPolicy, Recorder
+        from harness.targets.acp.client import AgentBroken, Recorder
         own, _rest = scenario_options(options)
         merged = {**self.acp_options, **own}
-        own_connection = merged.get("fs", "read,write") != self.acp_options.get("fs", "read,write")
+        capabilities = ("fs", "read,write"), ("terminal", "none")
+        own_connection = any(merged.get(key, default) != self.acp_options.get(key, default) for key, default in capabilities)
         connection = self._connect(merged, workspace) if own_connection else self._shared_connection(workspace)
         recorder = Recorder()
-        policy = ClientPolicy(permission=merged.get("permission", "allow"), refuse_writes=merged.get("writes") == "refuse",
-                              create_parents=merged.get("parents") == "create")
+        policy = client_policy(merged)
         try:
             session_id = connection.new_session(Path(workspace).absolute(), recorder, policy,
                                                 merged.get("mode"), max(START_TIMEOUT, self.timeout))
@@ -388,7 +444,8 @@ class AcpTarget(Target):
         box = launch.confine(self.sandbox, self.argv, workspace=workspace, tmp=self._tmp, env=self._named_env,
                              cwd=self.cwd, writable=[self.cwd] if self.cwd else [])
         connection = Connection(self.loop(), self.argv, env=self.env, cwd=self.cwd, fs_read=read, fs_write=write, box=box,
-                                slot=launch.Slot.of(workspace) if box is not None else None)
+                                slot=launch.Slot.of(workspace) if box is not None else None,
+                                terminal=options.get("terminal", "none") != "none")
         try:
             connection.open(max(START_TIMEOUT, self.timeout))
         except AgentBroken as exc:
@@ -401,5 +458,5 @@ class AcpTarget(Target):
         """Returns ``acp-<agent name>`` plus the options that change what the agent sees."""
         name = self.info.name if self.info and self.info.name else Path(self.argv[0]).name
         parts = ["acp", name] + [f"{key}-{value.replace(',', '-')}" for key, value in sorted(self.acp_options.items())
-                                 if key in ("fs", "permission", "writes", "parents", "mode", "events")]
+                                 if key in ("fs", "permission", "writes", "parents", "terminal", "mode", "events")]
         return name_slug(*parts)  # bounded: the name is the agent's, of any length

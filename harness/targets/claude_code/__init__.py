@@ -20,7 +20,10 @@ Spec: ``claude-code`` or ``claude-code:opt=val,opt=val`` with
 A scenario may set the same things for its own session (its ``options``, claude-code-captured
 only): ``permission_mode``, ``cwd`` (``workspace`` | ``outside``), ``allowed_tools`` (a list of
 rules), ``count_tokens`` (a token policy, e.g. ``unavailable``) and ``turn_reminder`` (true: the
-turn reminder as users get it); they win over the target's.
+turn reminder as users get it); they win over the target's. ``cache_markers: true`` adds to each
+call's ``events``, before the messages that followed its result, where the request carrying the
+result put its ``cache_control`` markers (`fake_api.cache_markers`: ``{message, role, block,
+cache_control}``, ``message`` counted from the one carrying the result).
 
 A scenario captured from this CLI says under which mode and working directory
 (``source: "captured: claude-code 2.1.330 (acceptEdits, cwd=workspace)"``); a target running under
@@ -87,7 +90,7 @@ _CAPTURED = re.compile(r"^captured: claude-code \S+ \((?P<mode>[A-Za-z]+), cwd=(
 _MODES = ("acceptEdits", "default", "plan", "bypassPermissions", "dontAsk", "auto")
 _OPTIONS = ("cli", "mode", "cwd", "tokens", "timeout", "allowed", "reminder")
 #: Session options a scenario may set for itself (see the module docstring).
-SESSION_OPTIONS = ("permission_mode", "cwd", "allowed_tools", "count_tokens", "turn_reminder")
+SESSION_OPTIONS = ("permission_mode", "cwd", "allowed_tools", "count_tokens", "turn_reminder", "cache_markers")
 
 
 def parse_spec(spec: str) -> dict[str, str]:
@@ -231,6 +234,7 @@ class ClaudeCodeTarget(Target):
             user=self.user,
             turn_reminder=bool(options.get("turn_reminder", self.options["reminder"] == "on")),
             sandbox=self.sandbox,
+            cache_markers=bool(options.get("cache_markers", False)),
         )
 
     def _session_mode(self, options: dict[str, Any]) -> tuple[str, str]:

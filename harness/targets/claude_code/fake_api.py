@@ -132,6 +132,12 @@ class ToolResult:
     #: ``{"role", "content"}`` (e.g. the ``system`` note ``[Truncated: PARTIAL view — ...]`` after a Read
     #: the token cap cut); ``cache_control`` markers, the CLI's caching hints, are left out.
     following: list[dict[str, Any]] = field(default_factory=list)
+    #: Where the request put its ``cache_control`` markers among its messages, in order:
+    #: ``{"message": <index relative to the message carrying the result: 0 it, 1 the next, -1 the one
+    #: before>, "role", "block": <the marked block's type>, "cache_control": <the marker>}``.
+    cache_markers: list[dict[str, Any]] = field(default_factory=list)
+    #: The names of the tools the request offered the model, sorted.
+    tools_offered: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -166,7 +172,8 @@ def find_tool_result(body: dict[str, Any], tool_use_id: str | None = None) -> To
     message = last_user_message(body)
     if message is None or not isinstance(message.get("content"), list):
         return None
-    after = messages[next(i for i, m in enumerate(messages) if m is message) + 1:]
+    at = next(i for i, m in enumerate(messages) if m is message)
+    after = messages[at + 1:]
     blocks = message["content"]
     for block in blocks:
         if not (isinstance(block, dict) and block.get("type") == "tool_result"):
@@ -180,8 +187,28 @@ def find_tool_result(body: dict[str, Any], tool_use_id: str | None = None) -> To
             is_error=bool(block.get("is_error", False)),
             siblings=siblings,
             following=[_without_cache_control(m) for m in after],
+            cache_markers=cache_markers(messages, at),
+            tools_offered=tools_offered(body),
         )
     return None
+
+
+def cache_markers(messages: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+    """Returns the ``cache_control`` markers of ``messages``, each placed relative to message ``at``."""
+    out = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and "cache_control" in block:
+                out.append({"message": index - at, "role": message.get("role"), "block": block.get("type"),
+                            "cache_control": block["cache_control"]})
+    return out
+
+
+def tools_offered(body: dict[str, Any]) -> list[str]:
+    """Returns the sorted names of the tools a Messages request offers the model."""
+    tools = body.get("tools")
+    return sorted(str(t.get("name")) for t in tools if isinstance(t, dict)) if isinstance(tools, list) else []
 
 
 def _without_cache_control(message: dict[str, Any]) -> dict[str, Any]:
@@ -325,7 +352,7 @@ class StepScript:
         found = find_tool_result(body, self.pending_id)
         if found is None:  # the harness must not wait for a result that will never come
             message = last_user_message(body) or {}
-            found = ToolResult(self.pending_id, message.get("content"), found=False)
+            found = ToolResult(self.pending_id, message.get("content"), found=False, tools_offered=tools_offered(body))
         with self._cond:
             self._results[found.tool_use_id] = found
             self.pending_id = None

@@ -138,10 +138,12 @@ class ClaudeCodeSession(AgentProcessSession):
         user: tuple[int, int] | None = None,
         turn_reminder: bool = False,
         sandbox: bool = False,
+        cache_markers: bool = False,
     ) -> None:
         self.cli = cli
         self.title = "Claude Code"
         self.exit_timeout = EXIT_TIMEOUT
+        self.cache_markers = cache_markers
         self.user = user  # (uid, gid) the CLI runs as (--run-as), or None: the harness's own user
         self._workspace_dirty = False
         self.workspace = workspace
@@ -243,7 +245,10 @@ class ClaudeCodeSession(AgentProcessSession):
             extra["reminders"] = reminders
         # What the CLI told the model right after the result, in the same request (e.g. the system
         # note after a Read the token cap cut): the call's events, so scenarios can expect them.
-        events = [note_event(message) for message in result.following] or None
+        notes = [note_event(message) for message in result.following]
+        if self.cache_markers:  # where the request put its caching hints (a scenario's cache_markers option)
+            notes = [*result.cache_markers, *notes]
+        events = notes or None
         if result.is_error:
             # A permission request is what the model was told instead of a result: an observation
             # (an open question's answer), marked so that it never passes for the tool's own error text.
