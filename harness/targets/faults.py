@@ -69,7 +69,7 @@ def _take() -> Any:
     import tempfile
     import tokenize
 
-    from pyfakefs import helpers
+    from pyfakefs import fake_pathlib, helpers
     from pyfakefs.fake_filesystem_unittest import Patcher
 
     held, _held = _held, None
@@ -82,6 +82,8 @@ def _take() -> Any:
             patcher.fs.__dict__.pop("raise_os_error", None)  # what _make_read_only put in place
             if getattr(patcher, "kept", None) is None:  # else only the last workspace was removed (_put_back)
                 patcher.fs.reset()
+            elif fake_pathlib.FakePath.filesystem is not patcher.fs:  # another patcher ran in between
+                fake_pathlib.init_module(patcher.fs)  # (fs.reset does this): pathlib's fakes find this file system
             patcher.resume()
             # The temporary folder tempfile found on this (then identical) file system: finding it
             # again writes and removes a probe file in each candidate, a third of a workspace's set-up.
