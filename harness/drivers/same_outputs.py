@@ -46,6 +46,7 @@ _VOLATILE = [
     (re.compile(r"(│|\||<td[^>]*>) *[0-9]+\.[0-9]+ *(│|\||</td>)"), r"\1 <t> \2"),  # a table's seconds
     (re.compile(r"─{3,}|━{3,}|-{3,}"), "---"),  # a rule as wide as the widest timing
     (re.compile(r" +$", re.M), ""),  # padding as wide as the widest timing
+    (re.compile(r" {2,}(?=[┃│])"), " "),  # a table's column as wide as its widest cell (a target's path)
 ]
 
 
