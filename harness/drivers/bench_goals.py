@@ -87,7 +87,7 @@ _runner.Runner.run = run
 from harness.run import workers as _workers
 _pool = _workers.run
 def pool(*args, jobs=1, **kwargs):
-    sys.stderr.write("\nbench-jobs %d\n" % jobs)
+    sys.stderr.write("\\nbench-jobs %d\\n" % jobs)
     return _pool(*args, jobs=jobs, **kwargs)
 _workers.run = pool
 sys.argv = ["harness", *sys.argv[1:]]
@@ -138,6 +138,12 @@ def first_scenario(process: Process) -> tuple[float, float]:
         return float("nan"), float("nan")
     at, cpu = min(noted)
     return at - process.started, cpu
+
+
+def jobs_chosen(process: Process) -> str:
+    """Returns the ``--jobs`` a probed ``harness run`` chose, with the load average at its start."""
+    chose = re.findall(r"^bench-jobs (\d+)$", process.stderr, re.M)
+    return f"--jobs {chose[0] if chose else '?'} at load {process.load:.1f}"
 
 
 def replay_main() -> int:
@@ -226,10 +232,9 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
                 f"serial: {first_serial * 1000:.0f} ms of {serial.wall * 1000:.0f} ms ({first_serial / serial.wall:.0%}), "
                 f"{cpu_serial * 1000:.0f} ms of {serial.cpu * 1000:.0f} ms processor time ({cpu_serial / serial.cpu:.0%})"))
 
-    chose = re.findall(r"^bench-jobs (\d+)$", default.stderr, re.M)
     out.append((next(goals), default.wall / serial.wall,
-                f"{default.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms (the default, which chose --jobs "
-                f"{chose[0] if chose else '?'} at load {default.load:.1f}, / --jobs 1)"))
+                f"{default.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms (the default, which chose "
+                f"{jobs_chosen(default)}, / --jobs 1)"))
     out.append((next(goals), default.cpu / serial.cpu,
                 f"{default.cpu * 1000:.0f} ms / {serial.cpu * 1000:.0f} ms of processor time"))
 
