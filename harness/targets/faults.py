@@ -80,10 +80,16 @@ def _take() -> Any:
             helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
             helpers.set_gid(1)
             patcher.fs.__dict__.pop("raise_os_error", None)  # what _make_read_only put in place
-            if getattr(patcher, "kept", None) is None:  # else only the last workspace was removed (_put_back)
+            kept: _Kept | None = getattr(patcher, "kept", None)
+            # Another user of pyfakefs since (pathlib's fakes point at its file system), or the kept
+            # enclosure gone: the file system is emptied and a new enclosure made, as on a first use.
+            fs: Any = patcher.fs
+            if kept is not None and (fake_pathlib.FakePath.filesystem is not fs
+                                     or not fs.exists(str(kept.enclosure.base))):
+                kept.enclosure.close()
+                patcher.kept = kept = None
+            if kept is None:  # else only the last workspace was removed (_put_back)
                 patcher.fs.reset()
-            elif fake_pathlib.FakePath.filesystem is not patcher.fs:  # another patcher ran in between
-                fake_pathlib.init_module(patcher.fs)  # (fs.reset does this): pathlib's fakes find this file system
             patcher.resume()
             # The temporary folder tempfile found on this (then identical) file system: finding it
             # again writes and removes a probe file in each candidate, a third of a workspace's set-up.
@@ -107,7 +113,10 @@ def enclosure(fs: Any) -> Enclosure:
     if patcher is None or patcher.fs is not fs:  # nested in another user's patcher: made for this scenario
         return Enclosure()
     if patcher.kept is None:
-        patcher.kept = _Kept(Enclosure(), fs)
+        made = Enclosure()
+        if not fs.exists(str(made.base)):  # not made on the fake file system: not kept for another scenario
+            return made
+        patcher.kept = _Kept(made, fs)
     kept: _Kept = patcher.kept
     return kept.enclosure
 
