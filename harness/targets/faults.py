@@ -84,8 +84,8 @@ def _take() -> Any:
             # Another user of pyfakefs since (pathlib's fakes point at its file system), or the kept
             # enclosure gone: the file system is emptied and a new enclosure made, as on a first use.
             fs: Any = patcher.fs
-            if kept is not None and (fake_pathlib.FakePath.filesystem is not fs
-                                     or not fs.exists(str(kept.enclosure.base))):
+            if kept is not None and (not fs.exists(str(kept.enclosure.base))
+                                     or fake_pathlib.FakePath.filesystem is not fs):
                 kept.enclosure.close()
                 patcher.kept = kept = None
             if kept is None:  # else only the last workspace was removed (_put_back)
