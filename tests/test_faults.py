@@ -1,5 +1,5 @@
-"""Fault scenarios on pyfakefs: one fake file system and one enclosure per process, each scenario's
-workspace removed after it and nothing of it carried to the next (harness/targets/faults.py)."""
+"""Fault scenarios on pyfakefs: one fake file system per process, nothing of a scenario carried to
+the next, also with another user of pyfakefs in between (harness/targets/faults.py)."""
 
 from __future__ import annotations
 
@@ -49,24 +49,6 @@ def _held_fs():
     held = faults._held
     assert held is not None, "the patcher was not kept for the next scenario"
     return held[0].fs
-
-
-def test_fault_scenarios_share_one_enclosure_and_each_workspace_is_removed(scenario_from):
-    outcomes: list[str] = []
-    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("a.txt", 3)])}, realises=FAULTS, in_process=True)
-    first = _scenario(scenario_from, "one", "permissions", "  files: {b.txt: b}")
-    second = _scenario(scenario_from, "two", "permissions", "  dirs: [{path: closed, mode: \"0555\"}]")
-    with Runner(target) as runner:
-        assert runner.run(first).verdict is Verdict.PASS
-        fs = _held_fs()
-        assert fs.exists(str(target.workspaces[0].parent)) and not fs.exists(str(target.workspaces[0]))
-        assert runner.run(second).verdict is Verdict.PASS
-    one, two = target.workspaces
-    assert one.parent == two.parent  # the same enclosure
-    assert _held_fs() is fs  # the same file system, not emptied...
-    assert not fs.exists(str(one)) and not fs.exists(str(two))  # ...but each workspace removed (0555 or not)
-    assert sorted(fs.listdir(str(one.parent))) == ["canary.txt", "sibling"]
-    assert outcomes == ["written", "written"]
 
 
 def test_the_free_space_of_one_scenario_is_not_left_to_the_next(scenario_from):

@@ -7,16 +7,11 @@ reference), the whole scenario then runs on a pyfakefs file system instead: mode
 directories fail with EROFS. Out-of-process targets realise these conditions their own way or
 skip the scenario (see ``Target.realises``).
 
-The fake file system is set up once per process, with one enclosure on it (the folder around the
-workspaces, with its canaries: :func:`enclosure`), and after each scenario only that scenario's
-workspace is removed and the disk usage put back as it was: pyfakefs' own set-up (finding the
-modules to patch, a new file system and fake modules) and an enclosure's (its canaries, and a wait
-for the clock to pass their ctime) each cost a fault scenario more than its calls did. Where the
-workspace cannot be removed, the enclosure shows an escape, or the scenario ended before its check,
-the next scenario gets an emptied file system and a new enclosure. Between scenarios the patches are
-lifted and pyfakefs is left as if torn down, so another user of pyfakefs in the process (a test's
-``fs`` fixture) finds it free; if it is not free, or a module was imported since, a scenario gets the
-full set-up instead.
+The fake file system is set up once per process and emptied for each scenario: pyfakefs' own
+set-up (finding the modules to patch, a new file system and fake modules) cost a fault scenario
+more than its calls did. Between scenarios the patches are lifted and pyfakefs is left as if
+torn down, so another user of pyfakefs in the process (a test's ``fs`` fixture) finds it free;
+if it is not free, or a module was imported since, a scenario gets the full set-up instead.
 """
 
 from __future__ import annotations
@@ -28,27 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.containment.enclosure import Enclosure
-
 FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
 
 
 #: The patcher set up by an earlier scenario, paused, and how many modules were loaded when it
 #: last looked for the modules to patch.
 _held: tuple[Any, int] | None = None
-
-
-class _Kept:
-    """The enclosure made on the patcher's file system, and the disk usage of each mount point then."""
-
-    def __init__(self, made: Enclosure, fs: Any) -> None:
-        self.enclosure = made
-        self.usage = [(point, point["total_size"], point["used_size"]) for point in fs.mount_points.values()]
-        self.open = _open_count(fs)  # the standard streams and the canaries held open
-
-
-def _open_count(fs: Any) -> int:
-    return sum(1 for files in fs.open_files if files)
 
 
 @contextlib.contextmanager
@@ -69,7 +49,7 @@ def _take() -> Any:
     import tempfile
     import tokenize
 
-    from pyfakefs import fake_pathlib, helpers
+    from pyfakefs import helpers
     from pyfakefs.fake_filesystem_unittest import Patcher
 
     held, _held = _held, None
@@ -80,16 +60,7 @@ def _take() -> Any:
             helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
             helpers.set_gid(1)
             patcher.fs.__dict__.pop("raise_os_error", None)  # what _make_read_only put in place
-            kept: _Kept | None = getattr(patcher, "kept", None)
-            # Another user of pyfakefs since (pathlib's fakes point at its file system), or the kept
-            # enclosure gone: the file system is emptied and a new enclosure made, as on a first use.
-            fs: Any = patcher.fs
-            if kept is not None and (not fs.exists(str(kept.enclosure.base))
-                                     or fake_pathlib.FakePath.filesystem is not fs):
-                kept.enclosure.close()
-                patcher.kept = kept = None
-            if kept is None:  # else only the last workspace was removed (_put_back)
-                patcher.fs.reset()
+            patcher.fs.reset()
             patcher.resume()
             # The temporary folder tempfile found on this (then identical) file system: finding it
             # again writes and removes a probe file in each candidate, a third of a workspace's set-up.
@@ -100,56 +71,7 @@ def _take() -> Any:
     fresh: Any = Patcher(allow_root_user=False)
     fresh.setUp()
     fresh.modules_seen = len(sys.modules)
-    fresh.kept = None
     return fresh
-
-
-def enclosure(fs: Any) -> Enclosure:
-    """Returns the enclosure on the fake file system ``fs`` (of the patcher patching now): the one an
-    earlier scenario left, or one made now and kept with the patcher."""
-    from pyfakefs.fake_filesystem_unittest import Patcher
-
-    patcher: Any = Patcher.PATCHER
-    if patcher is None or patcher.fs is not fs:  # nested in another user's patcher: made for this scenario
-        return Enclosure()
-    if patcher.kept is None:
-        made = Enclosure()
-        if not fs.exists(str(made.base)):  # not made on the fake file system: not kept for another scenario
-            return made
-        patcher.kept = _Kept(made, fs)
-    kept: _Kept = patcher.kept
-    return kept.enclosure
-
-
-def _clear(patcher: Any) -> None:
-    """Removes the scenario's workspace from the kept enclosure and puts the disk usage back as it was
-    when the enclosure was made; where it cannot (the enclosure spoiled, a file left open, a workspace
-    that will not go), drops the enclosure: the next scenario gets an emptied file system."""
-    from pyfakefs import helpers
-
-    kept: _Kept | None = getattr(patcher, "kept", None)
-    if kept is None:
-        return
-    patcher.kept = None
-    made, fs = kept.enclosure, patcher.fs
-    if made.spoiled or made.replaced:
-        made.close()
-        return
-    try:
-        if made.made:
-            helpers.set_uid(0)  # whatever modes the scenario left, as root
-            try:
-                fs.remove_object(str(made.base / made.current))
-            finally:
-                helpers.set_uid(1)
-        if _open_count(fs) != kept.open:
-            raise OSError("a file was left open")
-    except Exception:
-        made.close()
-        return
-    for point, total, used in kept.usage:
-        point["total_size"], point["used_size"] = total, used
-    patcher.kept = kept
 
 
 def _put_back(patcher: Any) -> None:
@@ -165,7 +87,6 @@ def _put_back(patcher: Any) -> None:
     if current is not patcher or Patcher.REF_COUNT != 1:  # nested in another user's patcher
         patcher.tearDown()
         return
-    _clear(patcher)
     patcher.fake_tempdir = tempfile.tempdir  # found (or not: None) on the fake file system
     patcher.pause()
     Patcher.PATCHER, Patcher.REF_COUNT = None, 0
