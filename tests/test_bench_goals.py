@@ -43,3 +43,14 @@ def test_the_first_scenario_is_the_earliest_noted():
     process = bench_goals.Process(wall=1.0, cpu=0.5, started=100.0,
                                   stderr="x\nbench-first-scenario 100.3 0.2\nbench-first-scenario 100.25 0.1\n")
     assert bench_goals.first_scenario(process) == pytest.approx((0.25, 0.1))
+
+
+def test_the_probes_run_in_a_new_interpreter_are_python():
+    # A probe that does not compile exits 1, which the bench takes for a run with a failure.
+    compile(bench_goals._PROBE, "probe", "exec")
+    compile(bench_goals._REPLAY, "replay", "exec")
+
+
+def test_the_jobs_row_says_what_the_default_chose():
+    process = bench_goals.Process(wall=1.0, cpu=0.5, started=100.0, stderr="x\nbench-jobs 1\n", load=3.5)
+    assert bench_goals.jobs_chosen(process) == "--jobs 1 at load 3.5"

@@ -499,3 +499,46 @@ def test_the_parent_imports_what_every_in_process_worker_would_import_before_for
         "print([name in sys.modules for name in names])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.split("\n")[:2] == ["[False, False, False]", "[True, True, False]"]
+
+
+def _catalog_reference_scenarios() -> list:
+    return catalog.load([catalog.builtin_dir()]).scenarios
+
+
+def test_the_default_jobs_keep_a_small_run_or_a_busy_machine_serial() -> None:
+    from harness.run import assemble
+    scenarios = _catalog_reference_scenarios()
+    reference = assemble.target("reference")
+    # The whole catalog on the reference: a second worker's copy-on-write and start cost more than a
+    # tenth of the run's own processor time (docs/performance.md), so the run stays in this process.
+    assert workers.auto_jobs([reference], scenarios, cores=2, load=0.0) == 1
+    assert workers.auto_jobs([reference], scenarios[:20], cores=8, load=0.0) == 1
+    # Twenty times the work pays for a second worker, and more cores for more workers...
+    assert workers.auto_jobs([reference], scenarios * 20, cores=2, load=0.0) == 2
+    assert workers.auto_jobs([reference], scenarios * 20, cores=8, load=0.0) > 2
+    # ...but not on cores the load average says are busy.
+    assert workers.auto_jobs([reference], scenarios * 20, cores=2, load=1.5) == 1
+    assert workers.auto_jobs([reference], scenarios * 20, cores=8, load=7.2) == 1
+    # Skipped scenarios (a profile the target does not offer) are no work.
+    only = ScriptedTarget(profiles=("no-such-profile",), in_process=True)
+    assert workers.auto_jobs([only], scenarios * 20, cores=2, load=0.0) == 1
+
+
+def test_the_default_jobs_give_a_live_agent_every_idle_core() -> None:
+    agent = ScriptedTarget()  # neither in this process nor cmd:/mcp:: its calls are mostly waiting
+    scenarios = _catalog_reference_scenarios()[:3]
+    assert workers.auto_jobs([agent], scenarios, cores=4, load=1.2) == 3
+    assert workers.auto_jobs([agent], scenarios, cores=4, load=0.0) == 4
+
+
+def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    forked: list[int] = []
+    real = workers.run
+
+    def run(*args: Any, jobs: int = 1, **kwargs: Any) -> Any:
+        forked.append(jobs)
+        return real(*args, jobs=jobs, **kwargs)
+    monkeypatch.setattr(workers, "run", run)
+    code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots"])
+    assert code == 0 and forked == [1]

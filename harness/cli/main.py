@@ -28,8 +28,14 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser, ("selection",))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Returns the argument parser of the ``harness`` command."""
+#: The commands whose parsers import their whole driver (the runner, its matchers, hypothesis'
+#: strategies): built only when one of them, or no known command, is asked for.
+HEAVY_PARSERS = ("fuzz", "discover")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Returns the argument parser of the ``harness`` command; given the ``command`` the arguments
+    name, the parsers of :data:`HEAVY_PARSERS` other than it are left out (they import their drivers)."""
     import harness
     from harness.cli import compare as cli_compare
     parser = argparse.ArgumentParser(prog="harness", description="Conformance harness for AI coding agents' file tools.")
@@ -77,11 +83,20 @@ def build_parser() -> argparse.ArgumentParser:
     cli_compare.add_parsers(sub, add_selection)  # diff, report
     from harness.cli import history
     history.add_parsers(sub)  # compare, site
-    from harness.drivers import fuzz
-    fuzz.add_parser(sub)
-    from harness.drivers import discover
-    discover.add_parser(sub)  # discover: an MCP server's tools, a binding skeleton
+    known = set(sub.choices)
+    every = command is None or command not in known
+    if every or command == "fuzz":
+        from harness.drivers import fuzz
+        fuzz.add_parser(sub)
+    if every or command == "discover":
+        from harness.drivers import discover
+        discover.add_parser(sub)  # discover: an MCP server's tools, a binding skeleton
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """Returns the command the arguments name (their first word that is not an option), or None."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -93,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``harness`` command; returns its exit code."""
-    parser = build_parser()
+    parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 for --help

@@ -184,7 +184,8 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
     from harness.scenario.model import Verdict
     failed: list[bool] = []  # -x: set by the first fail or error; no scenario starts after it
     stop = (lambda: bool(failed)) if options.exitfirst else None
-    run = functools.partial(workers.run, targets, scenarios, jobs=options.jobs, tmp=options.workspace_parent(),
+    jobs = options.jobs if options.jobs is not None else workers.auto_jobs(targets, scenarios)
+    run = functools.partial(workers.run, targets, scenarios, jobs=jobs, tmp=options.workspace_parent(),
                             record_states=options.records_states, stop=stop, emit=emit, keep=False)
 
     def seen(result) -> None:

@@ -19,7 +19,8 @@ start to first scenario
     first called), in ms and as a share of the whole run, for the default ``harness run``.
 --jobs default / serial
     wall time and processor time (the process tree's) of the default ``harness run`` against
-    ``--jobs 1``.
+    ``--jobs 1``; the default chooses by the run's size and the machine's load
+    (``harness.run.workers.auto_jobs``), and the row says what it chose.
 mcp: / in-process
     the catalog (no fault scenarios) through ``mcp:python -m reference_impl.mcp_server`` against
     the in-process reference, with the server's start and without it.
@@ -83,6 +84,12 @@ def run(self, scenario):
         sys.stderr.flush()
     return _run(self, scenario)
 _runner.Runner.run = run
+from harness.run import workers as _workers
+_pool = _workers.run
+def pool(*args, jobs=1, **kwargs):
+    sys.stderr.write("\\nbench-jobs %d\\n" % jobs)
+    return _pool(*args, jobs=jobs, **kwargs)
+_workers.run = pool
 sys.argv = ["harness", *sys.argv[1:]]
 runpy.run_module("harness", run_name="__main__", alter_sys=True)
 """
@@ -101,11 +108,13 @@ class Process:
     cpu: float  #: user + system seconds of the process and its children
     started: float  #: time.time() just before the start
     stderr: str
+    load: float = 0.0  #: the one-minute load average just before the start
 
 
 def run_process(argv: list[str], cwd: str | None = None) -> Process:
     """Runs ``argv`` to its end, output to pipes, and returns its wall and processor time."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as err:
         started_at = time.time()
         started = time.perf_counter()
@@ -117,7 +126,7 @@ def run_process(argv: list[str], cwd: str | None = None) -> Process:
         text = err.read().decode("utf-8", "replace")
     if proc.returncode not in (0, 1):  # 1: a scenario failed; anything else measured no run
         raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{text[-2000:]}")
-    return Process(wall, usage.ru_utime + usage.ru_stime, started_at, text)
+    return Process(wall, usage.ru_utime + usage.ru_stime, started_at, text, load)
 
 
 def first_scenario(process: Process) -> tuple[float, float]:
@@ -129,6 +138,12 @@ def first_scenario(process: Process) -> tuple[float, float]:
         return float("nan"), float("nan")
     at, cpu = min(noted)
     return at - process.started, cpu
+
+
+def jobs_chosen(process: Process) -> str:
+    """Returns the ``--jobs`` a probed ``harness run`` chose, with the load average at its start."""
+    chose = re.findall(r"^bench-jobs (\d+)$", process.stderr, re.M)
+    return f"--jobs {chose[0] if chose else '?'} at load {process.load:.1f}"
 
 
 def replay_main() -> int:
@@ -218,7 +233,8 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
                 f"{cpu_serial * 1000:.0f} ms of {serial.cpu * 1000:.0f} ms processor time ({cpu_serial / serial.cpu:.0%})"))
 
     out.append((next(goals), default.wall / serial.wall,
-                f"{default.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms (--jobs {os.cpu_count()} / --jobs 1)"))
+                f"{default.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms (the default, which chose "
+                f"{jobs_chosen(default)}, / --jobs 1)"))
     out.append((next(goals), default.cpu / serial.cpu,
                 f"{default.cpu * 1000:.0f} ms / {serial.cpu * 1000:.0f} ms of processor time"))
 

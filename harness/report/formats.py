@@ -7,7 +7,6 @@ from typing import Any
 
 from harness.report.columns import ColumnsWriter
 from harness.report.json import JsonWriter
-from harness.report.junit import JunitWriter
 from harness.report.snapshots import SnapshotWriter
 from harness.report.state import StateWriter
 from harness.report.writer import Files, Writer
@@ -21,6 +20,7 @@ def writers(options: Any, files: Files, *, several: bool, state: Path | None, ma
     if options.json:
         chosen.append(JsonWriter(options.json, files, several=several, slugs=slugs, baseline_file=options.baseline))
     if options.junit:
+        from harness.report.junit import JunitWriter  # XML, only for a run that writes it
         chosen.append(JunitWriter(options.junit, files, slugs=slugs))
     if state is not None:
         chosen.append(StateWriter(state, files))

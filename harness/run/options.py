@@ -189,9 +189,10 @@ class RunOptions:
         help="judge only these aspects (effects, outcome, content, output); the others are recorded "
              "and never fail the run (docs/scenario-format.md, Aspects)")
     # how the run is carried out
-    jobs: int = option(
+    jobs: int | None = option(
         1, "--jobs", "-j", type=int, metavar="N", group="run",
-        help="worker processes (default: the number of cores, here {cores}; 1: all in this process)")
+        help="worker processes (default: chosen by the size of the run and the machine's load, at most "
+             "the number of cores, here {cores}; 1: all in this process)")
     tmp: Path | None = option(
         None, "--tmp", type=Path, metavar="DIR", group="run", pytest={"flags": ("--harness-tmp",), "dest": "harness_tmp"},
         help="the folder that holds the workspaces (default: /dev/shm where present, else $TMPDIR)")
@@ -329,7 +330,7 @@ class RunOptions:
 
     def usage_error(self) -> str | None:
         """Returns what is wrong with the combination of options, or None."""
-        if self.jobs < 1:
+        if self.jobs is not None and self.jobs < 1:
             return f"--jobs {self.jobs}: at least 1"
         if self.tmp is not None and not self.tmp.is_dir():
             return f"--tmp {self.tmp}: no such folder"
@@ -372,7 +373,7 @@ def add_arguments(parser: Any, groups: tuple[str, ...]) -> None:
         kwargs = dict(meta["argparse"])
         kwargs.setdefault("dest", item.name)
         if item.name == "jobs":
-            kwargs["default"] = default_jobs()
+            kwargs["default"] = None  # chosen once the run's work is known (harness/run/workers.py, auto_jobs)
         parser.add_argument(*meta["flags"], help=_formatted(meta["help"]), **kwargs)
 
 

@@ -94,6 +94,55 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
     return _Pool(targets, scenarios, jobs, record_states, tmp, on_result, stop, emit, keep).run()
 
 
+#: What the default ``--jobs`` (:func:`auto_jobs`) takes a run to cost, in processor seconds: per
+#: scenario, and per worker beyond the first (forking it and its copy-on-write faults, and its own
+#: runner and enclosure, for a target in this process; for one in a process of its own, also that
+#: process's start, which every worker pays). Measured on the reference (docs/performance.md): a
+#: plain scenario in this process about 0.7 ms, one on pyfakefs 7 ms; a worker 60-80 ms; through
+#: ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
+IN_PROCESS_COST = (0.001, 0.008, 0.08)  # plain scenario, fault scenario, worker
+CMD_COST = (0.003, 0.003, 0.25)
+MCP_COST = (0.004, 0.004, 1.0)
+#: The processor time a worker may add to a run, as a share of the run's own (--jobs default).
+WORKER_SHARE = 0.1
+
+
+def auto_jobs(targets: Sequence[Target], scenarios: Sequence[Scenario], *, cores: int | None = None,
+              load: float | None = None) -> int:
+    """Returns the default ``--jobs`` for this run: as many workers as the idle cores allow (the cores
+    this process may use less the one-minute load average), and no more than keep the processor time
+    they add (:data:`IN_PROCESS_COST` and the like) within :data:`WORKER_SHARE` of the run's own, so a small run, or
+    one on a busy machine, stays in this process. Targets other than the in-process reference,
+    ``cmd:`` and ``mcp:`` (live agents, whose calls are mostly waiting) get a worker per idle core."""
+    from harness.run.options import default_jobs
+    cores = default_jobs() if cores is None else cores
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            load = 0.0
+    idle = max(1, min(cores, cores - int(load)))
+    if idle == 1 or not hasattr(os, "fork"):
+        return 1
+    work = worker = 0.0
+    for target in targets:
+        ran: Sequence[Scenario] = scenarios
+        if target.in_process:  # started at no cost: only what it offers and realises runs
+            plain, fault, start = IN_PROCESS_COST
+            offered = set(target.start().profiles)
+            ran = [scenario for scenario in scenarios
+                   if scenario.profile in offered and set(scenario.requires) <= target.realises]  # the rest is skipped
+        elif target.spec.startswith("cmd:"):
+            plain, fault, start = CMD_COST
+        elif target.spec.startswith(("mcp:", "mcp+")):
+            plain, fault, start = MCP_COST
+        else:
+            return idle
+        work += sum(fault if scenario.requires else plain for scenario in ran)
+        worker += start
+    return max(1, min(idle, 1 + int(WORKER_SHARE * work / worker)))
+
+
 def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_states: bool, tmp: str | None,
               on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None,
               emit: Callable[[TargetRun, Result], None] | None = None, keep: bool = True) -> TargetRun:

@@ -32,16 +32,37 @@ def scenario_files(directories: Iterable[Path]) -> list[Path]:
     read, and quote, a file elsewhere).
     """
     found: list[Path] = []
+    listed: list[str] = []  # as os.walk would find them (a link to a folder is no file), by one scandir per folder
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
             found.append(directory.resolve() if directory.is_symlink() else directory)  # the user named it
             continue
-        for folder, _, names in os.walk(directory):
-            found += [Path(folder, name) for name in names
-                      if name.endswith((".yaml", ".yml")) and name != profiles.FILE_NAME
-                      and (os.path.islink(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name)))]
+        _list_scenario_files(str(directory), listed)
+    # Sorted as paths are (part by part), without a path object per file until the end.
+    found += [Path(text) for text in set(listed)]
     return sorted(set(found))
+
+
+def _list_scenario_files(folder: str, out: list[str]) -> None:
+    try:
+        with os.scandir(folder) as entries:
+            below = []
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not entry.is_symlink():
+                        below.append(entry.path)
+                elif entry.name.endswith((".yaml", ".yml")) and entry.name != profiles.FILE_NAME \
+                        and (entry.is_symlink() or entry.is_file()):
+                    out.append(entry.path)
+    except OSError:  # as os.walk: a folder that cannot be listed is passed over
+        return
+    for sub in below:
+        _list_scenario_files(sub, out)
 
 
 @dataclass

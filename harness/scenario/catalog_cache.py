@@ -46,7 +46,8 @@ def fingerprint(files: Iterable[Path], stamps: dict[str, tuple[int, int]] | None
     of the harness's own sources and schemas, and of the Python version. ``stamps``, when given,
     receives each of ``files``' (mtime, size) as read for the digest, by the path as given."""
     digest = hashlib.sha256(sys.version.encode())
-    own = sorted([*_PACKAGE.rglob("*.py"), *_PACKAGE.glob("schema/*.json")])
+    own: list[str | Path] = sorted(os.path.join(folder, name) for folder, _, names in os.walk(_PACKAGE) for name in names
+                 if name.endswith(".py") or (name.endswith(".json") and os.path.basename(folder) == "schema"))
     for path in [*own, *files]:
         try:
             info = os.stat(path)

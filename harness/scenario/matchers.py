@@ -24,8 +24,8 @@ from typing import Any
 # catastrophic pattern against a candidate's output is an error verdict, not a hang. A linear-time
 # engine (google-re2) was the other choice; it cannot run the lookarounds the catalog relies on and
 # reads `$`, `\d`, `\s` and `\w` differently, so it would change what existing scenarios mean.
-import regex as _regex_engine
-
+# Imported with the first pattern compiled (about a fifth of the harness's imports): a run whose
+# scenarios hold no `$regex` does without it.
 from harness.scenario.content_spec import to_bytes
 from harness.util import limits
 from harness.util import textdiff as difference
@@ -189,9 +189,15 @@ def regex_problem(pattern: str) -> str | None:
     probe = re.sub(r"\$\$?\{[^}]*\}", "x", pattern)
     try:
         _compiled(probe)
-    except (_regex_engine.error, re.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+    except (_engine().error, re.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
         return str(exc) or type(exc).__name__
     return None
+
+
+def _engine() -> Any:
+    """Returns the ``regex`` module, imported at the first call."""
+    import regex
+    return regex
 
 
 def _compiled(pattern: str) -> Any:
@@ -205,7 +211,7 @@ def _compiled(pattern: str) -> Any:
                              f"repeat), more than the cap of {limits.MAX_REGEX_SIZE} (HARNESS_MAX_REGEX_SIZE)")
         small = size <= _CACHED_SIZE
         try:  # a large pattern is not kept (here or in the engine's own cache): many would fill memory
-            found = _regex_engine.compile(pattern, cache_pattern=small)
+            found = _engine().compile(pattern, cache_pattern=small)
         except MemoryError:
             raise ValueError(f"it did not fit in memory when compiled ({size} parts)") from None
         if small:
@@ -272,7 +278,7 @@ def _regex(arg: str, observed: Any, path: str) -> list[Mismatch]:
         except TimeoutError:
             raise PatternError(f"{path}: the $regex {_show(arg, 120)} did not finish within {REGEX_TIMEOUT:g} s "
                                f"on {len(observed)} characters (catastrophic backtracking?)") from None
-        except (_regex_engine.error, ValueError, OverflowError, RecursionError) as exc:
+        except (_engine().error, ValueError, OverflowError, RecursionError) as exc:
             raise PatternError(f"{path}: the $regex {_show(arg, 120)} cannot run: {exc}") from None
         if found:
             return []

@@ -16,7 +16,7 @@ from typing import Any
 import reference_impl
 from harness.containment import audit_hook
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
-from harness.targets.cmd.target import response_checker
+from harness.targets.cmd.protocol import response_checker
 from harness.targets.faults import FAKEABLE
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -35,82 +33,14 @@ from harness.targets.base import (
     name_slug,
 )
 from harness.targets.channel import DEFAULT_LINE_CAP, Channel, ChannelError, excerpt, split_command_line
+from harness.targets.cmd.protocol import ResponseChecker, _skeleton, protocol_schema, response_checker  # noqa: F401
 from harness.targets.options import TargetOptions
-from harness.util import schemas
 
 PROTOCOL = 1
 PREFIX = "cmd:"
 DEFAULT_TIMEOUT = 10.0
 #: Conditions realised only when the candidate runs as an ordinary user (modes bite).
 _PERMISSION_CONDITIONS = frozenset({"permissions"})
-
-
-@cache
-def protocol_schema() -> dict[str, Any]:
-    """Returns the protocol's JSON Schema as shipped in the package."""
-    text = resources.files("harness").joinpath("schema/cmd-protocol.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
-class ResponseChecker:
-    """Validates responses against the protocol's JSON Schema, cheaply.
-
-    The schema constrains a response only down to the members of ``error``: ``output`` and the
-    items of ``events`` are ``true`` (any JSON). So whether a call, open, close or bye response is
-    valid depends only on its *skeleton* (its keys, the value of ``ok``, the JSON type of each
-    member and of each member of ``error``), and a verdict is remembered per skeleton: a run pays
-    for a full validation once per shape of response, not once per call. ``hello`` responses,
-    whose ``profiles`` items are constrained, are always validated in full.
-    """
-
-    def __init__(self, schema: dict[str, Any]) -> None:
-        defs = schema["$defs"]
-        self._validators = {
-            op: schemas.validator({"$defs": defs, "anyOf": [{"$ref": f"#/$defs/{d}"}, {"$ref": "#/$defs/failure-response"}]})
-            for op, d in (("hello", "hello-response"), ("call", "call-response"), ("open", "ack-response"),
-                          ("close", "ack-response"), ("bye", "ack-response"))
-        }
-        self._valid: set[tuple] = set()
-
-    def problem(self, op: str, response: Any) -> str | None:
-        """Returns what is wrong with ``response`` as an answer to ``op``, or None when it is valid."""
-        key = _skeleton(op, response) if op != "hello" else None
-        if key is not None and key in self._valid:
-            return None
-        found = schemas.errors(self._validators[op], response)
-        if not found:
-            if key is not None:
-                self._valid.add(key)
-            return None
-        error = found[0]
-        where = "/".join(str(p) for p in error.instance_path) or "top level"
-        return f"at {where}: {error.message}"
-
-
-def _type_of(value: Any) -> str:
-    if isinstance(value, float):  # JSON Schema counts 1.0 as an integer
-        return "integer" if value.is_integer() else "number"
-    return type(value).__name__
-
-
-def _skeleton(op: str, response: Any) -> tuple | None:
-    if not isinstance(response, dict):
-        return None
-    parts: list[Any] = [op]
-    for key, value in response.items():
-        if key == "ok":
-            parts.append((key, value if isinstance(value, bool) else _type_of(value)))
-        elif key == "error" and isinstance(value, dict):
-            parts.append((key, tuple(sorted((k, _type_of(v)) for k, v in value.items()))))
-        else:
-            parts.append((key, _type_of(value)))
-    return tuple(sorted(parts[1:], key=lambda p: p[0])) + (op,)
-
-
-@cache
-def response_checker() -> ResponseChecker:
-    """Returns the process-wide response checker (compiled validators and their memo)."""
-    return ResponseChecker(protocol_schema())
 
 
 def parse_spec(spec: str) -> list[str]:

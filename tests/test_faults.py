@@ -1,0 +1,110 @@
+"""Fault scenarios on pyfakefs: one fake file system per process, nothing of a scenario carried to
+the next, also with another user of pyfakefs in between (harness/targets/faults.py)."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+from fakes import ScriptedTarget
+
+from harness.run.runner import Runner
+from harness.scenario.model import Verdict
+from harness.targets import faults
+from harness.targets.base import CallResult
+
+FAULTS = frozenset({"read-only-fs", "permissions", "disk-full"})
+
+SCENARIO = """\
+id: mcp-write-text-file/faults/{name}
+profile: mcp-write-text-file
+title: t
+source: test
+requires: [{requires}]
+given:
+{given}
+steps:
+  - tool: write_text_file
+    args: {{path: "${{workspace}}/a.txt", content: "x"}}
+"""
+
+
+def _scenario(scenario_from, name: str, requires: str, given: str):
+    return scenario_from(SCENARIO.format(name=name, requires=requires, given=given), name=f"{name}.yaml")
+
+
+def _writer(outcomes: list[str], files: list[tuple[str, int]]):
+    def write(workspace: Path, args):
+        for name, size in files:
+            try:
+                (workspace / name).write_bytes(b"x" * size)
+                outcomes.append("written")
+            except OSError as exc:
+                outcomes.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+    return write
+
+
+def _held_fs():
+    held = faults._held
+    assert held is not None, "the patcher was not kept for the next scenario"
+    return held[0].fs
+
+
+def test_the_free_space_of_one_scenario_is_not_left_to_the_next(scenario_from):
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
+                            in_process=True)
+    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    free = _scenario(scenario_from, "free", "permissions", "  files: {b.txt: b}")
+    with Runner(target) as runner:
+        for scenario in (full, free, full):
+            assert runner.run(scenario).verdict is Verdict.PASS
+    assert outcomes == ["ENOSPC", "written", "ENOSPC"]
+
+
+def test_read_only_folders_of_one_scenario_are_not_left_to_the_next(scenario_from):
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("ro/a.txt", 1)])}, realises=FAULTS,
+                            in_process=True)
+    read_only = _scenario(scenario_from, "ro", "read-only-fs", "  dirs: [ro]\n  read_only: [ro]")
+    writable = _scenario(scenario_from, "rw", "permissions", "  dirs: [ro]")
+    with Runner(target) as runner:
+        for scenario in (read_only, writable):
+            assert runner.run(scenario).verdict is Verdict.PASS
+    assert outcomes == ["EROFS", "written"]
+
+
+def test_an_escape_on_the_fake_file_system_gives_the_next_scenario_a_new_enclosure(scenario_from):
+    def escape(workspace: Path, args):
+        (workspace.parent / "canary.txt").write_bytes(b"changed")
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": escape}, realises=FAULTS, in_process=True)
+    scenario = _scenario(scenario_from, "escape", "permissions", "  files: {b.txt: b}")
+    with Runner(target) as runner:
+        first = runner.run(scenario)
+        target.answers["write_text_file"] = CallResult(output={})
+        second = runner.run(scenario)
+    assert first.verdict is Verdict.FAIL and "canary" in str(first.then_failures)
+    assert second.verdict is Verdict.PASS, second.reason  # not blamed for the first one's escape
+    assert target.workspaces[0].parent != target.workspaces[1].parent
+
+
+def test_a_tests_own_pyfakefs_between_fault_scenarios_sees_none_of_them_and_they_still_pass(scenario_from):
+    # The order that broke when a test's own pyfakefs (tests/reference/, or a `harness run` in the
+    # same process) came between the runner's fault scenarios: run here in one process, in that order.
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("a.txt", 1)])}, realises=FAULTS, in_process=True)
+    scenario = _scenario(scenario_from, "between", "permissions", "  dirs: [{path: closed, mode: \"0555\"}]")
+    with Runner(target) as runner:
+        assert runner.run(scenario).verdict is Verdict.PASS
+        with Patcher(allow_root_user=False) as patcher:
+            assert not patcher.fs.exists(str(target.workspaces[0].parent))
+            patcher.fs.create_file("/mine.txt", contents="m")
+        assert runner.run(scenario).verdict is Verdict.PASS
+        assert not _held_fs().exists("/mine.txt")
+    assert outcomes == ["written", "written"]
+    assert not target.workspaces[1].parent.exists()  # nothing on the real file system
