@@ -108,3 +108,44 @@ def test_a_tests_own_pyfakefs_between_fault_scenarios_sees_none_of_them_and_they
         assert not _held_fs().exists("/mine.txt")
     assert outcomes == ["written", "written"]
     assert not target.workspaces[1].parent.exists()  # nothing on the real file system
+
+
+def test_a_module_swapped_in_while_the_fake_file_system_waits_is_patched_too(scenario_from, tmp_path, monkeypatch):
+    # The order that let fault scenarios write to the real file system in the full suite: between
+    # two fault scenarios, one module came in (its `os` the real one) and another went (a test's
+    # package removed from sys.modules), so the count of modules was the same and the held patcher
+    # was resumed without patching the newcomer.
+    import importlib
+    import sys
+
+    (tmp_path / "faultfiller.py").write_text("")
+    (tmp_path / "faultwriter.py").write_text(
+        "import os\n"
+        "def write(path):\n"
+        "    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "    os.close(fd)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("faultfiller")
+    outcomes: list[str] = []
+
+    def write(workspace: Path, args):
+        try:
+            sys.modules["faultwriter"].write(str(workspace / "ro" / "a.txt"))
+            outcomes.append("written")
+        except OSError as exc:
+            outcomes.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
+    read_only = _scenario(scenario_from, "ro", "read-only-fs", "  dirs: [ro]\n  read_only: [ro]")
+    try:
+        with Runner(target) as runner:
+            assert runner.run(read_only).verdict is Verdict.PASS  # the patcher is held from here
+            target.answers["write_text_file"] = write
+            del sys.modules["faultfiller"]
+            importlib.import_module("faultwriter")
+            runner.run(read_only)
+    finally:
+        sys.modules.pop("faultwriter", None)
+        sys.modules.pop("faultfiller", None)
+    assert outcomes == ["EROFS"]

@@ -26,9 +26,16 @@ from typing import Any
 FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
 
 
-#: The patcher set up by an earlier scenario, paused, and how many modules were loaded when it
-#: last looked for the modules to patch.
-_held: tuple[Any, int] | None = None
+#: The patcher set up by an earlier scenario, paused, and the modules that were loaded when it
+#: last looked for the modules to patch (:func:`_modules`).
+_held: tuple[Any, frozenset[tuple[str, int]]] | None = None
+
+
+def _modules() -> frozenset[tuple[str, int]]:
+    """The loaded modules, by name and identity: a module imported while the patcher was paused
+    would go unpatched, also when another went meanwhile and their number is the same."""
+    import sys
+    return frozenset((name, id(module)) for name, module in list(sys.modules.items()))
 
 
 @contextlib.contextmanager
@@ -55,7 +62,8 @@ def _take() -> Any:
     held, _held = _held, None
     if held is not None:
         patcher, modules = held
-        if Patcher.PATCHER is None and Patcher.REF_COUNT == 0 and len(sys.modules) == modules:
+        if Patcher.PATCHER is None and Patcher.REF_COUNT == 0 and len(sys.modules) == len(modules) \
+                and _modules() == modules:
             Patcher.PATCHER, Patcher.REF_COUNT = patcher, 1
             helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
             helpers.set_gid(1)
@@ -70,14 +78,15 @@ def _take() -> Any:
             return patcher
     fresh: Any = Patcher(allow_root_user=False)
     fresh.setUp()
-    fresh.modules_seen = len(sys.modules)
+    fresh.pause()  # pyfakefs swaps some entries of sys.modules (os, io, ...) while it patches:
+    fresh.modules_seen = _modules()  # the modules as they are between scenarios, paused
+    fresh.resume()
     return fresh
 
 
 def _put_back(patcher: Any) -> None:
     """Lifts the patches and leaves pyfakefs free, as a tear-down does, holding the patcher for the next scenario."""
     global _held
-    import sys
     import tempfile
 
     from pyfakefs import helpers
@@ -92,7 +101,7 @@ def _put_back(patcher: Any) -> None:
     Patcher.PATCHER, Patcher.REF_COUNT = None, 0
     helpers.reset_ids()
     seen = getattr(patcher, "modules_seen", None)
-    if seen is not None and len(sys.modules) == seen:  # nothing imported meanwhile that would go unpatched
+    if seen is not None and _modules() == seen:  # nothing imported meanwhile that would go unpatched
         _held = (patcher, seen)
 
 
