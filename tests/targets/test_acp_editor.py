@@ -11,39 +11,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from acp_prober import probe
 
 from harness.targets.acp.client import FAKE_OUTPUT, ClientPolicy, EditorClient, Recorder
 from harness.targets.acp.fs import FsRefusal, WorkspaceFiles
-from harness.targets.acp.target import AcpTarget, check_buffers, scenario_options
+from harness.targets.acp.target import check_buffers, scenario_options
 from harness.targets.base import Unsupported
 
 pytestmark = pytest.mark.xdist_group("acp-client")
 
-HERE = Path(__file__).resolve().parent
-MISBEHAVING = f"acp:python {HERE.parent / 'adapters' / 'acp_misbehaving.py'}"
-
-
-@pytest.fixture(scope="module")
-def prober():
-    target = AcpTarget(MISBEHAVING, timeout=20)
-    target.start()
-    yield target
-    target.stop()
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-def _probe(target: AcpTarget, workspace: Path, requests: list[dict], options: dict | None = None, **args):
-    session = target.open("any", workspace, options or {})
-    try:
-        return session.call("probe", {"requests": requests, **args})
-    finally:
-        session.close()
 
 
 def _terminal(method: str, **params) -> dict:
@@ -54,7 +30,7 @@ def _terminal(method: str, **params) -> dict:
 
 
 def test_the_terminal_capability_is_off_unless_asked(prober, workspace):
-    result = _probe(prober, workspace, [_terminal("create", command="touch ran.txt")], capabilities=True)
+    result = probe(prober, workspace, [_terminal("create", command="touch ran.txt")], capabilities=True)
     assert not result.output["capabilities"].get("terminal")  # false or absent: the same to ACP
     assert result.output["results"][0]["error"]["code"] == -32603
     assert result.extra["terminals"][0]["answer"] == "refused"
@@ -62,7 +38,7 @@ def test_the_terminal_capability_is_off_unless_asked(prober, workspace):
 
 
 def test_a_fake_terminal_runs_nothing_and_has_exited(prober, workspace):
-    result = _probe(prober, workspace, [
+    result = probe(prober, workspace, [
         _terminal("create", command="touch ran.txt", args=["x"], cwd=str(workspace), outputByteLimit=10,
                   env=[{"name": "A", "value": "1"}]),
         _terminal("wait_for_exit", terminalId="term-1"),
@@ -85,7 +61,7 @@ def test_a_fake_terminal_runs_nothing_and_has_exited(prober, workspace):
 
 
 def test_a_refusing_editor_offers_terminals_and_refuses_each(prober, workspace):
-    result = _probe(prober, workspace, [_terminal("create", command="touch ran.txt")], {"acp": {"terminal": "refuse"}},
+    result = probe(prober, workspace, [_terminal("create", command="touch ran.txt")], {"acp": {"terminal": "refuse"}},
                     capabilities=True)
     assert result.output["capabilities"]["terminal"] is True
     assert result.output["results"][0]["error"] == {"code": -32603, "message": "the client runs no commands"}
@@ -93,7 +69,7 @@ def test_a_refusing_editor_offers_terminals_and_refuses_each(prober, workspace):
 
 
 def test_a_running_terminal_exits_only_when_killed(prober, workspace):
-    result = _probe(prober, workspace, [
+    result = probe(prober, workspace, [
         _terminal("create", command="sleep 100"),
         _terminal("output", terminalId="term-1"),
         _terminal("kill", terminalId="term-1"),
@@ -166,7 +142,7 @@ def test_a_buffer_is_served_instead_of_the_disk_and_a_write_saves_it(prober, wor
     (workspace / "sub" / "b.txt").write_text("on disk\n")
     (workspace / "other.txt").write_text("plain\n")
     options = {"acp": {"buffers": {"sub/b.txt": "one\ntwo\nthree\n"}}}
-    result = _probe(prober, workspace, [
+    result = probe(prober, workspace, [
         {"method": "read", "path": f"{workspace}/sub/b.txt"},
         {"method": "read", "path": f"{workspace}/sub/b.txt", "line": 2, "limit": 1},
         {"method": "read", "path": f"{workspace}/other.txt"},

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from acp_prober import MISBEHAVING, probe
 
 from harness.run.runner import Runner
 from harness.scenario.model import Verdict
@@ -21,7 +22,6 @@ from harness.targets.options import TargetOptions
 pytestmark = pytest.mark.xdist_group("acp-client")
 
 HERE = Path(__file__).resolve().parent
-MISBEHAVING = f"acp:python {HERE.parent / 'adapters' / 'acp_misbehaving.py'}"
 REFERENCE = "acp:python -m reference_impl.acp_agent"
 
 
@@ -40,29 +40,6 @@ def reference():
     target.start()
     yield target
     target.stop()
-
-
-@pytest.fixture(scope="module")
-def prober():
-    target = AcpTarget(MISBEHAVING, timeout=20)
-    target.start()
-    yield target
-    target.stop()
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-def _probe(target: AcpTarget, workspace: Path, requests: list[dict], options: dict | None = None, **args):
-    session = target.open("any", workspace, options or {})
-    try:
-        return session.call("probe", {"requests": requests, **args})
-    finally:
-        session.close()
 
 
 # -- the reference agent: seed 003 over ACP ----------------------------------------------------
@@ -140,7 +117,7 @@ def test_a_rejected_permission_fails_the_call_and_is_recorded(workspace):
 
 def test_reads_are_served_with_line_and_limit(prober, workspace):
     (workspace / "f.txt").write_text("one\ntwo\nthree\nfour\n")
-    result = _probe(prober, workspace, [{"method": "read", "path": f"{workspace}/f.txt", "line": 2, "limit": 2},
+    result = probe(prober, workspace, [{"method": "read", "path": f"{workspace}/f.txt", "line": 2, "limit": 2},
                                         {"method": "read", "path": f"{workspace}/f.txt"}])
     assert result.output["results"] == [{"ok": "two\nthree\n"}, {"ok": "one\ntwo\nthree\nfour\n"}]
     assert result.extra["fs"][0] == {"method": "fs/read_text_file", "path": f"{workspace}/f.txt", "line": 2, "limit": 2,
@@ -150,7 +127,7 @@ def test_reads_are_served_with_line_and_limit(prober, workspace):
 def test_requests_outside_the_workspace_are_refused_and_marked_as_escapes(prober, workspace, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("secret")
-    result = _probe(prober, workspace, [
+    result = probe(prober, workspace, [
         {"method": "read", "path": str(outside)},
         {"method": "write", "path": str(tmp_path / "planted.txt"), "content": "x"},
         {"method": "write", "path": f"{workspace}/../planted2.txt", "content": "x"},
@@ -171,7 +148,7 @@ def test_symlinks_are_never_followed(prober, workspace, tmp_path):
     (workspace / "dirlink").symlink_to(secret)
     (workspace / "inner.txt").write_text("inside")
     (workspace / "inner-link.txt").symlink_to(workspace / "inner.txt")
-    result = _probe(prober, workspace, [
+    result = probe(prober, workspace, [
         {"method": "read", "path": f"{workspace}/link.txt"},
         {"method": "write", "path": f"{workspace}/link.txt", "content": "owned"},
         {"method": "read", "path": f"{workspace}/dirlink/key.txt"},
@@ -186,7 +163,7 @@ def test_symlinks_are_never_followed(prober, workspace, tmp_path):
 def test_only_regular_files_are_opened(prober, workspace):
     os.mkfifo(workspace / "fifo")
     (workspace / "dir").mkdir()
-    result = _probe(prober, workspace, [{"method": "read", "path": f"{workspace}/fifo"},
+    result = probe(prober, workspace, [{"method": "read", "path": f"{workspace}/fifo"},
                                         {"method": "read", "path": f"{workspace}/dir"},
                                         {"method": "write", "path": f"{workspace}/fifo", "content": "x"}])
     messages = [item["error"]["message"] for item in result.output["results"]]
@@ -195,9 +172,9 @@ def test_only_regular_files_are_opened(prober, workspace):
 
 def test_writes_need_an_existing_parent_unless_told_to_create_it(prober, workspace):
     path = f"{workspace}/a/b/c.txt"
-    result = _probe(prober, workspace, [{"method": "write", "path": path, "content": "x"}])
+    result = probe(prober, workspace, [{"method": "write", "path": path, "content": "x"}])
     assert result.output["results"][0]["error"]["message"] == f"file not found: {path}"
-    result = _probe(prober, workspace, [{"method": "write", "path": path, "content": "x"}], {"acp": {"parents": "create"}})
+    result = probe(prober, workspace, [{"method": "write", "path": path, "content": "x"}], {"acp": {"parents": "create"}})
     assert result.output["results"] == [{"ok": True}] and (workspace / "a/b/c.txt").read_text() == "x"
 
 
@@ -208,7 +185,7 @@ def test_writes_need_an_existing_parent_unless_told_to_create_it(prober, workspa
     ("cancel", {"outcome": "cancelled"}, "cancelled"),
 ])
 def test_permission_requests_are_answered_per_scenario_option(prober, workspace, answer, outcome, kind):
-    result = _probe(prober, workspace, [], {"acp": {"permission": answer}}, permission=True)
+    result = probe(prober, workspace, [], {"acp": {"permission": answer}}, permission=True)
     assert result.output["permission"] == outcome
     assert result.extra["permissions"][0]["answer"] == kind
     assert result.extra["permissions"][0]["options"] == ["allow_once", "allow_always", "reject_once"]
@@ -400,7 +377,7 @@ def test_an_agent_that_swaps_its_workspace_for_a_link_gets_no_write_there_nor_a_
     away = tmp_path / "moved-away"
     swap = {"workspace": str(workspace), "away": str(away), "link_to": str(outside)}
     try:
-        result = _probe(prober, workspace, [
+        result = probe(prober, workspace, [
             {"method": "write", "path": f"{workspace}/planted.txt", "content": "owned"},
             {"method": "read", "path": f"{workspace}/secret.txt"},
             {"method": "read", "path": f"{workspace}/mine.txt"},
