@@ -342,9 +342,10 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
 
 def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> list[str]:
     """Returns what a command needs to read that the sandbox would cover (what lies in a folder of
-    :data:`HIDDEN`, never such a folder itself): its working folder; the folders of the first two
-    arguments that name files (the program and its script: a script imports what lies beside it);
-    any later argument that names a file or a folder, itself only (not what lies beside it)."""
+    :data:`HIDDEN`, never such a folder itself): its working folder and the harness's; the folders of
+    the first two arguments that name files (the program and its script: a script imports what lies
+    beside it), and the virtual environment such a program belongs to; any later argument that
+    names a file or a folder, itself only (not what lies beside it)."""
     base = os.fspath(cwd) if cwd is not None else os.getcwd()
     out: list[str] = []
 
@@ -355,6 +356,10 @@ def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = No
             out.append(real)
 
     add(base)
+    # The folder the harness was started in: a target spec's relative words were written against it
+    # (made absolute by the target), and a ``python -m`` candidate imports from it. A project cloned
+    # under /tmp would otherwise be hidden from its own candidates.
+    add(os.getcwd())
     programs = 0
     for arg in argv:
         if not arg or "\0" in arg or len(arg) > 4096 or arg.startswith("-"):
@@ -366,6 +371,9 @@ def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = No
                     programs += 1
                     add(os.path.dirname(os.path.abspath(path)))
                     add(os.path.dirname(os.path.realpath(path)))
+                    venv = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+                    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+                        add(venv)  # a virtual environment's interpreter: its packages beside its bin/
                 else:
                     add(path)
             elif os.path.isdir(path):

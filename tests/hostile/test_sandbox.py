@@ -366,3 +366,30 @@ def test_a_sandboxed_candidate_is_started_once_per_run_not_once_per_scenario(tmp
     assert starts == ["starts: 2"] * 3, answers
     assert len(workspaces) == 1, answers  # one folder, emptied between scenarios
     assert os.listdir(spaces) == []  # and everything removed at the end
+
+
+def test_a_project_under_a_hidden_folder_still_reaches_its_own_modules_and_venv(tmp_path, monkeypatch):
+    # A fresh clone in a mktemp folder: the harness runs from /tmp/..., its candidate is
+    # `.venv/bin/python -m package.module` started in the run's working folder. /tmp is covered in
+    # the sandbox, so the interpreter found neither its venv's packages nor the project's modules
+    # (reached through the editable install's .pth).
+    import sysconfig
+    import venv
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "projmod.py").write_text("import venvmod\nprint('ran', venvmod.NAME)\n")
+    env_dir = project / ".venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    purelib = sysconfig.get_path("purelib", vars={"base": str(env_dir), "platbase": str(env_dir)})
+    Path(purelib, "venvmod.py").write_text("NAME = 'venvmod'\n")
+    Path(purelib, "project.pth").write_text(f"{project}\n")  # as an editable install of the project
+    working = tmp_path / "working"
+    working.mkdir()
+    _, workspace, _ = folders(tmp_path)
+    monkeypatch.chdir(project)
+    argv = [str(env_dir / "bin" / "python"), "-m", "projmod"]
+    box = Sandbox.around(argv, workspace=workspace, cwd=working)
+    out = subprocess.run(box.wrap(argv), env=box.environment(), cwd=working, capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout == "ran venvmod\n", out.stderr
