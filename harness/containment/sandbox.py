@@ -35,6 +35,7 @@ allowed) and, when not, why, in one line.
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import socket
@@ -344,7 +345,7 @@ def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = No
     """Returns what a command needs to read that the sandbox would cover (what lies in a folder of
     :data:`HIDDEN`, never such a folder itself): its working folder and the harness's; the folders of
     the first two arguments that name files (the program and its script: a script imports what lies
-    beside it), and the virtual environment such a program belongs to; any later argument that
+    beside it), the virtual environment such a program belongs to and what its .pth files name; any later argument that
     names a file or a folder, itself only (not what lies beside it)."""
     base = os.fspath(cwd) if cwd is not None else os.getcwd()
     out: list[str] = []
@@ -374,6 +375,8 @@ def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = No
                     venv = os.path.dirname(os.path.dirname(os.path.abspath(path)))
                     if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
                         add(venv)  # a virtual environment's interpreter: its packages beside its bin/
+                        for folder in _pth_folders(venv):
+                            add(folder)  # what its .pth files put on sys.path (an editable install)
                 else:
                     add(path)
             elif os.path.isdir(path):
@@ -381,3 +384,26 @@ def command_folders(argv: Sequence[str], cwd: str | os.PathLike[str] | None = No
         except (OSError, ValueError):
             continue
     return out
+
+
+def _pth_folders(venv: str) -> list[str]:
+    """Returns the folders the ``.pth`` files of a virtual environment's site-packages name (as
+    Python reads them: one path a line, ``import`` lines and comments skipped), bounded: at most 50
+    files of 64 KiB, 100 lines each."""
+    out: list[str] = []
+    for lib in sorted(glob.glob(os.path.join(glob.escape(venv), "lib", "python*", "site-packages")))[:4]:
+        for pth in sorted(glob.glob(os.path.join(glob.escape(lib), "*.pth")))[:50]:
+            try:
+                with open(pth, "rb") as handle:
+                    text = handle.read(65536).decode("utf-8", "replace")
+            except OSError:
+                continue
+            for line in text.splitlines()[:100]:
+                line = line.strip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                folder = os.path.join(lib, line)
+                if os.path.isdir(folder):
+                    out.append(folder)
+    return out
+

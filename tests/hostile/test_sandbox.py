@@ -387,7 +387,9 @@ def test_a_project_under_a_hidden_folder_still_reaches_its_own_modules_and_venv(
     working = tmp_path / "working"
     working.mkdir()
     _, workspace, _ = folders(tmp_path)
-    monkeypatch.chdir(project)
+    elsewhere = tmp_path / "elsewhere"  # the harness runs in another folder (a pytest run's, say)
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
     argv = [str(env_dir / "bin" / "python"), "-m", "projmod"]
     box = Sandbox.around(argv, workspace=workspace, cwd=working)
     out = subprocess.run(box.wrap(argv), env=box.environment(), cwd=working, capture_output=True, text=True,
