@@ -252,10 +252,13 @@ discover-run:
 	$(BIN)/harness run -q --profile $(PROFILE) --target "$(TARGET)" --binding bindings/$(NAME).$(PROFILE).yaml \
 	  --aspects effects,outcome --timeout 60 --no-snapshots --json .harness/discover-$(NAME)-hand.json; test $$? -le 1
 
+# --jobs fixed: the default follows the machine's load, and a path a tool resolves from its working
+# folder (``../a.txt``) reaches the worker's folder under --jobs 2 and the temporary root when serial.
+REAL_TOOL_JOBS ?= 2
 real-tool-run:
 	mkdir -p .harness
 	$(BIN)/harness run -q --profile $(PROFILE) --target "$(TARGET)" $(if $(BINDING),--binding $(BINDING)) --aspects effects,outcome \
-	  --timeout 60 --snapshot-update --json .harness/capture-$(NAME).json; status=$$?; test $$status -le 1
+	  --timeout 60 --jobs $(REAL_TOOL_JOBS) --snapshot-update --json .harness/capture-$(NAME).json; status=$$?; test $$status -le 1
 	$(BIN)/python -c "import json, sys; bad = [r['id'] for r in json.load(open('.harness/capture-$(NAME).json'))['results'] if r['verdict'] == 'error' and r['id'] not in '$(KNOWN_ERRORS)'.split()]; sys.exit(f'error verdicts: {bad}' if bad else 0)"
 	$(BIN)/python -m harness.drivers.figures docs/real-world.md
 

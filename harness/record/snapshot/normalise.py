@@ -49,6 +49,8 @@ _TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     # worker folder around it (harness/run/workers.py), which a path such as ``../a.txt`` reaches from there.
     (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-cwd-[a-z0-9_]{8}(?![a-z0-9_])"""), "${cwd}"),
     (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-worker-[a-z0-9_]{8}(?![a-z0-9_])"""), "${worker}"),
+    # The candidate's own temporary folder (its TMPDIR, and its HOME in the sandbox: ``~/x`` lands there).
+    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tmp-[a-z0-9_]{8}(?![a-z0-9_])"""), "${tmp}"),
 )
 _TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
 _DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)
