@@ -149,3 +149,80 @@ def test_a_module_swapped_in_while_the_fake_file_system_waits_is_patched_too(sce
         sys.modules.pop("faultwriter", None)
         sys.modules.pop("faultfiller", None)
     assert outcomes == ["EROFS"]
+
+
+def _wrapped_open(monkeypatch):
+    """Replaces ``open`` by a wrapper of the real one, as a test's or a tool's own wrapper would."""
+    import builtins
+
+    real = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda *args, **kwargs: real(*args, **kwargs))
+
+
+def test_fault_scenarios_run_on_the_fake_file_system_after_pyfakefs_looked_at_a_wrapped_open(
+        scenario_from, monkeypatch):
+    # The order that let the catalog's fault scenarios pass their writes to a file system without
+    # the fault: pyfakefs remembers the modules it has looked at, and `builtins` looked at while
+    # `open` was someone's wrapper is never patched again in the process.
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
+                            in_process=True)
+    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    faults._held = None
+    try:
+        Patcher.clear_fs_cache()
+        _wrapped_open(monkeypatch)
+        with Patcher(allow_root_user=False):
+            pass
+        monkeypatch.undo()
+        with Runner(target) as runner:
+            assert runner.run(full).verdict is Verdict.PASS
+            assert runner.run(full).verdict is Verdict.PASS
+    finally:
+        monkeypatch.undo()
+        Patcher.clear_fs_cache()
+    assert outcomes == ["ENOSPC", "ENOSPC"]
+    assert not target.workspaces[0].parent.exists()  # nothing on the real file system
+
+
+def test_a_fault_scenario_that_cannot_have_the_fake_file_system_is_an_error_and_writes_nothing(
+        scenario_from, monkeypatch):
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
+                            in_process=True)
+    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    faults._held = None
+    try:
+        Patcher.clear_fs_cache()
+        _wrapped_open(monkeypatch)  # still in place while the scenario runs: pyfakefs cannot reach it
+        with Runner(target) as runner:
+            result = runner.run(full)
+    finally:
+        monkeypatch.undo()
+        Patcher.clear_fs_cache()
+    assert result.verdict is Verdict.ERROR
+    assert "fake file system is not in effect" in result.reason
+    assert outcomes == [] and target.workspaces == []
+    assert Patcher.PATCHER is None and Patcher.REF_COUNT == 0  # pyfakefs left free for the next user
+
+
+def test_fault_scenarios_stay_on_the_fake_file_system_when_pyfakefs_forgets_its_modules(scenario_from):
+    # What pyfakefs' pytest plugin does at the end of every pytest session, an in-process one (a
+    # test's pytester run) too: the held patcher, resumed afterwards, patched nothing, and the
+    # catalog's fault scenarios wrote to the real disk.
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
+                            in_process=True)
+    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    with Runner(target) as runner:
+        assert runner.run(full).verdict is Verdict.PASS
+        Patcher.clear_fs_cache()
+        assert runner.run(full).verdict is Verdict.PASS
+    assert outcomes == ["ENOSPC", "ENOSPC"]
+    assert not target.workspaces[1].parent.exists()  # nothing on the real file system

@@ -255,7 +255,11 @@ class Runner:
         fake = bool(scenario.requires) and self.target.in_process
         if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
             self._remover.drain()
-        with (faults.fake_filesystem() if fake else contextlib.nullcontext()) as fs:
+        with contextlib.ExitStack() as faked:
+            try:
+                fs = faked.enter_context(faults.fake_filesystem()) if fake else None
+            except faults.Unavailable as exc:
+                return Result(scenario, Verdict.ERROR, str(exc))
             # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
             # on a background thread while the next scenario runs.
             workspace = None

@@ -12,6 +12,13 @@ set-up (finding the modules to patch, a new file system and fake modules) cost a
 more than its calls did. Between scenarios the patches are lifted and pyfakefs is left as if
 torn down, so another user of pyfakefs in the process (a test's ``fs`` fixture) finds it free;
 if it is not free, or a module was imported since, a scenario gets the full set-up instead.
+
+Before a scenario runs on it, the fake file system is probed through the calls a candidate makes
+(``open``, ``os``, ``pathlib``): pyfakefs remembers which modules it has looked at, so a module it
+looked at while its functions were replaced (a test's own wrapper of ``open``, another patcher's
+fakes left behind) would stay unpatched for the rest of the process, and the scenario would write
+to the real disk or to a dead fake one. A probe that fails gets a full set-up with pyfakefs' memory
+of modules cleared; if that fails too, the scenario is an error (:class:`Unavailable`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,10 @@ from pathlib import Path
 from typing import Any
 
 FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
+
+
+class Unavailable(RuntimeError):
+    """The fake file system could not be put in place: the scenario's faults cannot be realised."""
 
 
 #: The patcher set up by an earlier scenario, paused, and the modules that were loaded when it
@@ -42,6 +53,15 @@ def _modules() -> frozenset[tuple[str, int]]:
 def fake_filesystem() -> Iterator[Any]:
     """Runs the enclosed code on an empty pyfakefs file system where modes apply; yields it."""
     patcher = _take()
+    if not _in_effect(patcher):
+        _discard(patcher)
+        from pyfakefs.fake_filesystem_unittest import Patcher
+        Patcher.clear_fs_cache()  # every module looked at again, as they are now
+        patcher = _fresh()
+        if not _in_effect(patcher):
+            _discard(patcher)
+            raise Unavailable("the fake file system is not in effect in this process (pyfakefs could not "
+                              "patch open, os and pathlib): the scenario's faults cannot be realised")
     try:
         yield patcher.fs
     finally:
@@ -62,8 +82,10 @@ def _take() -> Any:
     held, _held = _held, None
     if held is not None:
         patcher, modules = held
-        if Patcher.PATCHER is None and Patcher.REF_COUNT == 0 and len(sys.modules) == len(modules) \
-                and _modules() == modules:
+        # pyfakefs keeps the modules to patch in its class, and its pytest plugin empties that at the
+        # end of every pytest session (an in-process pytest run too): resumed then, it patches nothing.
+        if Patcher.PATCHER is None and Patcher.REF_COUNT == 0 and Patcher.FS_MODULES is patcher.fs_modules \
+                and len(sys.modules) == len(modules) and _modules() == modules:
             Patcher.PATCHER, Patcher.REF_COUNT = patcher, 1
             helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
             helpers.set_gid(1)
@@ -76,12 +98,52 @@ def _take() -> Any:
             linecache.open = patcher.original_open  # type: ignore[attr-defined]  # as Patcher.setUp leaves them
             tokenize._builtin_open = patcher.original_open  # type: ignore[attr-defined]
             return patcher
+    return _fresh()
+
+
+def _fresh() -> Any:
+    """Returns a new patcher patching now (pyfakefs' full set-up)."""
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
     fresh: Any = Patcher(allow_root_user=False)
     fresh.setUp()
     fresh.pause()  # pyfakefs swaps some entries of sys.modules (os, io, ...) while it patches:
     fresh.modules_seen = _modules()  # the modules as they are between scenarios, paused
+    fresh.fs_modules = Patcher.FS_MODULES
     fresh.resume()
     return fresh
+
+
+_probes = 0
+
+
+def _in_effect(patcher: Any) -> bool:
+    """Whether ``patcher``'s file system is the one ``open``, ``os`` and ``pathlib`` reach now: a file
+    made only there is seen through each of them."""
+    import pathlib
+
+    global _probes
+    _probes += 1
+    probe = f"/harness-fault-probe-{os.getpid()}-{_probes}"
+    patcher.fs.create_file(probe, contents="fake")
+    try:
+        with open(probe, encoding="ascii") as handle:  # builtins.open, as most candidates write
+            seen = handle.read()
+        return seen == "fake" and os.path.isfile(probe) and pathlib.Path(probe).is_file()
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            patcher.fs.remove(probe)
+
+
+def _discard(patcher: Any) -> None:
+    """Lifts ``patcher``'s patches for good and leaves pyfakefs free."""
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    current: Any = Patcher.PATCHER
+    if current is patcher:  # (nested in another user's patcher, only our count goes)
+        patcher.tearDown()
 
 
 def _put_back(patcher: Any) -> None:
