@@ -226,3 +226,27 @@ def test_fault_scenarios_stay_on_the_fake_file_system_when_pyfakefs_forgets_its_
         assert runner.run(full).verdict is Verdict.PASS
     assert outcomes == ["ENOSPC", "ENOSPC"]
     assert not target.workspaces[1].parent.exists()  # nothing on the real file system
+
+
+def test_a_fault_scenario_reports_what_it_made_changed_or_removed_anywhere_outside_its_workspace(scenario_from):
+    # On the fake file system the whole file system is the scenario's: no canary, everything outside
+    # the workspace is listed before and after.
+    def escape(workspace: Path, args):
+        (workspace.parent / "sibling.txt").write_bytes(b"x")
+        deep = workspace.parent / "deep"
+        deep.mkdir()
+        (deep / "passwd").write_bytes(b"root::0:0")
+        workspace.parent.chmod(0o777)
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": escape}, realises=FAULTS, in_process=True)
+    scenario = _scenario(scenario_from, "escape", "permissions", "  files: {b.txt: b}")
+    with Runner(target) as runner:
+        result = runner.run(scenario)
+    base = str(target.workspaces[0].parent)
+    found = "\n".join(str(failure) for failure in result.then_failures)
+    assert result.verdict is Verdict.FAIL
+    deep = f"{base}/deep"
+    for said in (f"created {base}/sibling.txt", f"created {deep}", f"created {deep}/passwd", f"changed {base}"):
+        assert said in found, found
+    assert f"changed {base}/" not in found  # the workspace's own changes are not escapes

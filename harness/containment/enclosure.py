@@ -262,6 +262,78 @@ class Enclosure:
         return base or trash
 
 
+class PrivateEnclosure(Enclosure):
+    """The enclosure of a workspace on a file system of its own: made empty for one scenario and dropped
+    after it (a fault scenario of an in-process target runs on pyfakefs, harness/targets/faults.py).
+
+    Nothing but the folders above the workspace is there, so no canary is needed (making canaries
+    and waiting for the clock cost a third of such a scenario): once the workspace is placed, every
+    entry of the file system outside it is listed with its signature, and :meth:`escapes` lists
+    them again, naming what was created, removed or changed, as :class:`Enclosure` does.
+    """
+
+    def __init__(self, prefix: str = "harness-", parent: str | None = None) -> None:  # noqa: D107
+        self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        self.fixed = False
+        self._prefix, self._parent = prefix, parent
+        self.trash = None
+        self.spoiled = self.replaced = False
+        self.made = 0
+        self.current = "ws"
+        self._held = {}
+        self._os = os
+        self.coarse_times = False  # time stamps from the fine clock: two changes never share a ctime
+        self._base = str(self.base)
+        self._before: dict[str, tuple[int, ...]] = {}
+
+    def place(self) -> Path:
+        """Makes the workspace and lists everything outside it."""
+        path = super().place()
+        self._before, _ = _listing(os.path.join(self._base, self.current))
+        return path
+
+    def escapes(self) -> list[str]:
+        """Returns what was created, changed or removed outside the workspace since it was placed."""
+        now, cut = _listing(os.path.join(self._base, self.current))
+        found = [f"created {path}" for path in sorted(now.keys() - self._before.keys())]
+        found += [f"removed {path}" for path in sorted(self._before.keys() - now.keys())]
+        found += [f"changed {path}" for path in sorted(now.keys() & self._before.keys())
+                  if now[path] != self._before[path] and not (stat.S_ISDIR(now[path][5]) and stat.S_ISDIR(
+                      self._before[path][5]) and now[path][5] == self._before[path][5])]
+        if cut:
+            found.append(cut)
+        if found:
+            self.spoiled = True
+            self.replaced = self._base_replaced() is not None
+        return found
+
+
+def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:
+    """Returns every entry of the file system but ``workspace`` and what lies below it, by path with
+    its :func:`_signature` (never through a link), and why the listing stopped short (None when whole)."""
+    found: dict[str, tuple[int, ...]] = {}
+    folders = ["/"]
+    while folders:
+        folder = folders.pop()
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue  # a mode that keeps the harness out: the folder's own signature still says it changed
+        for name in names:
+            path = os.path.join(folder, name)
+            if path == workspace:
+                continue
+            if len(found) >= limits.MAX_ENTRIES:
+                return found, f"outside the workspace not checked past {limits.MAX_ENTRIES} entries"
+            signature = _signature(path)
+            if signature is None:
+                continue
+            found[path] = signature
+            if stat.S_ISDIR(signature[5]):
+                folders.append(path)
+    return found, None
+
+
 def _signature(path: str | Path) -> tuple[int, ...] | None:
     """Returns what a write, a replacement or a new entry changes: inode and ctime first, then the rest."""
     try:

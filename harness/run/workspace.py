@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.containment.cleanup import Leftover, Tree, remove_tree
-from harness.containment.enclosure import COARSE_CLOCK, Enclosure, linked_files
+from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.placeholders import substitute
@@ -51,7 +51,9 @@ class Workspace:
         # On pyfakefs (``contained=False``) nothing real can be reached: plain path operations do.
         self.contained = contained
         self._owned = enclosure is None
-        self.enclosure = Enclosure(prefix, parent) if enclosure is None else enclosure
+        if enclosure is None:  # a file system of its own (pyfakefs) needs no canaries
+            enclosure = Enclosure(prefix, parent) if contained else PrivateEnclosure(prefix, parent)
+        self.enclosure = enclosure
         self.base = self.enclosure.base
         try:
             self.root = self.enclosure.place()

@@ -14,7 +14,7 @@ torn down, so another user of pyfakefs in the process (a test's ``fs`` fixture) 
 if it is not free, or a module was imported since, a scenario gets the full set-up instead.
 
 Before a scenario runs on it, the fake file system is probed through the calls a candidate makes
-(``open``, ``os``, ``pathlib``): pyfakefs remembers which modules it has looked at, so a module it
+(``open``, ``os``): pyfakefs remembers which modules it has looked at, so a module it
 looked at while its functions were replaced (a test's own wrapper of ``open``, another patcher's
 fakes left behind) would stay unpatched for the rest of the process, and the scenario would write
 to the real disk or to a dead fake one. A probe that fails gets a full set-up with pyfakefs' memory
@@ -61,7 +61,7 @@ def fake_filesystem() -> Iterator[Any]:
         if not _in_effect(patcher):
             _discard(patcher)
             raise Unavailable("the fake file system is not in effect in this process (pyfakefs could not "
-                              "patch open, os and pathlib): the scenario's faults cannot be realised")
+                              "patch open and os): the scenario's faults cannot be realised")
     try:
         yield patcher.fs
     finally:
@@ -118,18 +118,16 @@ _probes = 0
 
 
 def _in_effect(patcher: Any) -> bool:
-    """Whether ``patcher``'s file system is the one ``open``, ``os`` and ``pathlib`` reach now: a file
-    made only there is seen through each of them."""
-    import pathlib
-
+    """Whether ``patcher``'s file system is the one ``open`` and ``os`` reach now: a file made only
+    there is seen through both (pyfakefs patches a module's functions and its modules apart)."""
     global _probes
     _probes += 1
     probe = f"/harness-fault-probe-{os.getpid()}-{_probes}"
-    patcher.fs.create_file(probe, contents="fake")
+    patcher.fs.create_file(probe)
     try:
-        with open(probe, encoding="ascii") as handle:  # builtins.open, as most candidates write
-            seen = handle.read()
-        return seen == "fake" and os.path.isfile(probe) and pathlib.Path(probe).is_file()
+        with open(probe, "rb"):  # builtins.open (pyfakefs' functions), as most candidates write
+            pass
+        return os.path.isfile(probe)  # a module's `os` (pyfakefs' modules)
     except OSError:
         return False
     finally:
