@@ -59,12 +59,12 @@ def fingerprint(files: Iterable[Path], stamps: dict[str, tuple[int, int]] | None
     return digest.hexdigest()
 
 
-def _entry(directories: list[Path]) -> Path | None:
+def _entry(directories: list[Path], kind: str = "catalog") -> Path | None:
     folder = cache_dir()
     if folder is None:
         return None
     name = hashlib.sha256("\0".join(str(d) for d in directories).encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return folder / f"catalog-{name}.pickle"
+    return folder / f"{kind}-{name}.pickle"
 
 
 def _private(path: Path) -> bool:
@@ -77,9 +77,10 @@ def _private(path: Path) -> bool:
         and not stat.S_ISLNK(info.st_mode)
 
 
-def read(directories: list[Path], key: str) -> Any:
-    """Returns the cached catalog of ``directories`` when its fingerprint is ``key``, else None."""
-    entry = _entry(directories)
+def read(directories: list[Path], key: str, kind: str = "catalog") -> Any:
+    """Returns the cached catalog (or other ``kind`` of entry) of ``directories`` when its fingerprint
+    is ``key``, else None."""
+    entry = _entry(directories, kind)
     if entry is None or not _private(entry.parent) or not _private(entry):
         return None
     try:
@@ -90,9 +91,10 @@ def read(directories: list[Path], key: str) -> Any:
     return catalog if stored_key == key else None
 
 
-def write(directories: list[Path], key: str, catalog: Any) -> None:
-    """Stores the catalog of ``directories`` under ``key`` (atomically; errors are ignored)."""
-    entry = _entry(directories)
+def write(directories: list[Path], key: str, catalog: Any, kind: str = "catalog") -> None:
+    """Stores the catalog (or other ``kind`` of entry) of ``directories`` under ``key`` (atomically;
+    errors are ignored)."""
+    entry = _entry(directories, kind)
     if entry is None:
         return
     try:
@@ -100,7 +102,7 @@ def write(directories: list[Path], key: str, catalog: Any) -> None:
         if not _private(entry.parent):
             return
         with processes.deferred():  # a SIGTERM between mkstemp and the try would leave the temporary file
-            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".catalog-")
+            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=f".{kind}-")
             try:
                 with os.fdopen(handle, "wb") as out:
                     pickle.dump((key, catalog), out, protocol=pickle.HIGHEST_PROTOCOL)

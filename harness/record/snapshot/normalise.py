@@ -29,28 +29,30 @@ RECORDED_VERDICTS = frozenset({"pass", "fail", "recorded"})
 # -- masks -------------------------------------------------------------------------------------
 
 _BASE = re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-[a-z0-9_]{8}(?![a-z0-9_])""")
-_TEXT_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+#: (needle, pattern, placeholder): a pattern runs only on text holding its needle, which every match
+#: of it holds (most strings hold none: a run masks some ten thousand of them).
+_TEXT_MASKS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # A run's later workspaces beside the first ("…/ws-2") are the workspace as well.
-    (re.compile(r"(\$\{base\}/ws)-[0-9]+(?![\w-])"), r"\1"),
+    ("${base}/ws-", re.compile(r"(\$\{base\}/ws)-[0-9]+(?![\w-])"), r"\1"),
     # "…/ws" ends where a name cannot go on: "/ws/a", "/ws'", "/ws." at a sentence's end; not "/ws2", "/ws.bak".
-    (re.compile(r"\$\{base\}/ws(?![\w-]|\.\w)"), "${workspace}"),
-    (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),
-    (re.compile(r"\.[0-9a-f]{8,}\.tmp\b"), ".${random}.tmp"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "${time}"),
+    ("${base}/ws", re.compile(r"\$\{base\}/ws(?![\w-]|\.\w)"), "${workspace}"),
+    ("tmp", re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp${random}"),
+    (".tmp", re.compile(r"\.[0-9a-f]{8,}\.tmp\b"), ".${random}.tmp"),
+    ("-", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "${uuid}"),
+    ("-", re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "${time}"),
     # JavaScript's Date#toString (the MCP filesystem server's get_file_info).
-    (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4} "
+    ("GMT", re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4} "
                 r"\d{2}:\d{2}:\d{2} GMT[+-]\d{4}(?: \([^()\n]{1,64}\))?"), "${time}"),
     # A tool's own timing in a message: "(found in 514.94ms)", "completed in 517.13ms", "took 3 ms".
-    (re.compile(r"\b(in|took) \d+(?:\.\d+)? ?ms\b"), r"\1 ${duration}"),
+    ("ms", re.compile(r"\b(in|took) \d+(?:\.\d+)? ?ms\b"), r"\1 ${duration}"),
     # The temporary HOME a launcher in tools/ gives a tool (tools/desktop-commander/serve.sh).
-    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tool-home-[A-Za-z0-9]{8}(?![A-Za-z0-9])"""), "${tool-home}"),
+    ("/harness-tool-home-", re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tool-home-[A-Za-z0-9]{8}(?![A-Za-z0-9])"""), "${tool-home}"),
     # The candidate's working folder (harness/run/working_folder.py), where a relative path lands, and the
     # worker folder around it (harness/run/workers.py), which a path such as ``../a.txt`` reaches from there.
-    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-cwd-[a-z0-9_]{8}(?![a-z0-9_])"""), "${cwd}"),
-    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-worker-[a-z0-9_]{8}(?![a-z0-9_])"""), "${worker}"),
+    ("/harness-cwd-", re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-cwd-[a-z0-9_]{8}(?![a-z0-9_])"""), "${cwd}"),
+    ("/harness-worker-", re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-worker-[a-z0-9_]{8}(?![a-z0-9_])"""), "${worker}"),
     # The candidate's own temporary folder (its TMPDIR, and its HOME in the sandbox: ``~/x`` lands there).
-    (re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tmp-[a-z0-9_]{8}(?![a-z0-9_])"""), "${tmp}"),
+    ("/harness-tmp-", re.compile(r"""(?:/[^/\s'"`<>|\\]+)*?/harness-tmp-[a-z0-9_]{8}(?![a-z0-9_])"""), "${tmp}"),
 )
 _TIME_KEY = re.compile(r"^(time|timestamp|date|[mac]time(_ns)?|last_?modified|\w+_at|\w+_time)$", re.I)
 _DURATION_KEY = re.compile(r"^(seconds|elapsed|duration|\w+_ms|duration_\w+|elapsed_\w+)$", re.I)
@@ -74,8 +76,9 @@ def mask_text(text: str, masks: Masks = ()) -> str:
         text = pattern.sub(replacement, text)
     if "/harness-" in text:  # the pattern backtracks on long slash-heavy text: only run it where it can match
         text = _BASE.sub("${base}", text)
-    for pattern, replacement in _TEXT_MASKS:
-        text = pattern.sub(replacement, text)
+    for needle, pattern, replacement in _TEXT_MASKS:
+        if needle in text:
+            text = pattern.sub(replacement, text)
     return text
 
 
