@@ -33,7 +33,6 @@ import signal
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -160,7 +159,7 @@ def kept(argv: Iterable[str], *, for_others: bool = False) -> tuple[list[str], s
     interpreter = python(for_others)
     if interpreter is None:
         return argv, None
-    tag = f"harness-keeper-{uuid.uuid4().hex[:12]}"
+    tag = f"harness-keeper-{os.urandom(6).hex()}"
     return [interpreter, "-I", "-S", "-c", KEEPER, tag, str(os.getpid()), "--", *argv], tag
 
 
