@@ -152,7 +152,42 @@ def _head(line: str) -> str:
     return line[:PREFIX_SPAN].encode("utf-8", "replace").decode("utf-8")
 
 
+#: What in a prefix pattern means something else once the pattern runs over a whole text at once
+#: than over one line: the text's own start and end, and inline flags (``(?-m)``, ``(?s)``).
+_LINE_BOUND = re.compile(r"\\[Az]|\(\?[a-zA-Z-]")
+
+
 def _rewrite_text(text: str, lines: Lines) -> str:
+    """Returns ``text`` with each line's numbered prefix written the canonical way."""
+    at_once = _rewrite_at_once(text, lines)
+    return at_once if at_once is not None else _rewrite_by_line(text, lines)
+
+
+def _rewrite_at_once(text: str, lines: Lines) -> str | None:
+    """:func:`_rewrite_by_line`'s answer from one search over the whole text (one call of the engine
+    instead of one a line, most of a long Read's normal form), or None where that answer could
+    differ: a prefix with inline flags or ``\\A``/``\\z``, a line longer than the span a prefix is
+    looked for in, a match running into the next line."""
+    if _LINE_BOUND.search(lines.prefix) or max(map(len, text.split("\n"))) > PREFIX_SPAN:
+        return None
+    pattern = _compiled(f"(?m)^(?:{lines.prefix})")
+    subject = text.encode("utf-8", "replace").decode("utf-8")  # as _head: one character for one
+    out, done = [], 0
+    for found in pattern.finditer(subject):
+        start, end = found.span()
+        if "\n" in subject[start:end]:
+            return None
+        try:
+            number = int(found.group(1))
+        except (TypeError, ValueError):
+            continue
+        out += [text[done:start], lines.canonical.format(number=number)]
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _rewrite_by_line(text: str, lines: Lines) -> str:
     pattern = lines.compiled()
     out = []
     for line in text.split("\n"):
