@@ -39,14 +39,15 @@ class Unavailable(RuntimeError):
 
 #: The patcher set up by an earlier scenario, paused, and the modules that were loaded when it
 #: last looked for the modules to patch (:func:`_modules`).
-_held: tuple[Any, frozenset[tuple[str, int]]] | None = None
+_held: tuple[Any, dict[str, Any]] | None = None
 
 
-def _modules() -> frozenset[tuple[str, int]]:
-    """The loaded modules, by name and identity: a module imported while the patcher was paused
-    would go unpatched, also when another went meanwhile and their number is the same."""
+def _modules() -> dict[str, Any]:
+    """The loaded modules, by name (compared by identity, as modules are; held, so no module's
+    identity is reused): a module imported while the patcher was paused would go unpatched, also
+    when another went meanwhile and their number is the same."""
     import sys
-    return frozenset((name, id(module)) for name, module in list(sys.modules.items()))
+    return dict(sys.modules)
 
 
 @contextlib.contextmanager
