@@ -250,3 +250,31 @@ def test_a_fault_scenario_reports_what_it_made_changed_or_removed_anywhere_outsi
     for said in (f"created {base}/sibling.txt", f"created {deep}", f"created {deep}/passwd", f"changed {base}"):
         assert said in found, found
     assert f"changed {base}/" not in found  # the workspace's own changes are not escapes
+
+
+def test_a_serial_run_imports_the_reference_before_its_fault_scenarios_share_the_fake_file_system(tmp_path):
+    # A module imported between two fault scenarios costs the next one pyfakefs' whole set-up: the
+    # reference's modules, imported by each profile's first scenario, cost a run four of them.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from harness.cli.main import main\n"
+        "from harness.targets import faults\n"
+        "take, why = faults._take, []\n"
+        "def counted():\n"
+        "    held = faults._held\n"
+        "    patcher = take()\n"
+        "    if held is not None and patcher is not held[0]:\n"
+        "        why.extend(sorted(set(faults._modules()) - set(held[1])))\n"
+        "    return patcher\n"
+        "faults._take = counted\n"
+        "code = main(['run', '-q', '--jobs', '1', '--profile', 'aptix-tul-004', '--profile', 'mcp-write-text-file',\n"
+        f"             '--snapshots', {str(tmp_path / 'snaps')!r}, '--snapshot-update'])\n"
+        "print('IMPORTED-BETWEEN', [m for m in why if m.startswith('reference_impl')])\n"
+        "sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "IMPORTED-BETWEEN []" in done.stdout, done.stdout[-2000:]

@@ -147,6 +147,10 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
               on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None,
               emit: Callable[[TargetRun, Result], None] | None = None, keep: bool = True) -> TargetRun:
     started = time.perf_counter()
+    # As before forking workers (a no-op in a forked one): an in-process target's modules imported
+    # now, not by the first scenario of each profile, so the fake file system the fault scenarios
+    # share is set up once, not again after each such import (harness/targets/faults.py).
+    target.before_workers(scenarios)
     with assemble.runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
         done = TargetRun(target, runner.info, target.slug, [], 0.0,  # type: ignore[arg-type]
                          runner.start_error, runner.start_reason)

@@ -181,9 +181,10 @@ class Target(abc.ABC):
         """Stops the target and releases everything it holds."""
 
     def before_workers(self, scenarios: Sequence[Any]) -> None:  # noqa: B027 - a hook, optional
-        """Called once, in the parent, before ``--jobs`` worker processes are forked to run ``scenarios``:
-        what every worker would otherwise do on its own and can share (an in-process target imports
-        its modules). Nothing is started here: each worker starts its own target."""
+        """Called before ``scenarios`` run: once in the parent before ``--jobs`` worker processes are
+        forked, and again (then mostly a no-op) where they run. What every worker would otherwise do
+        on its own and can share (an in-process target imports its modules). Nothing is started
+        here: each worker starts its own target."""
 
     def use_tmp(self, folder: str) -> bool:
         """Gives the candidate ``folder`` as its temporary folder (``TMPDIR``, ``TMP``, ``TEMP``) for
