@@ -204,15 +204,20 @@ class Leftover:
     def __str__(self) -> str:
         return f"could not remove {self.path} ({self.reason})"
 
+    #: What the JSON report's ``leftovers`` entry calls it: ``left`` (could not be removed), or ``escape``.
+    kind = "left"
+
     def as_dict(self) -> dict[str, str]:
-        """Returns the JSON report's form: ``{"path", "reason"}``."""
-        return {"path": self.path, "reason": self.reason}
+        """Returns the JSON report's form: ``{"path", "reason", "kind"}``."""
+        return {"path": self.path, "reason": self.reason, "kind": self.kind}
 
 
 @dataclass(frozen=True)
 class LateEscape(Leftover):
     """An escape seen after the last scenario (while the candidate answered ``bye`` and ended): no
     scenario's verdict can carry it, so it fails the run as a leftover does (every report names it)."""
+
+    kind = "escape"
 
     def __str__(self) -> str:
         return f"escaped after the last scenario: {self.path} ({self.reason})"
@@ -227,6 +232,14 @@ class Tree:
     def remove(self) -> Leftover | None:
         """Removes it; returns what could not be removed, or None."""
         return remove_tree(self.base)
+
+
+def split_leftovers(leftovers: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Returns the escapes after the last scenario and the workspaces left behind, apart (as
+    objects, or as the JSON report's dicts: by ``kind``, ``left`` when there is none)."""
+    def kind(left: Any) -> str:
+        return str(left.get("kind", "left")) if isinstance(left, dict) else getattr(left, "kind", "left")
+    return [left for left in leftovers if kind(left) == "escape"], [left for left in leftovers if kind(left) != "escape"]
 
 
 def remove_tree(base: str | Path) -> Leftover | None:

@@ -117,6 +117,12 @@ def summary_wanted() -> bool:
     return active() and bool(os.environ.get("GITHUB_STEP_SUMMARY"))
 
 
+def _left_title(left: Any, spec: str) -> str:
+    if getattr(left, "kind", "left") == "escape":
+        return f"write outside the workspace after the last scenario by {spec}"
+    return f"workspace left behind by {spec}"
+
+
 def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None = None, columns: Any = None) -> None:
     """Under GitHub Actions: prints the annotations and appends the Markdown report to the step summary.
 
@@ -127,7 +133,7 @@ def report(console: Any, runs: list[Any], *, failures: list[list[Result]] | None
     if not active():
         return
     # Workspaces left on disk first: they fail the run and must not be cut off by the cap below.
-    lines = [f"::error title={_property(f'workspace left behind by {run.spec}')}::{_data(str(left))}"
+    lines = [f"::error title={_property(_left_title(left, run.spec))}::{_data(str(left))}"
              for run in runs for left in getattr(run, "leftovers", None) or []]
     lines += [line for run, failed in zip(runs, failures or [run.results for run in runs])
               for line in annotations(failed, run.spec)]

@@ -13,6 +13,7 @@ from html import escape as html_escape
 from pathlib import Path
 
 import harness
+from harness.containment.cleanup import split_leftovers
 from harness.report.grid import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell
 from harness.util.printable import shown
 
@@ -137,12 +138,15 @@ def render(matrix: Matrix, *, title: str = "File-tool conformance report") -> st
         if start_error:
             parts.append(f'<div class="start-error"><p><b>{escape(source.label)} did not start</b>: every scenario '
                          f"is an error.</p><pre>{escape(str(start_error))}</pre></div>")
-        leftovers = source.target.get("leftovers") or []
-        if leftovers:
-            parts.append(f'<div class="leftovers"><p><b>{escape(source.label)} left {len(leftovers)} workspace(s) '
-                         "that could not be removed</b> (the run fails; remove them by hand):</p><ul>"
-                         + "".join(f"<li><code>{escape(str(left.get('path')))}</code>: {escape(str(left.get('reason')))}"
-                                   "</li>" for left in leftovers) + "</ul></div>")
+        late, left_behind = split_leftovers(source.target.get("leftovers") or [])
+        for found, said in ((late, f"wrote outside the workspace after the last scenario</b>, {len(late)} time(s), "
+                                   "while it answered bye (the run fails):"),
+                            (left_behind, f"left {len(left_behind)} workspace(s) that could not be removed</b> "
+                                          "(the run fails; remove them by hand):")):
+            if found:
+                parts.append(f'<div class="leftovers"><p><b>{escape(source.label)} {said}</p><ul>'
+                             + "".join(f"<li><code>{escape(str(left.get('path')))}</code>: "
+                                       f"{escape(str(left.get('reason')))}</li>" for left in found) + "</ul></div>")
         flaky = sorted(key for key, obs in source.observations.items() if obs.flaky)
         if flaky:
             parts.append(f'<p class="flaky"><b>{len(flaky)} flaky</b> on {escape(source.label)} (verdict or '

@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.containment.cleanup import split_leftovers
 from harness.report.json import summary
 from harness.report.tally import nothing_ran
 from harness.report.terminal import explain
@@ -117,11 +118,16 @@ def _add_leftovers(suites: ET.Element, leftovers: list[Any], target: TargetInfo,
     """Adds the suite that names the workspaces left on disk (none: nothing is added)."""
     if not leftovers:
         return
-    suite = ET.SubElement(suites, "testsuite", name=prefix + "harness", tests="1", failures="0", errors="1",
-                          skipped="0", time="0.000")
-    case = ET.SubElement(suite, "testcase", classname=f"{target.name}.harness", name="workspaces removed", time="0")
-    ET.SubElement(case, "error", message=f"{len(leftovers)} workspace(s) could not be removed"
-                  ).text = "\n".join(str(left) for left in leftovers)
+    late, left_behind = split_leftovers(leftovers)
+    cases = [(name, message, found) for name, message, found in (
+        ("nothing written after the last scenario",
+         f"{len(late)} write(s) outside the workspace after the last scenario (while answering bye)", late),
+        ("workspaces removed", f"{len(left_behind)} workspace(s) could not be removed", left_behind)) if found]
+    suite = ET.SubElement(suites, "testsuite", name=prefix + "harness", tests=str(len(cases)), failures="0",
+                          errors=str(len(cases)), skipped="0", time="0.000")
+    for name, message, found in cases:
+        case = ET.SubElement(suite, "testcase", classname=f"{target.name}.harness", name=name, time="0")
+        ET.SubElement(case, "error", message=message).text = "\n".join(str(left) for left in found)
 
 
 # -- written as the run goes -------------------------------------------------------------------

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import harness
+from harness.containment.cleanup import split_leftovers
 from harness.report.grid import ASPECT_LEGEND, VERDICTS, Matrix, explain_cell, notable
 from harness.util.printable import shown
 
@@ -70,12 +71,17 @@ def _run_notes(matrix: Matrix) -> list[str]:
         if start_error:
             out += [f"**{_cell(source.label)} did not start**: every scenario is an error.", "",
                     _code(str(start_error)).replace("```diff", "```text", 1), ""]
-        leftovers = source.target.get("leftovers") or []
-        if leftovers:
-            out += [f"**{_cell(source.label)} left {len(leftovers)} workspace(s) that could not be removed** "
+        late, left_behind = split_leftovers(source.target.get("leftovers") or [])
+        if late:
+            out += [f"**{_cell(source.label)} wrote outside the workspace after the last scenario**, "
+                    f"{len(late)} time(s), while it answered bye (the run fails):", ""]
+            out += [f"- {_span(str(left.get('path')), table=False)}: {_cell(str(left.get('reason')))}"
+                    for left in late] + [""]
+        if left_behind:
+            out += [f"**{_cell(source.label)} left {len(left_behind)} workspace(s) that could not be removed** "
                     "(the run fails; remove them by hand):", ""]
             out += [f"- {_span(str(left.get('path')), table=False)}: {_cell(str(left.get('reason')))}"
-                    for left in leftovers] + [""]
+                    for left in left_behind] + [""]
         flaky = sorted(key for key, obs in source.observations.items() if obs.flaky)
         if flaky:
             out += [f"**{len(flaky)} flaky** on {_cell(source.label)} (verdict or observation varied between "

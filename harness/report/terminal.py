@@ -83,9 +83,8 @@ def print_failing_lines(console: Console, results: Iterable[Result], *, brief: s
 
 def print_leftovers(console: Console, leftovers: list) -> None:
     """Prints the workspaces that could not be removed, each with why; they fail the run."""
-    from harness.containment.cleanup import LateEscape
-    late = [left for left in leftovers if isinstance(left, LateEscape)]
-    left_behind = [left for left in leftovers if not isinstance(left, LateEscape)]
+    from harness.containment.cleanup import split_leftovers
+    late, left_behind = split_leftovers(leftovers)
     if late:
         console.print(Text(f"ESCAPED AFTER THE LAST SCENARIO: {len(late)} write(s) outside the workspace while "
                            "the candidate answered bye (the run fails)", style="bold red"), highlight=False)

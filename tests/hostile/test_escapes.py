@@ -229,8 +229,10 @@ def test_a_write_while_answering_bye_is_seen_and_fails_the_run(tmp_path):
     spaces = tmp_path / "spaces"
     spaces.mkdir()
     spec = f"cmd:python {CANDIDATES / 'hostile_cmd.py'} --mode bye-write --arg {spaces}"
+    reports = {kind: tmp_path / f"report.{kind}" for kind in ("xml", "md", "html")}
     # --no-sandbox: the unsandboxed path, where the write lands and only the watch can see it.
-    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), "--no-sandbox")
+    outcome = harness_run(tmp_path, tmp_path / "scenarios", "--target", spec, "--tmp", str(spaces), "--no-sandbox",
+                          "--junit", str(reports["xml"]), "--markdown", str(reports["md"]), "--html", str(reports["html"]))
     assert (spaces / given).exists()  # it did write (the test's own check)
     assert outcome.result("hostile/bye")["verdict"] == "pass"  # the scenario itself saw nothing
     assert outcome.code == 1, outcome.stdout + outcome.stderr
@@ -238,6 +240,16 @@ def test_a_write_while_answering_bye_is_seen_and_fails_the_run(tmp_path):
     assert "ESCAPED AFTER THE LAST SCENARIO" in outcome.stdout
     late = outcome.report.get("leftovers") or []
     assert [left["path"].split(" (")[0] for left in late] == [f"created or changed {os.path.realpath(spaces / given)}"], late
+    assert [left["kind"] for left in late] == ["escape"]
+    # Every report says it as a write after the last scenario, none as a workspace left behind.
+    import xml.etree.ElementTree as ET
+    suite = next(s for s in ET.parse(reports["xml"]).getroot() if s.get("name", "").endswith("harness"))
+    [case] = suite.findall("testcase")
+    assert case.get("name") == "nothing written after the last scenario"
+    assert case.find("error").get("message").startswith("1 write(s) outside the workspace after the last scenario")
+    for kind in ("md", "html"):
+        text = reports[kind].read_text("utf-8")
+        assert "after the last scenario" in text and "could not be removed" not in text, kind
 
 
 @pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
