@@ -129,7 +129,7 @@ class ClaudeCodeSession(AgentProcessSession):
                 self._cleanup_scratch()
                 raise TargetError(f"--run-as: {exc}; the CLI cannot reach its workspace (point TMPDIR elsewhere)") from None
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5), prompt=cli_mod.PROMPT).start()
-        ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
+        uid, gid = user if user is not None else (None, None)
         argv = cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools)
         env = cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder)
         self.box: Sandbox | None = None
@@ -149,7 +149,9 @@ class ClaudeCodeSession(AgentProcessSession):
                 encoding="utf-8",
                 errors="replace",
                 start_new_session=True,
-                **ids,
+                user=uid,
+                group=gid,
+                extra_groups=[] if user is not None else None,
             )
         except (OSError, launch.SandboxError) as exc:
             self._cleanup()
