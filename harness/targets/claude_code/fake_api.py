@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness.targets.model_api import base
 from harness.targets.model_api.base import FINISH_TEXT, SIDE_TEXT, LoopbackServer, Recorded, ToolCall, TurnScript
 
 # --------------------------------------------------------------------------- SSE encoding
@@ -140,11 +141,7 @@ class ToolResult:
 
 def content_text(content: Any) -> str:
     """Returns the text of a message content: a string as is, the ``text`` blocks of a list joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
+    return base.content_text(content, ("text",))
 
 
 def last_user_message(body: dict[str, Any]) -> dict[str, Any] | None:

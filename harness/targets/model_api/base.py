@@ -81,13 +81,17 @@ class ToolResult:
         return content_text(self.content)
 
 
-def content_text(content: Any) -> str:
-    """Returns the text of a message content: a string as is, the ``text`` of its parts joined."""
+#: The types of the content parts that carry text, in the APIs the fakes speak.
+TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def content_text(content: Any, types: tuple[str, ...] = TEXT_PARTS) -> str:
+    """Returns the text of a message content: a string as is, the ``text`` of its parts of ``types`` joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "".join(str(part.get("text", "")) for part in content
-                       if isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text"))
+                       if isinstance(part, dict) and part.get("type") in types)
     return ""
 
 
