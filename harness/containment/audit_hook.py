@@ -48,7 +48,7 @@ import operator
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 #: Audit events that change what a path names (their first argument is the path; ``os.rename``,
 #: ``os.link`` and ``shutil.*`` name a second one; ``os.symlink`` is checked on its own).
@@ -176,22 +176,22 @@ class Confinement:
             if isinstance(raw, int) or raw is None:
                 continue  # an open descriptor: what it names was checked when it was opened
             try:
-                path = self.where(os.fsdecode(raw), dir_fd)
+                place = self.where(os.fsdecode(raw), dir_fd)
             except (TypeError, ValueError):
                 continue  # not a path: the system call refuses it itself
             except OSError:  # where it leads cannot be told (a bad descriptor, no working folder): refused
                 self._refuse(f"refused: the in-process reference tried {event} on {os.fsdecode(raw)!r}, "
                              "whose place cannot be told", event, os.fsdecode(raw))
-            if _under(path, self.bounds) or (event in LOOKS and path in self.above):
+            if _under(place, self.bounds) or (event in LOOKS and place in self.above):
                 continue
-            if not changes and (_under(path, self.python)
-                                or (_under(path, self.code) and (event != "open" or path.endswith(_CODE)))):
+            if not changes and (_under(place, self.python)
+                                or (_under(place, self.code) and (event != "open" or place.endswith(_CODE)))):
                 continue
-            if changes and "/__pycache__" in path and _under(path, self.python + self.code):
+            if changes and "/__pycache__" in place and _under(place, self.python + self.code):
                 continue  # an import writing its bytecode cache
             verb = "change" if changes else "read"
-            self._refuse(f"refused: the in-process reference tried to {verb} {path} ({event}), outside the workspace",
-                         event, path)
+            self._refuse(f"refused: the in-process reference tried to {verb} {place} ({event}), outside the workspace",
+                         event, place)
 
     def _moved_link(self, source: tuple, destination: tuple) -> tuple:
         """A link moved or linked keeps its target's text, which a new place reads otherwise: where it
@@ -205,7 +205,7 @@ class Confinement:
         except (TypeError, ValueError, OSError):
             return (None, None)
 
-    def _refuse(self, what: str, event: str, path: str) -> None:
+    def _refuse(self, what: str, event: str, path: str) -> NoReturn:
         self.refused.append(what)
         raise PermissionError(errno.EACCES, "outside the workspace: refused by the harness", path or event)
 

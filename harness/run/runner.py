@@ -86,7 +86,8 @@ class Runner:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 self.start_reason = f"{TARGET_NOT_STARTED}: {first[:200]}"
                 self.info = TargetInfo(self.target.spec)
-        return self.info  # type: ignore[return-value]
+        assert self.info is not None, "set by the start, or by its failure"
+        return self.info
 
     def _give_tmp(self) -> None:
         """Gives a candidate in a process of its own a temporary folder of the run's (beside the
@@ -328,7 +329,7 @@ class Runner:
             return None
         if self._watched is None:
             self._watched = outside.folders(self.tmp, self.target.candidate_home)
-        calls = [step.args for step in scenario.steps if isinstance(getattr(step, "args", None), dict)]
+        calls = [step.args for step in scenario.steps if isinstance(step, Call) and isinstance(step.args, dict)]
         started = outside.Watch(self._watched, self.target.candidate_uid)
         given = outside.given_names(calls, names["workspace"])
         if len(self._given) < MAX_BYE_NAMES:
@@ -417,8 +418,9 @@ class Runner:
                             raise UnknownPlaceholder(f"a path built from an earlier answer leads outside the "
                                                      f"harness's folder around the workspace: {why}; not sent")
                     # An expectation without placeholders is used as it is (matching only reads it).
-                    expect = (None if not step.expect else step.expect if constant(step.expect)
-                              else substitute(step.expect, names, steps=lookup))
+                    expect: dict[str, Any] | None = (
+                        None if not step.expect else step.expect if constant(step.expect)
+                        else substitute(step.expect, names, steps=lookup))
                 except (UnknownPlaceholder, UnicodeDecodeError) as exc:
                     result.steps.append(StepRecord(index, "call", step.tool, dict(step.args), label=step.name))
                     return f"step {index + 1} ({step.tool}): cannot build the call: {exc}"
@@ -443,10 +445,10 @@ class Runner:
                             f"{limits.MAX_SCENARIO_OUTPUT:,} characters (HARNESS_MAX_SCENARIO_OUTPUT); "
                             "the scenario ends here")
                 if expect:
-                    if expect is not step.expect or has_references(expect):
-                        expect = resolve_references(expect, _reference_lookup(result, record))
+                    checked: dict[str, Any] = (resolve_references(expect, _reference_lookup(result, record))
+                                               if expect is not step.expect or has_references(expect) else expect)
                     spec = aspects.content_spec(scenario, step.tool)
-                    record.failures += check_call(expect, observed, spec.lines, spec.entries)
+                    record.failures += check_call(checked, observed, spec.lines, spec.entries)
                 if step.then:
                     record.failures += check_then(workspace, _substituted(step.then, names), names)
             if self.record_states:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.containment.cleanup import remove_tree
 from harness.run import assemble
@@ -39,6 +39,9 @@ from harness.run.runner import Runner
 from harness.scenario.model import Result, Scenario, Verdict
 from harness.targets.base import Target, TargetInfo
 from harness.util import processes
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 #: Chunks per worker and target: enough for the fast workers to take over from a slow one.
 CHUNKS_PER_WORKER = 4
@@ -152,8 +155,8 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
     # share is set up once, not again after each such import (harness/targets/faults.py).
     target.before_workers(scenarios)
     with assemble.runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
-        done = TargetRun(target, runner.info, target.slug, [], 0.0,  # type: ignore[arg-type]
-                         runner.start_error, runner.start_reason)
+        # The with started it: start() returns what it said about itself, starting nothing again.
+        done = TargetRun(target, runner.start(), target.slug, [], 0.0, runner.start_error, runner.start_reason)
 
         def each(result: Result) -> None:
             if on_result:
@@ -326,7 +329,7 @@ class _Pool:
         import multiprocessing
         from multiprocessing.connection import wait
         context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
-        workers: dict[Any, _Worker] = {}  # by the parent's end of its pipe
+        workers: dict[Connection[Any, Any], _Worker] = {}  # by the parent's end of its pipe
         queue = list(reversed(self.tasks))
         # Set once the run is to stop (-x): the workers start no further scenario, even of a chunk they hold.
         self.halt = mmap.mmap(-1, 1)
@@ -362,7 +365,8 @@ class _Pool:
             for _ in range(self.jobs):  # inside the try: a signal while forking still ends those started
                 fork(queue.pop() if queue and not self._stopping() else None)
             while workers:
-                for conn in wait(list(workers)):
+                ready = wait(list(workers))
+                for conn in [each for each in workers if each in ready]:  # as wait gives them: in this order
                     worker = workers[conn]
                     try:
                         message = conn.recv()

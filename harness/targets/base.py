@@ -216,6 +216,43 @@ class Target(abc.ABC):
         return spec_slug(self.spec)
 
 
+class ProcessTarget(Target):
+    """A target whose candidate is a process the harness starts from a command line (``cmd:``,
+    ``mcp:``, ``acp:``): the process gets the run's temporary folder and working folder, and in the
+    sandbox it has one workspace folder for the run, since its sandbox is made once."""
+
+    #: The command line that starts the process.
+    argv: list[str]
+    #: The process's environment (the run's temporary folder goes into it).
+    env: dict[str, str]
+    #: The process's working folder: one chosen for it, else the run's (`use_cwd`), else the harness's.
+    cwd: str | None = None
+    #: True when the process runs in the sandbox (harness/targets/launch.py).
+    sandbox: bool = False
+    #: The run's temporary folder given to the process (`use_tmp`), writable in its sandbox.
+    _tmp: str | None = None
+
+    def use_tmp(self, folder: str) -> bool:
+        """Points the process's temporary folder at ``folder`` (the harness removes it after the run)."""
+        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
+        self._tmp = folder
+        return True
+
+    def use_cwd(self, folder: str) -> bool:
+        """Starts the process in ``folder`` (the run's working folder), its relative words made
+        absolute first; a working folder chosen for it is kept."""
+        if self.cwd is not None:
+            return False
+        self.argv = anchored(self.argv)
+        self.cwd = folder
+        return True
+
+    @property
+    def fixed_workspace(self) -> bool:
+        """One workspace folder for the run (emptied between scenarios) when sandboxed: one sandbox per run."""
+        return self.sandbox
+
+
 def spec_slug(spec: str, name: str | None = None) -> str:
     """Returns a file-name-safe folder name for a target spec.
 

@@ -136,10 +136,12 @@ class Channel:
             raise ChannelError("spawn", f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.pid = self.proc.pid
         # Own the raw descriptors: the Popen file objects would buffer behind our back.
-        self._in = os.dup(self.proc.stdin.fileno())
-        self._out = os.dup(self.proc.stdout.fileno())
-        err = os.dup(self.proc.stderr.fileno())
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None, "all three are pipes"
+        self._in = os.dup(stdin.fileno())
+        self._out = os.dup(stdout.fileno())
+        err = os.dup(stderr.fileno())
+        for f in (stdin, stdout, stderr):
             f.close()
         for fd in (self._in, self._out):
             os.set_blocking(fd, False)

@@ -18,7 +18,6 @@ from harness.targets.claude_code.fake_api import (
     FINISH_TEXT,
     SIDE_TEXT,
     FakeMessagesAPI,
-    StepScript,
     TokenPolicy,
     find_tool_result,
     is_main_loop,
@@ -26,6 +25,7 @@ from harness.targets.claude_code.fake_api import (
     text_stream,
     tool_use_stream,
 )
+from harness.targets.model_api.base import TurnScript
 
 TOOLS = [{"name": "Read", "input_schema": {"type": "object"}}]
 
@@ -241,7 +241,7 @@ def test_the_hold_is_bounded() -> None:
 
 
 def test_waiting_for_a_result_is_bounded_and_close_releases_it() -> None:
-    script = StepScript(hold_timeout=1)
+    script: TurnScript[object] = TurnScript(hold_timeout=1)
     started = time.monotonic()
     assert script.result("toolu_none", timeout=0.2) is None
     assert time.monotonic() - started < 2

@@ -157,7 +157,7 @@ class ClaudeCodeAcpSession(AcpSession):
             reason = f"the prompt failed: {exc}"
         else:
             reason = f"stopReason {getattr(response, 'stop_reason', None)!r}"
-        self.api.script.pending_id = None  # the next turn's first request carries no result for it
+        self.api.script.pending = None  # the next turn's first request carries no result for it
         events, fs, permissions = self._recorder.since(mark)
         message = f"the agent ended the turn ({reason}) before the tool result reached the model"
         return observation(CallResult(error={"code": TURN_ENDED, "message": message}), self._target.shaped(events), fs,

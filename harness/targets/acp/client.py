@@ -42,11 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import Client, RequestError, connect_to_agent
+from acp import Agent, Client, RequestError, connect_to_agent
 from acp.schema import (
     AllowedOutcome,
+    CreateElicitationResponse,
     CreateTerminalResponse,
     DeniedOutcome,
+    ElicitationMode,
     KillTerminalResponse,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
@@ -371,6 +373,18 @@ class EditorClient(Client):
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """Extension notifications are ignored."""
 
+    # Elicitation is an unstable part of the protocol, which the connection does not enable: the SDK
+    # answers its requests "method not found" without calling these.
+    async def create_elicitation(self, message: str, mode: ElicitationMode, **kwargs: Any) -> CreateElicitationResponse:
+        """No elicitation: the agent gets "method not found"."""
+        raise RequestError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        """No elicitation: its notifications are ignored."""
+
+    def on_connect(self, conn: Agent) -> None:
+        """Nothing is done when the connection is made (the harness drives it through AgentProcess)."""
+
 
 def _refused(entry: dict[str, Any], refusal: FsRefusal) -> RequestError:
     entry.update(answer="refused", error={"code": refusal.code, "message": refusal.message})
@@ -423,17 +437,21 @@ class AgentProcess:
         finally:
             os.close(write_fd)
         self.stderr = StderrTail(read_fd)
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None, "both are pipes"
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        self._pump = asyncio.create_task(self._tap(self.proc.stdout, reader))
+        self._pump = asyncio.create_task(self._tap(stdout, reader))
         self._exit = asyncio.create_task(self.proc.wait())
-        self.conn = connect_to_agent(self.client, self.proc.stdin, reader, observers=[self._observe])
+        self.conn = connect_to_agent(self.client, stdin, reader, observers=[self._observe])
 
     async def request(self, coro: Any, timeout: float, what: str) -> Any:
         """Awaits ``coro`` (a request to the agent) unless the agent breaks, exits or exceeds ``timeout``."""
+        assert self.broken is not None and self._exit is not None, "the agent was not started"
+        exit_ = self._exit
         task = asyncio.ensure_future(coro)
-        broken = asyncio.ensure_future(self.broken.wait())  # type: ignore[union-attr]
+        broken = asyncio.ensure_future(self.broken.wait())
         try:
-            done, _ = await asyncio.wait({task, broken, self._exit}, timeout=timeout,
+            done, _ = await asyncio.wait({task, broken, exit_}, timeout=timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
             if task in done:
                 try:
@@ -441,10 +459,10 @@ class AgentProcess:
                 except ConnectionError:
                     pass  # the connection closed under it: say why below
             self.check()
-            if self._exit in done or task in done:
+            if exit_ in done or task in done:
                 # stdout closed first: give the exit status (and a last violation) a moment to arrive
                 try:
-                    await asyncio.wait_for(asyncio.shield(self._exit), 1.0)  # type: ignore[arg-type]
+                    await asyncio.wait_for(asyncio.shield(exit_), 1.0)
                 except TimeoutError:
                     pass
                 self.check()
@@ -493,13 +511,15 @@ class AgentProcess:
                 self.proc.stdin.close()
             except Exception:  # noqa: BLE001
                 pass
+        exit_ = self._exit
+        assert exit_ is not None, "made with the process"
         try:
-            await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
+            await asyncio.wait_for(asyncio.shield(exit_), EXIT_GRACE)
         except TimeoutError:
             pass
         self.kill_group()
         try:
-            await asyncio.wait_for(asyncio.shield(self._exit), EXIT_GRACE)  # type: ignore[arg-type]
+            await asyncio.wait_for(asyncio.shield(exit_), EXIT_GRACE)
         except TimeoutError:
             pass
         if self._pump is not None:
@@ -557,9 +577,9 @@ class AgentProcess:
         try:
             SessionNotification.model_validate(params)
         except ValidationError as exc:
-            first = exc.errors()[0] if exc.errors() else {}
-            where = ".".join(str(part) for part in first.get("loc", ()))
-            self._violation(f"a session/update the ACP schema rejects ({where}: {first.get('msg', exc)})")
+            errors = exc.errors()
+            where = ".".join(str(part) for part in errors[0]["loc"]) if errors else ""
+            self._violation(f"a session/update the ACP schema rejects ({where}: {errors[0]['msg'] if errors else exc})")
         session = self.client.recorder_of(params.get("sessionId") if isinstance(params, dict) else None)
         if session is None:  # updates before session/new returned belong to no call
             return

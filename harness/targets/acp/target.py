@@ -70,12 +70,11 @@ from typing import Any
 from harness.targets import bindings, launch
 from harness.targets.base import (
     CallResult,
+    ProcessTarget,
     Session,
-    Target,
     TargetError,
     TargetInfo,
     Unsupported,
-    anchored,
     bounded_name,
     name_slug,
 )
@@ -291,7 +290,7 @@ def _agent_text(events: list[dict[str, Any]]) -> str:
     return "".join(texts)[:500]
 
 
-class AcpTarget(Target):
+class AcpTarget(ProcessTarget):
     """An ACP agent over stdio; the harness is its editor (client)."""
 
     realises = frozenset({REQUIRES})
@@ -314,7 +313,6 @@ class AcpTarget(Target):
         # on the run's one workspace folder.
         self.sandbox = bool(sandbox)
         self._named_env = dict(env or {})  # what a sandboxed agent gets besides the allowlist
-        self._tmp: str | None = None
         self.acp_options, self.argv = parse_spec(spec)
         self.timeout = float(self.acp_options.get("timeout") or timeout or DEFAULT_TIMEOUT)
         # The profile's tools as the agent names them (--binding / --tool-map; harness/targets/bindings/).
@@ -327,30 +325,11 @@ class AcpTarget(Target):
         self._loop_lock = threading.Lock()  # scenarios may open sessions from several threads
         self._shared: Any = None
         self._failure: TargetError | None = None
-        #: The agent process's working folder: the run's (harness/run/working_folder.py, see use_cwd).
+        # The agent process's working folder: the run's (harness/run/working_folder.py, see use_cwd). The
+        # session's ``cwd`` (``session/new``) is still the workspace: what the agent resolves against its own
+        # process's folder (a relative path it opens itself) lands in the watched working folder, laid out as
+        # the workspace, and is reported as what it is.
         self.cwd: str | None = None
-
-    def use_tmp(self, folder: str) -> bool:
-        """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
-        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
-        self._tmp = folder
-        return True
-
-    @property
-    def fixed_workspace(self) -> bool:
-        """One workspace folder for the run when sandboxed: the shared agent's sandbox is made once."""
-        return self.sandbox
-
-    def use_cwd(self, folder: str) -> bool:
-        """Starts the agent in ``folder`` (the run's working folder), its relative words made absolute
-        first. The session's ``cwd`` (``session/new``) is still the workspace: what the agent resolves
-        against its own process's folder (a relative path it opens itself) lands in the watched
-        working folder, laid out as the workspace, and is reported as what it is."""
-        if self.cwd is not None:
-            return False
-        self.argv = anchored(self.argv)
-        self.cwd = folder
-        return True
 
     def start(self) -> TargetInfo:
         """Starts the agent once (initialize) to learn its name; raises TargetError when it cannot."""

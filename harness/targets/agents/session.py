@@ -13,8 +13,6 @@ import json
 import shutil
 import subprocess
 import tempfile
-import threading
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from harness.targets.agents.spec import PROMPT, AgentSpec
 from harness.targets.base import CallResult, TargetError
 from harness.targets.model_api import FakeModelServer, dialect
 from harness.targets.model_api.base import ToolResult
-from harness.targets.model_api.session import AgentProcessSession
+from harness.targets.model_api.session import AgentProcessSession, JsonLines
 
 #: How long one call may take, from queuing the tool call to receiving its result.
 CALL_TIMEOUT = 60.0
@@ -34,48 +32,6 @@ STDOUT_GRACE = 3.0
 EXIT_TIMEOUT = 20.0
 #: The prefix of a session's scratch HOME (``tempfile.mkdtemp`` adds 8 random characters).
 HOME_PREFIX = "harness-agent-home-"
-
-
-class _Lines:
-    """Reads a text stream in a thread: keeps its JSON lines as events and the last lines as text."""
-
-    def __init__(self, stream: Any, name: str) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.tail: deque[str] = deque(maxlen=40)
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._read, args=(stream,), name=name, daemon=True)
-        self._thread.start()
-
-    def _read(self, stream: Any) -> None:
-        for line in stream:
-            line = line.strip()
-            if not line:
-                continue
-            self.tail.append(line[:2000])
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                with self._cond:
-                    self.events.append(event)
-                    self._cond.notify_all()
-        with self._cond:
-            self._cond.notify_all()
-
-    def snapshot(self) -> list[dict[str, Any]]:
-        """Returns the events so far."""
-        with self._cond:
-            return list(self.events)
-
-    def wait_for(self, predicate: Any, timeout: float) -> None:
-        """Waits up to ``timeout`` s until ``predicate(events)`` holds or the stream closed."""
-        with self._cond:
-            self._cond.wait_for(lambda: predicate(self.events) or not self._thread.is_alive(), timeout=timeout)
-
-    def join(self, timeout: float) -> None:
-        """Waits for the stream to close."""
-        self._thread.join(timeout)
 
 
 class AgentSession(AgentProcessSession):
@@ -114,8 +70,9 @@ class AgentSession(AgentProcessSession):
             self.proc = None
             self._cleanup()
             raise TargetError(f"cannot start {spec.title} at {executable}: {exc}") from exc
-        self.stdout = _Lines(self.proc.stdout, f"{spec.name}-stdout")
-        self.stderr = _Lines(self.proc.stderr, f"{spec.name}-stderr")
+        stdout, stderr = self._pipes()
+        self.stdout = JsonLines(stdout, f"{spec.name}-stdout")
+        self.stderr = JsonLines(stderr, f"{spec.name}-stderr")
 
     def said(self) -> str:
         """Returns what the agent said so far: stderr tail, stdout tail, its exit code if it ended."""

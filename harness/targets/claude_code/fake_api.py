@@ -24,20 +24,14 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import queue
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.targets.model_api.base import LoopbackServer
-
-#: The text of the final assistant turn (the CLI prints it as its result).
-FINISH_TEXT = "Done."
-#: The text a side request (no tools) is answered with.
-SIDE_TEXT = "File tools conformance session"
-
+from harness.targets.model_api import base
+from harness.targets.model_api.base import FINISH_TEXT, SIDE_TEXT, LoopbackServer, Recorded, ToolCall, TurnScript
 
 # --------------------------------------------------------------------------- SSE encoding
 
@@ -147,11 +141,7 @@ class ToolResult:
 
 def content_text(content: Any) -> str:
     """Returns the text of a message content: a string as is, the ``text`` blocks of a list joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
+    return base.content_text(content, ("text",))
 
 
 def last_user_message(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -282,99 +272,6 @@ class TokenPolicy:
         return f"TokenPolicy({self.spec!r})"
 
 
-# --------------------------------------------------------------------------- the step script
-
-
-@dataclass
-class Recorded:
-    """One request the server saw (for findings and for diagnosing a broken session)."""
-
-    method: str
-    path: str
-    kind: str  # main | side | count_tokens | unknown
-    body: Any
-    answer: str = ""
-
-
-class ScriptClosed(Exception):
-    """The step script was closed while someone waited on it."""
-
-
-class StepScript:
-    """The queue of model turns to play, and the queue of tool results coming back.
-
-    Harness side: `call` (next turn is a tool_use; returns its id), `finish`, `result` (waits,
-    bounded, for the tool_result of an id). Server side: `next_turn` (blocks, bounded, until the
-    harness has said what comes next) and `deliver`. Thread-safe; every wait has a timeout.
-    """
-
-    def __init__(self, *, hold_timeout: float = 300.0, id_prefix: str = "toolu_h") -> None:
-        self.hold_timeout = hold_timeout
-        self._turns: queue.Queue[tuple[str, Any]] = queue.Queue()
-        self._results: dict[str, ToolResult] = {}
-        self._cond = threading.Condition()
-        self._ids = itertools.count(1)
-        self._id_prefix = id_prefix
-        self.pending_id: str | None = None  # the tool_use last sent, whose result is awaited
-        self.finished = False
-        self.closed = False
-        self.held = threading.Event()  # set while a main-loop request waits for the next turn
-
-    # harness side
-    def call(self, name: str, tool_input: dict[str, Any]) -> str:
-        """Queues the next turn: a tool_use of ``name`` with ``tool_input``; returns its tool_use id."""
-        tool_use_id = f"{self._id_prefix}{next(self._ids):04d}"
-        self._turns.put(("tool_use", (tool_use_id, name, tool_input)))
-        return tool_use_id
-
-    def finish(self, text: str = FINISH_TEXT) -> None:
-        """Queues the final turn: a text block and end_turn."""
-        self._turns.put(("text", text))
-
-    def result(self, tool_use_id: str, timeout: float) -> ToolResult | None:
-        """Waits up to ``timeout`` s for the tool_result of ``tool_use_id``; None when none came."""
-        with self._cond:
-            self._cond.wait_for(lambda: tool_use_id in self._results or self.closed, timeout=timeout)
-            return self._results.pop(tool_use_id, None)
-
-    def close(self) -> None:
-        """Releases every waiter: held requests get the final text, result waits return None."""
-        with self._cond:
-            self.closed = True
-            self._cond.notify_all()
-        self._turns.put(("text", FINISH_TEXT))
-
-    # server side
-    def deliver(self, body: dict[str, Any]) -> ToolResult | None:
-        """Hands the tool_result for the pending tool_use (if this request carries it) to the harness."""
-        if self.pending_id is None:
-            return None
-        found = find_tool_result(body, self.pending_id)
-        if found is None:  # the harness must not wait for a result that will never come
-            message = last_user_message(body) or {}
-            found = ToolResult(self.pending_id, message.get("content"), found=False, tools_offered=tools_offered(body))
-        with self._cond:
-            self._results[found.tool_use_id] = found
-            self.pending_id = None
-            self._cond.notify_all()
-        return found
-
-    def next_turn(self) -> tuple[str, Any]:
-        """Blocks until the harness queued the next turn (or the hold timeout ran out: finish)."""
-        self.held.set()
-        try:
-            kind, payload = self._turns.get(timeout=self.hold_timeout)
-        except queue.Empty:
-            kind, payload = "text", FINISH_TEXT
-        finally:
-            self.held.clear()
-        if kind == "tool_use":
-            self.pending_id = payload[0]
-        else:
-            self.finished = True
-        return kind, payload
-
-
 # --------------------------------------------------------------------------- the server
 
 
@@ -387,7 +284,7 @@ class FakeMessagesAPI(LoopbackServer):
                  prompt: str | None = None) -> None:
         self.prompt = prompt  # when given, only the conversation that starts with it is the main loop
         self.tokens = tokens if isinstance(tokens, TokenPolicy) else TokenPolicy(tokens)
-        self.script = StepScript(hold_timeout=hold_timeout)
+        self.script: TurnScript[ToolResult] = TurnScript(hold_timeout=hold_timeout, id_prefix="toolu_h")
         self.requests: list[Recorded] = []
         self.user_agents: set[str] = set()  # which client (and version) called: e.g. claude-cli/2.1.330
         self._messages = itertools.count(1)
@@ -409,17 +306,25 @@ class FakeMessagesAPI(LoopbackServer):
     def answer_main(self, body: dict[str, Any]) -> bytes:
         """Delivers the tool_result this request carries, holds for the next turn, returns its SSE."""
         with self._main_lock:
-            self.script.deliver(body)
+            pending = self.script.pending
+            if pending is not None:
+                self.script.deliver(find_tool_result(body, pending.call_id), lambda call: _not_found(call, body))
             payload: Any  # the turn: a tool call or a text
             if self.script.finished or self.script.closed:
                 kind, payload = "text", FINISH_TEXT
             else:
                 kind, payload = self.script.next_turn()
             model = str(body.get("model", "fake"))
-            if kind == "tool_use":
-                tool_use_id, name, tool_input = payload
-                return tool_use_stream(self.next_message_id(), tool_use_id, name, tool_input, model=model)
+            if kind == "call":
+                return tool_use_stream(self.next_message_id(), payload.call_id, payload.name, payload.arguments,
+                                       model=model)
             return text_stream(self.next_message_id(), payload, model=model)
+
+
+def _not_found(call: ToolCall, body: dict[str, Any]) -> ToolResult:
+    """Returns the marker of a request that asks for the next turn without the result of ``call``."""
+    message = last_user_message(body) or {}
+    return ToolResult(call.call_id, message.get("content"), found=False, tools_offered=tools_offered(body))
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -16,8 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
-from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from harness.targets import launch
 from harness.targets.base import CallResult, TargetError
 from harness.targets.claude_code import cli as cli_mod
 from harness.targets.claude_code.fake_api import FakeMessagesAPI, TokenPolicy, ToolResult, content_text
-from harness.targets.model_api.session import AgentProcessSession
+from harness.targets.model_api.session import AgentProcessSession, JsonLines, LineTail
 
 #: How long one call may take, from queuing the tool_use to receiving its tool_result.
 CALL_TIMEOUT = 60.0
@@ -54,68 +53,25 @@ def note_event(message: dict[str, Any]) -> dict[str, Any]:
     return {"role": message.get("role"), "content": content}
 
 
-class StreamJsonLog:
+class StreamJsonLog(JsonLines):
     """Reads the CLI's stdout (one JSON event a line) in a thread and indexes results by tool_use id."""
 
-    def __init__(self, stream: Any) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.raw_tail: deque[str] = deque(maxlen=40)
+    def __init__(self, stream: Iterable[str]) -> None:
         self._by_id: dict[str, dict[str, Any]] = {}
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._read, args=(stream,), name="claude-stdout", daemon=True)
-        self._thread.start()
+        super().__init__(stream, "claude-stdout")
 
-    def _read(self, stream: Any) -> None:
-        for line in stream:
-            line = line.strip()
-            if not line:
-                continue
-            self.raw_tail.append(line[:2000])
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with self._cond:
-                self.events.append(event)
-                if event.get("type") == "user":
-                    content = (event.get("message") or {}).get("content")
-                    for block in content if isinstance(content, list) else []:
-                        if isinstance(block, dict) and block.get("type") == "tool_result":
-                            self._by_id[block.get("tool_use_id", "")] = event
-                self._cond.notify_all()
-        with self._cond:
-            self._cond.notify_all()
+    def _seen(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "user":
+            content = (event.get("message") or {}).get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._by_id[block.get("tool_use_id", "")] = event
 
     def user_event(self, tool_use_id: str, timeout: float) -> dict[str, Any] | None:
         """Waits up to ``timeout`` s for the stdout ``user`` event carrying this tool_use's result."""
         with self._cond:
             self._cond.wait_for(lambda: tool_use_id in self._by_id or not self._thread.is_alive(), timeout=timeout)
             return self._by_id.get(tool_use_id)
-
-    def join(self, timeout: float) -> None:
-        """Waits for stdout to close."""
-        self._thread.join(timeout)
-
-
-class _Tail:
-    """Keeps the last lines of a text stream (stderr), read in a thread."""
-
-    def __init__(self, stream: Any, lines: int = 40) -> None:
-        self.lines: deque[str] = deque(maxlen=lines)
-        self._thread = threading.Thread(target=self._read, args=(stream,), name="claude-stderr", daemon=True)
-        self._thread.start()
-
-    def _read(self, stream: Any) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n")[:2000])
-
-    def text(self) -> str:
-        """Returns the kept lines."""
-        return "\n".join(self.lines)
-
-    def join(self, timeout: float) -> None:
-        """Waits for the stream to close."""
-        self._thread.join(timeout)
 
 
 class ClaudeCodeSession(AgentProcessSession):
@@ -173,7 +129,7 @@ class ClaudeCodeSession(AgentProcessSession):
                 self._cleanup_scratch()
                 raise TargetError(f"--run-as: {exc}; the CLI cannot reach its workspace (point TMPDIR elsewhere)") from None
         self.api = FakeMessagesAPI(tokens=tokens, hold_timeout=max(300.0, call_timeout * 5), prompt=cli_mod.PROMPT).start()
-        ids = {"user": user[0], "group": user[1], "extra_groups": []} if user is not None else {}
+        uid, gid = user if user is not None else (None, None)
         argv = cli_mod.command(cli, mode=mode, allowed_tools=allowed_tools)
         env = cli_mod.clean_env(self.home, self.api.base_url, mode=mode, turn_reminder=turn_reminder)
         self.box: Sandbox | None = None
@@ -193,13 +149,16 @@ class ClaudeCodeSession(AgentProcessSession):
                 encoding="utf-8",
                 errors="replace",
                 start_new_session=True,
-                **ids,
+                user=uid,
+                group=gid,
+                extra_groups=[] if user is not None else None,
             )
         except (OSError, launch.SandboxError) as exc:
             self._cleanup()
             raise TargetError(f"cannot start Claude Code at {cli}: {exc}") from exc
-        self.stdout = StreamJsonLog(self.proc.stdout)
-        self.stderr = _Tail(self.proc.stderr)
+        stdout, stderr = self._pipes()
+        self.stdout = StreamJsonLog(stdout)
+        self.stderr = LineTail(stderr, "claude-stderr")
 
     # ------------------------------------------------------------------ diagnostics
     def said(self) -> str:
@@ -211,10 +170,10 @@ class ClaudeCodeSession(AgentProcessSession):
             self.stderr.join(1.0)
             self.stdout.join(1.0)
             parts.append(f"exit code: {rc}")
-        if self.stderr.lines:
+        if self.stderr.tail:
             parts.append("stderr:\n" + self.stderr.text())
-        if self.stdout.raw_tail:
-            parts.append("stdout (last lines):\n" + "\n".join(list(self.stdout.raw_tail)[-8:]))
+        if self.stdout.tail:
+            parts.append("stdout (last lines):\n" + "\n".join(list(self.stdout.tail)[-8:]))
         return "\n".join(parts)
 
     # ------------------------------------------------------------------ Session

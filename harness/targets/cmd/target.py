@@ -23,12 +23,11 @@ from harness.containment.sandbox import SandboxError
 from harness.targets import bindings, launch
 from harness.targets.base import (
     CallResult,
+    ProcessTarget,
     Session,
-    Target,
     TargetError,
     TargetInfo,
     Unsupported,
-    anchored,
     bounded_name,
     name_slug,
 )
@@ -99,7 +98,7 @@ class CmdSession(Session):
             self._target._request(self._channel, {"op": "close", "session": self.name}, "close")
 
 
-class CmdTarget(Target):
+class CmdTarget(ProcessTarget):
     """A candidate reached through the cmd: protocol, version 1."""
 
     lone_surrogates_refused = None  # requests are ASCII JSON: a lone surrogate travels as its \\ud800 escape
@@ -132,7 +131,6 @@ class CmdTarget(Target):
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         self.line_cap = line_cap
         self.sandbox = bool(sandbox)
-        self._tmp: str | None = None  # the run's temporary folder given to the candidate (use_tmp)
         self.cwd = cwd
         self._cwd_given: str | None = None  # the run's working folder (use_cwd)
         self.env = dict(os.environ if env is None else env)
@@ -160,22 +158,23 @@ class CmdTarget(Target):
     def use_tmp(self, folder: str) -> bool:
         """Points the candidate's temporary folder at ``folder`` (the harness removes it after the
         run); under ``--run-as`` the folder is that user's."""
-        if self._uid is not None:
-            os.chown(folder, self._uid, self._gid if self._gid is not None else -1)
-        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
-        self._tmp = folder  # writable under --sandbox too
-        return True
+        self._give_folder(folder)
+        return super().use_tmp(folder)
 
     def use_cwd(self, folder: str) -> bool:
         """Starts the command in ``folder`` (the run's working folder), its relative words made
-        absolute first; a working folder chosen for it is kept."""
-        if self.cwd is not None:
+        absolute first; a working folder chosen for it is kept. Under ``--run-as`` the folder is that user's."""
+        if self.cwd is None:
+            self._give_folder(folder)
+        if not super().use_cwd(folder):
             return False
+        self._cwd_given = folder
+        return True
+
+    def _give_folder(self, folder: str) -> None:
+        """Gives the run's ``folder`` (not its contents) to the ``--run-as`` user (nothing without one)."""
         if self._uid is not None:
             os.chown(folder, self._uid, self._gid if self._gid is not None else -1)
-        self.argv = anchored(self.argv)
-        self.cwd = self._cwd_given = folder
-        return True
 
     def start(self) -> TargetInfo:
         """Starts the command and shakes hands; raises TargetError when it cannot be started.
@@ -300,11 +299,6 @@ class CmdTarget(Target):
             raise self._failure
         self.info = TargetInfo(name=bounded_name(hello["name"]), version=bounded_name(hello["version"]), profiles=tuple(hello["profiles"]))
         return channel
-
-    @property
-    def fixed_workspace(self) -> bool:
-        """One workspace folder for the run (emptied between scenarios) when sandboxed: one sandbox per run."""
-        return self.sandbox
 
     def _probe(self) -> None:
         """Starts the candidate once just to learn what it offers (a sandboxed one is started again on

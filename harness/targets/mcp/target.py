@@ -59,12 +59,11 @@ from harness.targets import bindings, launch
 from harness.targets.base import (
     DELIBERATE_ARGS,
     CallResult,
+    ProcessTarget,
     Session,
-    Target,
     TargetError,
     TargetInfo,
     Unsupported,
-    anchored,
     bounded_name,
     name_slug,
 )
@@ -246,7 +245,7 @@ def _parsed(text: Any) -> Any:
         return text
 
 
-class McpTarget(Target):
+class McpTarget(ProcessTarget):
     """A server reached over MCP stdio."""
 
     lone_surrogates_refused = ("the mcp SDK writes its requests through pydantic, whose JSON encoder refuses a "
@@ -275,7 +274,6 @@ class McpTarget(Target):
         # The server in the sandbox (harness/targets/launch.py): one per run, on the run's one workspace folder.
         self.sandbox = bool(sandbox) and self.url is None
         self._named_env = dict(env or {})  # what a sandboxed server gets besides the allowlist
-        self._tmp: str | None = None
         self._slot: launch.Slot | None = None  # the workspace folder the sandboxed server was started with
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         # The profile's tools as this server names and shapes them (harness/targets/bindings/); raises BindingError.
@@ -297,25 +295,10 @@ class McpTarget(Target):
 
     # -- the Target interface ------------------------------------------------------------------
 
-    def use_tmp(self, folder: str) -> bool:
-        """Points the server's temporary folder at ``folder`` (the harness removes it after the run)."""
-        self.env.update(TMPDIR=folder, TMP=folder, TEMP=folder)
-        self._tmp = folder
-        return True
-
-    @property
-    def fixed_workspace(self) -> bool:
-        """One workspace folder for the run when sandboxed: the server's sandbox is made once."""
-        return self.sandbox
-
     def use_cwd(self, folder: str) -> bool:
         """Starts the server in ``folder`` (the run's working folder), its relative words made
         absolute first; a working folder chosen for it, or a server reached over HTTP, keeps its own."""
-        if self.cwd is not None or self.url is not None:
-            return False
-        self.argv = anchored(self.argv)
-        self.cwd = folder
-        return True
+        return self.url is None and super().use_cwd(folder)
 
     def start(self) -> TargetInfo:
         """Starts the server once to learn its name and tools; raises TargetError when it cannot."""

@@ -9,7 +9,7 @@ Each answers streamed (SSE) or not, as the request asks. `dialect` returns one b
 
 from __future__ import annotations
 
-from harness.targets.model_api.base import Dialect, FakeModelServer, Script, ToolCall, ToolResult
+from harness.targets.model_api.base import Dialect, FakeModelServer, ToolCall, ToolResult, TurnScript
 
 DIALECTS = ("anthropic-messages", "openai-chat", "openai-responses")
 
@@ -28,4 +28,4 @@ def dialect(name: str) -> Dialect:
     raise ValueError(f"unknown model API {name!r}: expected one of {', '.join(DIALECTS)}")
 
 
-__all__ = ["DIALECTS", "Dialect", "FakeModelServer", "Script", "ToolCall", "ToolResult", "dialect"]
+__all__ = ["DIALECTS", "Dialect", "FakeModelServer", "ToolCall", "ToolResult", "TurnScript", "dialect"]

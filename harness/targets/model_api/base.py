@@ -1,10 +1,10 @@
 """What every fake model endpoint shares: the step script, the recorded requests, the HTTP server.
 
 A fake endpoint plays a scenario's calls as the model's tool calls. The harness queues the next
-turn (`Script.call`: call tool X with arguments Y; `Script.finish`: answer with a text); the
+turn (`TurnScript.call`: call tool X with arguments Y; `TurnScript.finish`: answer with a text); the
 server *holds* each main-loop request until that turn is queued, so the harness can change the
 workspace between two calls while the agent waits, as a slow model would make it wait; the tool
-result the agent sends back for the previous call is handed to the harness (`Script.result`).
+result the agent sends back for the previous call is handed to the harness (`TurnScript.result`).
 
 What differs between APIs (paths, how a request carries tool results, how a tool call or a text is
 encoded, streamed or not) is a `Dialect`, one module per API. This module knows none of them.
@@ -22,9 +22,10 @@ import itertools
 import json
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 from urllib.parse import urlsplit
 
 #: The text of the final assistant turn.
@@ -33,6 +34,8 @@ FINISH_TEXT = "Done."
 SIDE_TEXT = "File tools conformance session"
 #: The largest request body read (an agent's request with a large file in it stays far below).
 MAX_BODY = 64 * 1024 * 1024
+
+R = TypeVar("R")
 
 
 @dataclass
@@ -78,13 +81,17 @@ class ToolResult:
         return content_text(self.content)
 
 
-def content_text(content: Any) -> str:
-    """Returns the text of a message content: a string as is, the ``text`` of its parts joined."""
+#: The types of the content parts that carry text, in the APIs the fakes speak.
+TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def content_text(content: Any, types: tuple[str, ...] = TEXT_PARTS) -> str:
+    """Returns the text of a message content: a string as is, the ``text`` of its parts of ``types`` joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "".join(str(part.get("text", "")) for part in content
-                       if isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text"))
+                       if isinstance(part, dict) and part.get("type") in types)
     return ""
 
 
@@ -94,18 +101,25 @@ class Recorded:
 
     method: str
     path: str
-    kind: str  # main | side | unknown
+    kind: str  # main | side | other | count_tokens | unknown
     body: Any
     answer: str = ""
 
 
-class Script:
-    """The queue of model turns to play, and the tool results coming back. Thread-safe, every wait bounded."""
+class TurnScript(Generic[R]):
+    """The queue of model turns to play, and the tool results coming back; what every fake endpoint holds.
+
+    Harness side: `call` (the next turn is a tool call; returns its id), `finish`, `result` (waits,
+    bounded, for the result of an id), `close`. Server side: `next_turn` (blocks, bounded, until the
+    harness has said what comes next) and `deliver`. A turn is ``("call", ToolCall)`` or
+    ``("text", str)``. ``R`` is what the endpoint makes of a tool result (its API's `ToolResult`).
+    Thread-safe; every wait has a timeout.
+    """
 
     def __init__(self, *, hold_timeout: float = 300.0, id_prefix: str = "call_h") -> None:
         self.hold_timeout = hold_timeout
         self._turns: queue.Queue[tuple[str, Any]] = queue.Queue()
-        self._results: dict[str, ToolResult] = {}
+        self._results: dict[str, R] = {}
         self._cond = threading.Condition()
         self._ids = itertools.count(1)
         self._id_prefix = id_prefix
@@ -125,7 +139,7 @@ class Script:
         """Queues the final turn: a text."""
         self._turns.put(("text", text))
 
-    def result(self, call_id: str, timeout: float) -> ToolResult | None:
+    def result(self, call_id: str, timeout: float) -> R | None:
         """Waits up to ``timeout`` s for the result of ``call_id``; None when none came."""
         with self._cond:
             self._cond.wait_for(lambda: call_id in self._results or self.closed, timeout=timeout)
@@ -139,17 +153,19 @@ class Script:
         self._turns.put(("text", FINISH_TEXT))
 
     # server side
-    def deliver(self, found: ToolResult | None, sent: Any = None) -> ToolResult | None:
-        """Hands the result of the pending call to the harness (``found``, or a not-found marker with ``sent``)."""
-        if self.pending is None:
+    def deliver(self, found: R | None, missing: Callable[[ToolCall], R]) -> R | None:
+        """Hands the result of the pending call to the harness: ``found``, or when the request carries
+        none, ``missing(pending call)`` (a not-found marker: the harness must not wait for a result
+        that will never come). Returns it; None when no call was pending."""
+        pending = self.pending
+        if pending is None:
             return None
-        if found is None:  # the harness must not wait for a result that will never come
-            found = ToolResult(self.pending.call_id, sent, found=False)
+        delivered = found if found is not None else missing(pending)
         with self._cond:
-            self._results[found.call_id] = found
+            self._results[pending.call_id] = delivered
             self.pending = None
             self._cond.notify_all()
-        return found
+        return delivered
 
     def next_turn(self) -> tuple[str, Any]:
         """Blocks until the harness queued the next turn (or the hold timeout ran out: finish)."""
@@ -288,7 +304,7 @@ class FakeModelServer(LoopbackServer):
                  id_prefix: str = "call_h") -> None:
         self.dialect = dialect
         self.prompt = prompt  # when given, only the conversation that starts with it is the main loop
-        self.script = Script(hold_timeout=hold_timeout, id_prefix=id_prefix)
+        self.script: TurnScript[ToolResult] = TurnScript(hold_timeout=hold_timeout, id_prefix=id_prefix)
         self.requests: list[Recorded] = []
         self.user_agents: set[str] = set()
         self._seq = itertools.count(1)
@@ -332,7 +348,9 @@ class FakeModelServer(LoopbackServer):
         with self._main_lock:
             pending = self.script.pending
             if pending is not None:
-                self.script.deliver(self.dialect.find_result(body, pending), self.dialect.last_sent(body))
+                sent = self.dialect.last_sent(body)
+                self.script.deliver(self.dialect.find_result(body, pending),
+                                    lambda call: ToolResult(call.call_id, sent, found=False))
             payload: Any  # the turn: a tool call or a text
             if self.script.finished or self.script.closed:
                 kind, payload = "text", FINISH_TEXT

@@ -11,7 +11,6 @@ with usage (``stream_options.include_usage``), then ``data: [DONE]``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -22,7 +21,8 @@ from openai.types.chat.chat_completion_message import ChatCompletionMessage
 from openai.types.chat.chat_completion_message_function_tool_call import ChatCompletionMessageFunctionToolCall, Function
 from openai.types.completion_usage import CompletionUsage
 
-from harness.targets.model_api.base import Dialect, Reply, ToolCall, ToolResult, content_text, model_of
+from harness.targets.model_api.base import Reply, ToolCall, ToolResult, content_text, model_of
+from harness.targets.model_api.openai_base import OpenAIDialect
 
 _USAGE = CompletionUsage(prompt_tokens=1, completion_tokens=1, total_tokens=2)
 
@@ -40,23 +40,13 @@ def _dump(model: Any) -> str:
     return model.model_dump_json(exclude_none=True)
 
 
-class OpenAIChat(Dialect):
+class OpenAIChat(OpenAIDialect):
     """Chat Completions."""
 
     name = "openai-chat"
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.rstrip("/").endswith("/chat/completions")
-
-    def answer_other(self, method: str, path: str, body: Any) -> Reply | None:
-        if method == "GET" and path.rstrip("/").endswith("/models"):
-            data = {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "harness"}]}
-            return Reply(200, "application/json", json.dumps(data).encode())
-        return None
-
-    def offers_tools(self, body: dict[str, Any]) -> bool:
-        tools = body.get("tools")
-        return isinstance(tools, list) and len(tools) > 0
 
     def first_user_text(self, body: dict[str, Any]) -> str:
         for message in body.get("messages") or []:

@@ -13,7 +13,6 @@ events) and serialised from them. Streamed: ``response.created``, ``response.in_
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from openai.types.responses import (
@@ -37,7 +36,8 @@ from openai.types.responses import (
 )
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
-from harness.targets.model_api.base import Dialect, Reply, ToolCall, ToolResult, content_text, model_of
+from harness.targets.model_api.base import Reply, ToolCall, ToolResult, content_text, model_of
+from harness.targets.model_api.openai_base import OpenAIDialect
 
 _USAGE = ResponseUsage(input_tokens=1, output_tokens=1, total_tokens=2,
                        input_tokens_details=InputTokensDetails(cached_tokens=0, cache_write_tokens=0),
@@ -57,23 +57,13 @@ def _items(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for item in value or [] if isinstance(item, dict)]
 
 
-class OpenAIResponses(Dialect):
+class OpenAIResponses(OpenAIDialect):
     """The Responses API."""
 
     name = "openai-responses"
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.rstrip("/").endswith("/responses")
-
-    def answer_other(self, method: str, path: str, body: Any) -> Reply | None:
-        if method == "GET" and path.rstrip("/").endswith("/models"):
-            data = {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "harness"}]}
-            return Reply(200, "application/json", json.dumps(data).encode())
-        return None
-
-    def offers_tools(self, body: dict[str, Any]) -> bool:
-        tools = body.get("tools")
-        return isinstance(tools, list) and len(tools) > 0
 
     def first_user_text(self, body: dict[str, Any]) -> str:
         # An agent may put instructions and context in user messages before the prompt: all user

@@ -10,12 +10,85 @@ turn, waits (bounded) for the agent to exit, and ends what is left through its k
 from __future__ import annotations
 
 import abc
+import json
 import subprocess
+import threading
 import time
-from typing import Any, Protocol
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import IO, Any, Protocol
 
 from harness.targets.base import Session, TargetError
 from harness.util import processes
+
+#: How many of a stream's last lines a reader keeps, and how long each may be.
+TAIL_LINES = 40
+LINE_CHARS = 2000
+
+
+class LineTail:
+    """Reads a text stream (an agent's stderr) in a daemon thread and keeps its last lines."""
+
+    def __init__(self, stream: Iterable[str], name: str, lines: int = TAIL_LINES) -> None:
+        self.tail: deque[str] = deque(maxlen=lines)
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(stream,), name=name, daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Iterable[str]) -> None:
+        for line in stream:
+            self._take(line)
+        with self._cond:
+            self._cond.notify_all()
+
+    def _take(self, line: str) -> None:
+        self.tail.append(line.rstrip("\n")[:LINE_CHARS])
+
+    def text(self) -> str:
+        """Returns the kept lines."""
+        return "\n".join(self.tail)
+
+    def join(self, timeout: float) -> None:
+        """Waits for the stream to close."""
+        self._thread.join(timeout)
+
+
+class JsonLines(LineTail):
+    """Reads a text stream of one JSON event a line (an agent's stdout) in a daemon thread: keeps the
+    JSON objects as events, and the last non-blank lines, stripped, as text. A line that is no JSON
+    object is kept as text only."""
+
+    def __init__(self, stream: Iterable[str], name: str, lines: int = TAIL_LINES) -> None:
+        self.events: list[dict[str, Any]] = []
+        super().__init__(stream, name, lines)
+
+    def _take(self, line: str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        self.tail.append(line[:LINE_CHARS])
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(event, dict):
+            with self._cond:
+                self.events.append(event)
+                self._seen(event)
+                self._cond.notify_all()
+
+    def _seen(self, event: dict[str, Any]) -> None:
+        """Called for each event as it is kept, under the lock: a subclass indexes it."""
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Returns the events so far."""
+        with self._cond:
+            return list(self.events)
+
+    def wait_for(self, predicate: Callable[[list[dict[str, Any]]], object], timeout: float) -> None:
+        """Waits up to ``timeout`` s until ``predicate(events)`` holds or the stream closed."""
+        with self._cond:
+            self._cond.wait_for(lambda: predicate(self.events) or not self._thread.is_alive(), timeout=timeout)
 
 
 class _Script(Protocol):
@@ -54,6 +127,12 @@ class AgentProcessSession(Session):
         """Returns the agent's process (there is one once the session started)."""
         assert self.proc is not None, "the agent was not started"
         return self.proc
+
+    def _pipes(self) -> tuple[IO[str], IO[str]]:
+        """Returns the agent's stdout and stderr (it was started with both piped)."""
+        proc = self._running()
+        assert proc.stdout is not None and proc.stderr is not None, "the agent's output is not piped"
+        return proc.stdout, proc.stderr
 
     def _await_result(self, call_id: str, tool: str) -> Any:
         """Waits for the result of the call ``call_id`` (of ``tool``), bounded: the call timeout, with
