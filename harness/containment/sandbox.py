@@ -227,8 +227,12 @@ class Sandbox:
         out.update(self.env)
         return out
 
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        """Returns ``argv`` run inside the sandbox (raises SandboxError when bwrap is missing)."""
+    def wrap(self, argv: Sequence[str], *, for_others: bool = False) -> list[str]:
+        """Returns ``argv`` run inside the sandbox (raises SandboxError when bwrap is missing).
+
+        ``for_others``: the sandbox is made by another user (``--run-as``). A home that user cannot
+        enter keeps its secrets from it already, and bwrap, run as that user, could not reach them
+        to cover them (``Can't create file at ~/.npmrc``): they are left as they are."""
         bwrap = bwrap_path()
         command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         covered: list[str] = []
@@ -237,7 +241,7 @@ class Sandbox:
                 command += ["--tmpfs", folder]
                 covered.append(folder)
         home = os.path.expanduser("~")
-        if home not in ("", "/") and os.path.isdir(home):
+        if home not in ("", "/") and os.path.isdir(home) and not (for_others and _closed_to_others(home)):
             for name in HOME_SECRETS:
                 path = os.path.join(home, name)
                 if os.path.islink(path):
@@ -284,6 +288,14 @@ class Sandbox:
         relays, self._relays = self._relays, []
         for relay in relays:
             relay.close()
+
+
+def _closed_to_others(folder: str) -> bool:
+    """Returns True when no user but its owner (and root) may enter ``folder``: no group or other ``x`` bit."""
+    try:
+        return not os.stat(folder).st_mode & 0o011
+    except OSError:
+        return False
 
 
 class _Relay:
