@@ -46,6 +46,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.util import processes
+
 #: Variables of the harness's environment a candidate gets (the rest only when named in ``env``).
 ALLOWED_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "TERM", "NO_COLOR")
 
@@ -232,7 +234,8 @@ class Sandbox:
 
         ``for_others``: the sandbox is made by another user (``--run-as``). A home that user cannot
         enter keeps its secrets from it already, and bwrap, run as that user, could not reach them
-        to cover them (``Can't create file at ~/.npmrc``): they are left as they are."""
+        to cover them (``Can't create file at ~/.npmrc``): they are left as they are. The port relay
+        then runs on an interpreter that user can reach (:func:`harness.util.processes.python`)."""
         bwrap = bwrap_path()
         command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         covered: list[str] = []
@@ -280,7 +283,13 @@ class Sandbox:
                 path = os.path.join(relay_folder, f"{index}.sock")
                 self._relays.append(_Relay(path, int(port), relay_folder))
                 pairs.append(f"{int(port)}={path}")
-            command += [sys.executable, "-I", "-S", "-c", RELAY, *pairs, "--"]
+            # Run as another user (--run-as), an interpreter that user can reach (not a venv in root's home).
+            relay = processes.python(for_others) if for_others else sys.executable
+            if relay is None:
+                self.close()
+                raise SandboxError("sandbox: no Python interpreter another user can run, for the port relay "
+                                   "(install python3 where every user can reach it)")
+            command += [relay, "-I", "-S", "-c", RELAY, *pairs, "--"]
         return command + list(argv)
 
     def close(self) -> None:
