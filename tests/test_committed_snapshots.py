@@ -57,6 +57,8 @@ def problems(root: Path) -> list[str]:
             text = snap.read_below(folder, scenario_id + snap.SUFFIX) or ""
             want = snap.serialise({"id": scenario.id, "profile": scenario.profile, "title": scenario.title,
                                    "source": scenario.source, "open_question": scenario.open_question, "steps": []})
+            if not text.startswith(snap.HEADER):
+                out.append(f"{name}: comment lines differ from the serialiser's header (written by an older harness)")
             if _header(text) != _header(want):
                 out.append(f"{name}: header differs from the scenario's (title, source or question changed "
                            "since the capture)")
@@ -73,6 +75,15 @@ def test_committed_snapshots_have_current_headers_and_every_captured_scenario() 
                        "harness run --snapshot-update for the reference):\n" + "\n".join(found))
 
 
+def test_the_header_names_files_that_exist() -> None:
+    # The header's "masks: <path>" points a reader at the mask table; a moved or renamed file leaves it dangling.
+    named = re.findall(r"masks: (\S+)\n", snap.HEADER)
+    assert named, snap.HEADER
+    for path in named:
+        assert (ROOT / path).is_file(), f"the snapshot header names {path}, which is not a file here"
+        assert "### Masks" in (ROOT / path).read_text("utf-8"), f"{path} has no Masks section"
+
+
 def test_the_check_finds_a_stale_header_and_a_missing_capture(tmp_path: Path) -> None:
     # A copy of the gemini-cli captures: current at first, then one scenario reworded, another's snapshot gone.
     import shutil
@@ -83,7 +94,13 @@ def test_the_check_finds_a_stale_header_and_a_missing_capture(tmp_path: Path) ->
     scenario = tmp_path / "scenarios" / "gemini-cli-captured" / "read_file" / "crlf.yaml"
     scenario.write_text(scenario.read_text("utf-8").replace("\ntitle: \"", "\ntitle: \"Reworded, ", 1), "utf-8")
     (tmp_path / "snapshots" / "gemini-cli-0.61.0" / "gemini-cli-captured" / "replace" / "chained.yaml").unlink()
+    # A snapshot written by an older serialiser: its comment line names a module that has since moved.
+    old = tmp_path / "snapshots" / "gemini-cli-0.61.0" / "gemini-cli-captured" / "read_file" / "empty-file.yaml"
+    old.write_text(old.read_text("utf-8").replace("masks: docs/snapshots.md", "masks: harness/record/snapshot.py", 1),
+                   "utf-8")
     assert problems(tmp_path) == [
         "snapshots/gemini-cli-0.61.0/gemini-cli-captured/read_file/crlf.yaml: header differs from the scenario's "
         "(title, source or question changed since the capture)",
+        "snapshots/gemini-cli-0.61.0/gemini-cli-captured/read_file/empty-file.yaml: comment lines differ from the "
+        "serialiser's header (written by an older harness)",
         "snapshots/gemini-cli-0.61.0: no snapshot of the captured scenario gemini-cli-captured/replace/chained"]

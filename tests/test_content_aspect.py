@@ -203,3 +203,24 @@ def test_an_entries_declaration_that_cannot_work_is_refused_with_its_field() -> 
         parse({"entries": "(["})
     with pytest.raises(FormError, match="`lines` or `entries`, not both"):
         parse({"lines": True, "entries": "[AMD] "})
+
+
+def test_an_expectation_written_in_the_tools_own_prefix_is_judged_in_the_normal_form_too() -> None:
+    # The captured Claude Code scenarios write a Read's lines as the CLI returns them ("1\ta"); the normal
+    # form turns the output into "     1→a". Matched as written, such an expectation failed the content
+    # aspect against the very output it was captured from (the turn-reminder scenarios, edit/inside-partial-read).
+    from harness.run.judge import check_call
+    from harness.targets.base import CallResult
+
+    lines = Lines()
+    captured = CallResult(output="1\ta\n2\t")
+    assert check_call({"output": "1\ta\n2\t"}, captured, lines) == []
+    assert check_call({"output": {"$regex": "^1\ta\n"}}, captured, lines) == []
+    # The same lines with the arrow and the padding: content holds, the wording differs.
+    arrow = CallResult(output="     1→a\n     2→")
+    assert [m.path for m in check_call({"output": "1\ta\n2\t"}, arrow, lines)] == ["output"]
+    # Other lines, or other numbers, are content, whichever prefix the expectation is written in.
+    assert [m.path for m in check_call({"output": "1\ta\n2\t"}, CallResult(output="1\tb\n2\t"), lines)] == ["content"]
+    assert [m.path for m in check_call({"output": "1\ta\n2\t"}, CallResult(output="     2→a\n     3→"), lines)] \
+        == ["content"]
+    assert [m.path for m in check_call({"output": "     1→a"}, CallResult(output="1\tb"), lines)] == ["content"]

@@ -9,6 +9,12 @@ by an abbreviation (``GC/read_file/crlf``) or by the page's ``base=`` prefixes (
 ``edit/unread-rejected``). Every citation must name a scenario of the catalog that has a snapshot in
 one of the page's folders; on a page listed in COMPLETE every claim (a table row below a header,
 a list item) cites one, or sits under a heading that does.
+
+A page whose comment says ``paragraphs=claims`` holds its prose to the same rule: every paragraph,
+and every numbered item, is a claim, except a paragraph right after ``<!-- not observations -->``
+(what was run, how to read the page) and a lead-in ending in ``:`` (the list or table below it
+holds the claims). There a test of this project (``tests/<file>.py::<test>``, which must exist) also
+counts as a citation: it shows the behaviour of our own code, which has no snapshot.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ COMPLETE = ("docs/claude-code-findings.md", "docs/acp-findings.md", "docs/gemini
 NOT_OBSERVATIONS = "<!-- not observations -->"
 #: A line that says its scenario was skipped or ended in an error verdict names no snapshot: neither is recorded.
 _UNRECORDED = re.compile(r"\bskip(?:s|ped)?\b|error verdict|\| error \|")
+#: A claim that says its own observation was never recorded cites scenarios whose snapshots do not show it.
+_DISOWNED = re.compile(r"\bnot (?:committed|recorded) as snapshots?\b|\bno snapshots?\b[^.]*\)", re.I)
 _MARKER = re.compile(r"<!-- claims: (?P<settings>.*?) -->")
 _TOKEN = re.compile(r"`([^`\s*]+/[^`\s*]+)`")
 
@@ -47,25 +55,57 @@ def settings(text: str) -> dict[str, list[str]] | None:
     return out
 
 
-def claims(text: str) -> list[tuple[int, str, str]]:
+_NUMBERED = re.compile(r"^\d+\. ")
+_TEST = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+
+
+def claims(text: str, paragraphs: bool = False) -> list[tuple[int, str, str]]:
     """Returns (line number, text, the heading above it) of every claim: a table body row, or a list
-    item with its continuation lines. A figures block (harness/drivers/figures.py) and a table right
+    item with its continuation lines; with ``paragraphs``, also every prose paragraph and numbered
+    item. A figures block (harness/drivers/figures.py), a code block, and a table or paragraph right
     after ``<!-- not observations -->`` (what was run, not what it did) hold none."""
     out: list[tuple[int, str, str]] = []
-    in_table = skip_table = in_figures = False
+    in_table = skip_table = in_figures = in_code = False
     heading, previous = "", ""
     item: list[Any] | None = None
+    paragraph: list[Any] | None = None
+
+    def close_paragraph() -> None:
+        nonlocal paragraph
+        if paragraph is not None and not paragraph[1].rstrip().endswith(":") and not paragraph[3]:
+            out.append((paragraph[0], paragraph[1], paragraph[2]))
+        paragraph = None
+
     for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("```"):
+            close_paragraph()
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
         if item is not None and line.startswith("  ") and line.strip():
             item[1] += " " + line.strip()
             continue
         item = None
+        if paragraphs and paragraph is not None and line.strip() and not line.startswith(("#", "|", "- ", "<!--")) \
+                and not _NUMBERED.match(line):
+            paragraph[1] += " " + line.strip()
+            continue
+        close_paragraph()
         if line.startswith("<!-- figures: "):
             in_figures = True
         elif line.startswith("<!-- /figures -->"):
             in_figures = False
         if line.startswith("#"):
             heading = line
+        if paragraphs and not in_figures and line.strip() and not line.startswith(("#", "|", "- ", "<!--")):
+            if _NUMBERED.match(line):
+                item = [number, line, heading]
+                out.append(item)  # type: ignore[arg-type]
+            else:
+                paragraph = [number, line, heading, previous.strip() == NOT_OBSERVATIONS]
+            previous = line
+            continue
         if line.startswith("|"):
             if not in_table and not line.startswith("|-"):
                 skip_table = in_figures or previous.strip() == NOT_OBSERVATIONS
@@ -79,6 +119,7 @@ def claims(text: str) -> list[tuple[int, str, str]]:
                 item = [number, line, heading]
                 out.append(item)  # type: ignore[arg-type]
         previous = line
+    close_paragraph()
     return [tuple(entry) for entry in out]  # type: ignore[misc]
 
 
@@ -124,12 +165,23 @@ def problems(root: Path, pages=PAGES, complete=COMPLETE) -> list[str]:
         for line in lines:
             if line.startswith("#") and any(_resolves(t, ids, abbreviations, given["base"]) for t in _TOKEN.findall(line)):
                 headings_citing.add(line)
-        for number, line, heading in claims(text):
+        paragraphs = "claims" in given.get("paragraphs", [])
+        for number, line, heading in claims(text, paragraphs):
             if heading in headings_citing:
                 continue
-            if not any(_resolves(t, ids, abbreviations, given["base"]) for t in _TOKEN.findall(line)):
+            tests = _TEST.findall(line) if paragraphs else []
+            for file, name in tests:
+                if not re.search(rf"^def {name}\(", _text(root / file), re.M):
+                    out.append(f"{page}:{number}: `{file}::{name}` is no test of this project")
+            if not tests and not any(_resolves(t, ids, abbreviations, given["base"]) for t in _TOKEN.findall(line)):
                 out.append(f"{page}:{number}: a claim citing no scenario: {line[:100]}")
+            elif _DISOWNED.search(line):
+                out.append(f"{page}:{number}: a claim whose observation is not recorded: {line[:100]}")
     return out
+
+
+def _text(path: Path) -> str:
+    return path.read_text("utf-8") if path.is_file() else ""
 
 
 def _resolves(token: str, ids: set[str], abbreviations: dict[str, str], bases: list[str]) -> bool:
@@ -162,3 +214,39 @@ def test_a_missing_scenario_a_missing_snapshot_and_an_uncited_claim_are_found(tm
     assert f"docs/gemini-cli-findings.md:{line}: `gemini-cli-captured/replace/dollar-sequences-literally` is no scenario of the catalog" in found
     assert any("`gemini-cli-captured/replace/identical-strings` has no snapshot in snapshots/gemini-cli-0.61.0" in p for p in found)
     assert any("a claim citing no scenario: | — | a fuzzy match" in p for p in found), found
+
+
+def test_paragraphs_are_claims_where_the_page_says_so(tmp_path: Path) -> None:
+    # A copy of the ACP findings: current at first; then a paragraph citing nothing, one citing scenarios
+    # for a run it says was not committed, and one citing a test that does not exist.
+    import shutil
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    for folder in ("acp-claude-code-0.16.2-cli-2.1.330", "acp-claude-code-0.16.2-cli-2.1.330-events-seed003"):
+        shutil.copytree(ROOT / "snapshots" / folder, tmp_path / "snapshots" / folder)
+    (tmp_path / "docs").mkdir()
+    page = (ROOT / "docs" / "acp-findings.md").read_text("utf-8")
+    pages = ("docs/acp-findings.md",)
+    (tmp_path / pages[0]).write_text(page, "utf-8")
+    assert problems(tmp_path, pages, pages) == []
+    anchor = "## Which tools go through `fs/*`\n"
+    assert anchor in page
+    broken = page.replace(anchor, (
+        "The fake API needed no change: the agent's CLI sends one `count_tokens`.\n\n"
+        "`cli=bundled` runs too: `claude-code/read/arrow-not-tab` gave the same outputs (a run of it,\n"
+        "not committed as snapshots).\n\n"
+        "Our reference agent sends no `write` kind (`tests/targets/test_acp_target.py::test_no_such_test`).\n\n"
+        "Lead-ins are no claims of their own:\n\n") + anchor, 1)
+    (tmp_path / pages[0]).write_text(broken, "utf-8")
+    line = broken.splitlines().index("## Which tools go through `fs/*`") + 1
+    assert problems(tmp_path, pages, pages) == [
+        f"docs/acp-findings.md:{line - 9}: a claim citing no scenario: The fake API needed no change: the agent's "
+        "CLI sends one `count_tokens`.",
+        f"docs/acp-findings.md:{line - 7}: a claim whose observation is not recorded: " + (
+            "`cli=bundled` runs too: `claude-code/read/arrow-not-tab` gave the same outputs (a run of it, "
+            "not committed as snapshots).")[:100],
+        f"docs/acp-findings.md:{line - 4}: `tests/targets/test_acp_target.py::test_no_such_test` is no test of "
+        "this project"]
+    # Without the page's paragraphs=claims, prose is not held to it (the other pages, for now).
+    (tmp_path / pages[0]).write_text(broken.replace(" paragraphs=claims", ""), "utf-8")
+    assert problems(tmp_path, pages, pages) == []

@@ -46,6 +46,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.util import processes
+
 #: Variables of the harness's environment a candidate gets (the rest only when named in ``env``).
 ALLOWED_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "TERM", "NO_COLOR")
 
@@ -227,8 +229,13 @@ class Sandbox:
         out.update(self.env)
         return out
 
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        """Returns ``argv`` run inside the sandbox (raises SandboxError when bwrap is missing)."""
+    def wrap(self, argv: Sequence[str], *, for_others: bool = False) -> list[str]:
+        """Returns ``argv`` run inside the sandbox (raises SandboxError when bwrap is missing).
+
+        ``for_others``: the sandbox is made by another user (``--run-as``). A home that user cannot
+        enter keeps its secrets from it already, and bwrap, run as that user, could not reach them
+        to cover them (``Can't create file at ~/.npmrc``): they are left as they are. The port relay
+        then runs on an interpreter that user can reach (:func:`harness.util.processes.python`)."""
         bwrap = bwrap_path()
         command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         covered: list[str] = []
@@ -237,7 +244,7 @@ class Sandbox:
                 command += ["--tmpfs", folder]
                 covered.append(folder)
         home = os.path.expanduser("~")
-        if home not in ("", "/") and os.path.isdir(home):
+        if home not in ("", "/") and os.path.isdir(home) and not (for_others and _closed_to_others(home)):
             for name in HOME_SECRETS:
                 path = os.path.join(home, name)
                 if os.path.islink(path):
@@ -276,7 +283,13 @@ class Sandbox:
                 path = os.path.join(relay_folder, f"{index}.sock")
                 self._relays.append(_Relay(path, int(port), relay_folder))
                 pairs.append(f"{int(port)}={path}")
-            command += [sys.executable, "-I", "-S", "-c", RELAY, *pairs, "--"]
+            # Run as another user (--run-as), an interpreter that user can reach (not a venv in root's home).
+            relay = processes.python(for_others) if for_others else sys.executable
+            if relay is None:
+                self.close()
+                raise SandboxError("sandbox: no Python interpreter another user can run, for the port relay "
+                                   "(install python3 where every user can reach it)")
+            command += [relay, "-I", "-S", "-c", RELAY, *pairs, "--"]
         return command + list(argv)
 
     def close(self) -> None:
@@ -284,6 +297,14 @@ class Sandbox:
         relays, self._relays = self._relays, []
         for relay in relays:
             relay.close()
+
+
+def _closed_to_others(folder: str) -> bool:
+    """Returns True when no user but its owner (and root) may enter ``folder``: no group or other ``x`` bit."""
+    try:
+        return not os.stat(folder).st_mode & 0o011
+    except OSError:
+        return False
 
 
 class _Relay:

@@ -46,10 +46,10 @@ def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None
                entries: Entries | None = None) -> list[Mismatch]:
     """Returns every way one call's observation fails its ``expect``.
 
-    ``lines``: the tool's output is numbered lines (harness/scenario/normal_form.py). The output
-    expectation is then matched against the output with its prefixes rewritten the contract's way
-    first (a miss there is the ``content`` aspect's, path ``content``), and only when that holds
-    against the output as returned (a miss there is wording: the ``output`` aspect's).
+    ``lines``: the tool's output is numbered lines (harness/scenario/normal_form.py). An output that
+    matches its expectation as returned passes. Otherwise the expectation (a plain text rewritten the
+    same way) is matched against the output with its prefixes rewritten the contract's way: a miss
+    there is the ``content`` aspect's (path ``content``), else the miss is wording (``output``).
 
     ``entries``: the tool's output is a report whose entry lines are content. A plain-text output
     expectation is then reduced to its entries and matched against the output's entries first (a
@@ -59,12 +59,14 @@ def check_call(expect: dict[str, Any], observed: CallResult, lines: Lines | None
         if observed.failed:
             out.append(Mismatch("output", "the call to succeed", {"error": observed.error}, "the call failed"))
         elif lines is not None:
-            canonical = normal_form(observed.output, lines)
-            found = match(expect["output"], canonical, "content")
-            if found or canonical == observed.output:
-                out += found
-            else:
-                out += match(expect["output"], observed.output, "output")
+            want = expect["output"]
+            as_returned = match(want, observed.output, "output")
+            if as_returned:  # an output exactly as expected holds its lines too: nothing more to judge
+                # A plain-text expectation is numbered lines as well: written in the tool's own prefix
+                # (a captured ``1\tx``), it is rewritten the contract's way before the lines are compared.
+                canonical_want = normal_form(want, lines) if isinstance(want, str) else want
+                found = match(canonical_want, normal_form(observed.output, lines), "content")
+                out += found or as_returned
         elif entries is not None and isinstance(expect["output"], str):
             found = match(entries_form(expect["output"], entries), entries_form(observed.output, entries), "content")
             out += found or match(expect["output"], observed.output, "output")

@@ -66,7 +66,7 @@ def confine(enabled: bool, argv: Sequence[str], *, workspace: str | os.PathLike[
 
 def command(argv: Sequence[str], box: Sandbox | None, *, for_others: bool = False) -> tuple[list[str], str | None]:
     """Returns what to start for ``argv``: run in ``box`` when given, under a keeper; and the keeper's tag."""
-    wrapped = box.wrap(argv) if box is not None else list(argv)
+    wrapped = box.wrap(argv, for_others=for_others) if box is not None else list(argv)
     return processes.kept(wrapped, for_others=for_others)
 
 

@@ -19,7 +19,11 @@ Modes that act before any call: ``exit-early`` (stderr line, exit 1 before initi
 ``hang-init`` (never answers initialize), ``endless-tools`` (every ``tools/list`` page holds 1,000 new
 tools and names a next one). ``--root DIR`` is echoed in every result as ``root``.
 With ``--roots`` it follows the client's roots instead: it asks ``roots/list`` once initialised and
-again on every ``notifications/roots/list_changed``, and echoes the first root's folder as ``root``.
+again on every ``notifications/roots/list_changed``, and echoes the first root's folder as ``root``;
+it then also offers ``list_allowed_directories`` (the official filesystem server's probe), answering
+``Allowed directories:`` and its root. ``--mode late-first-roots`` applies the answer to its first
+``roots/list`` only after the next one, so the root given by the client's first change is replaced
+by the older one (the filesystem server's two handlers, racing on their own folder checks).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ def main() -> int:
         print("mcp_misbehaving: cannot start: no configuration found", file=sys.stderr, flush=True)
         return 1
 
+    late: str | None = None  # --mode late-first-roots: the first roots/list answer, held back
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -70,7 +75,14 @@ def main() -> int:
             continue
         if args.roots and method is None and str(request_id).startswith("roots-"):
             roots = message.get("result", {}).get("roots") or [{}]
-            args.root = unquote(urlparse(roots[0].get("uri", "")).path)
+            answered = unquote(urlparse(roots[0].get("uri", "")).path)
+            if args.mode == "late-first-roots" and late is None:
+                late = answered  # the first answer: applied after the next one
+                continue
+            args.root = answered
+            if late:
+                args.root, late = late, ""
+            print(f"mcp_misbehaving: updated allowed directories: {args.root}", file=sys.stderr, flush=True)
             continue
         if request_id is None:
             continue  # a notification
@@ -90,7 +102,10 @@ def main() -> int:
                 result(request_id, {"tools": [{"name": f"t{page}-{n}", "inputSchema": schema} for n in range(1000)],
                                     "nextCursor": str(page + 1)})
                 continue
-            result(request_id, {"tools": [{"name": args.tool, "inputSchema": schema}]})
+            tools = [{"name": args.tool, "inputSchema": schema}]
+            if args.roots:
+                tools.append({"name": "list_allowed_directories", "inputSchema": {"type": "object"}})
+            result(request_id, {"tools": tools})
         elif method == "ping":
             result(request_id, {})
         elif method == "tools/call":
@@ -101,6 +116,9 @@ def main() -> int:
 
 
 def call(request_id, params: dict, args: argparse.Namespace, names: dict) -> None:
+    if args.roots and params.get("name") == "list_allowed_directories":
+        result(request_id, {"content": [{"type": "text", "text": f"Allowed directories:\n{args.root}"}]})
+        return
     arguments = params.get("arguments") or {}
     path, content = arguments.get(names["path"]), arguments.get(names["content"])
     if params.get("name") != args.tool or not isinstance(path, str) or not isinstance(content, str):

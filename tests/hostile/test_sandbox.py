@@ -26,6 +26,7 @@ from harness.containment import sandbox
 from harness.containment.sandbox import Sandbox
 from tests.hostile.conftest import CANDIDATES, harness_run, write_scenarios
 
+ROOT = Path(__file__).resolve().parents[2]
 _OK, _WHY = sandbox.available()
 pytestmark = pytest.mark.skipif(not _OK, reason=f"no sandbox here: {_WHY}")
 
@@ -395,3 +396,37 @@ def test_a_project_under_a_hidden_folder_still_reaches_its_own_modules_and_venv(
     out = subprocess.run(box.wrap(argv), env=box.environment(), cwd=working, capture_output=True, text=True,
                          timeout=60)
     assert out.stdout == "ran venvmod\n", out.stderr
+
+
+def test_a_sandbox_made_by_another_user_leaves_alone_the_secrets_of_a_home_it_cannot_enter(tmp_path, monkeypatch):
+    # Under --run-as nobody the CLI's sandbox failed to start ("bwrap: Can't create file at /root/.npmrc:
+    # Permission denied"): bwrap, run as nobody, cannot reach a secret in root's 0700 home to cover it.
+    # That home keeps the secret from nobody already; under the harness's own user it is still covered.
+    import pwd
+    import shutil
+    import tempfile
+    # Not under the temporary folders: the sandbox covers those with a tmpfs, where bwrap may create anything.
+    (ROOT / ".harness").mkdir(exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="test-home-", dir=ROOT / ".harness"))
+    try:
+        (home / ".npmrc").write_text("//registry.example/:_authToken=secret\n")
+        monkeypatch.setenv("HOME", str(home))
+        true = "/bin/true" if os.path.exists("/bin/true") else "/usr/bin/true"
+        assert str(home / ".npmrc") in Sandbox().wrap([true])
+        assert str(home / ".npmrc") not in Sandbox().wrap([true], for_others=True)
+        if os.geteuid() != 0:
+            pytest.skip("starting the sandbox as another user needs root")
+        nobody = pwd.getpwnam("nobody")
+        # With a forwarded port (the CLI's fake API) the relay runs first: on an interpreter nobody can
+        # reach, not this venv's (under root's home: "bwrap: execvp .venv/bin/python: Permission denied").
+        for forward in ([], [40009]):
+            box = Sandbox(readable=[os.path.dirname(true)], forward=forward)
+            try:
+                done = subprocess.run(box.wrap([true], for_others=True),
+                                      capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                                      user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[])
+            finally:
+                box.close()
+            assert done.returncode == 0, (forward, done.stderr)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

@@ -673,3 +673,14 @@ def test_a_request_left_failing_after_the_harness_gave_up_prints_no_traceback(ca
     logged = "\n".join(f"{r.getMessage()} {r.exc_info[1] if r.exc_info else ''}" for r in caplog.records)
     assert "Connection closed" not in logged
     assert "a bug of the harness" in logged  # anything else is still reported
+
+
+def test_a_server_that_applies_its_first_roots_last_is_told_the_new_root_again(tmp_path: Path) -> None:
+    # The official filesystem server checks each roots/list answer's folders on its own: the answer to the
+    # roots it asked for on start can land after the first change's, leaving it on its start folder; its
+    # stderr says it updated its roots, and the probe never named the new one ("did not take its new root").
+    target = misbehaving("late-first-roots", "--roots", "--root", "{workspace}", timeout=20.0)
+    with Runner(target) as runner:
+        results = [runner.run(scenario(ROOTED.format(n=n, root='"${workspace}"'), tmp_path)) for n in range(2)]
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.reason for r in results]
+    assert results[0].steps[0].output["root"] != results[1].steps[0].output["root"]

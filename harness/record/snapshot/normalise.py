@@ -21,7 +21,7 @@ HEAD_LINES, TAIL_LINES = 40, 10
 HEAD_CHARS, TAIL_CHARS = 4000, 1000  # and no more characters than these (one huge line stays short)
 
 HEADER = ("# harness snapshot (format 1): what one target did in one scenario.\n"
-          "# Regenerate with `harness run --target <target> --snapshot-update`; masks: harness/record/snapshot.py\n")
+          "# Regenerate with `harness run --target <target> --snapshot-update`; masks: docs/snapshots.md\n")
 
 #: The verdicts whose results carry an observation worth recording.
 RECORDED_VERDICTS = frozenset({"pass", "fail", "recorded"})

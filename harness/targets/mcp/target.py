@@ -93,6 +93,8 @@ _WORKSPACE = ("${workspace}", "{workspace}")
 _PARENT = ("${parent}", "{parent}")
 #: A tool that lists a server's allowed directories: asked after a change of roots until it names the new one.
 ROOTS_PROBE = "list_allowed_directories"
+#: Seconds between two notifications of the same new root while the probe does not list it.
+ROOTS_RETELL = 1.0
 
 
 def parse_spec(spec: str) -> list[str]:
@@ -417,7 +419,10 @@ class McpTarget(ProcessTarget):
 
         A server updates its roots after it answers roots/list; one that offers
         ``list_allowed_directories`` (the official filesystem server) is asked until it names the
-        new root, so no call of the scenario can reach the server before its new root.
+        new root, so no call of the scenario can reach the server before its new root. Such a server
+        may apply an older answer after ours (the filesystem server checks each answer's folders on
+        its own, so the roots it asked for on start can land after the first change's): while the
+        probe names another root, the change is told again every ROOTS_RETELL seconds.
         """
         from harness.targets.mcp.connection import ConnectionBroken, RpcError
         real = os.path.realpath(workspace)
@@ -426,10 +431,16 @@ class McpTarget(ProcessTarget):
             if ROOTS_PROBE not in connection.tools:
                 return
             deadline = time.monotonic() + self.timeout
+            told = time.monotonic()
             while time.monotonic() < deadline:
                 listed = _text(connection.call_tool(ROOTS_PROBE, {}, None, self.timeout).content)
                 if real in str(listed).splitlines():
                     return
+                if time.monotonic() - told >= ROOTS_RETELL:
+                    connection.change_roots([str(workspace)], max(deadline - time.monotonic(), 0.1))
+                    told = time.monotonic()
+                else:
+                    time.sleep(0.01)
             raise TargetError(f"the server did not take its new root {workspace} within {self.timeout:g} s",
                               detail=connection.tail())
         except RpcError as exc:
