@@ -41,7 +41,7 @@ def cache_dir() -> Path | None:
     return Path(base) / "file-tool-conformance"
 
 
-def fingerprint(files: Iterable[Path], stamps: dict[str, tuple[int, int]] | None = None) -> str:
+def fingerprint(files: Iterable[Path | str], stamps: dict[str, tuple[int, int]] | None = None) -> str:
     """Returns a digest of the files' paths, sizes and mtimes (a missing file counts as missing),
     of the harness's own sources and schemas, and of the Python version. ``stamps``, when given,
     receives each of ``files``' (mtime, size) as read for the digest, by the path as given."""
