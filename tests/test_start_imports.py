@@ -6,6 +6,9 @@ parsed or written, jsonschema-rs (which pulls in ``email``) where a validator is
 start. (The reference validates its answers against the ``cmd:`` protocol's schema, so a run on it
 makes a validator; ``harness list`` makes none.) The probe is a fresh interpreter: it notes the
 modules loaded when the first scenario starts (for ``run``) and when the process ends.
+
+A serial run imports pyfakefs (with doctest and unittest) at its first fault scenario, not before
+its first plain one: only ``--jobs`` imports it before forking, to share it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WATCHED = ("yaml", "jsonschema_rs", "email")
+WATCHED = ("yaml", "jsonschema_rs", "email", "pyfakefs")
 
 PROBE = """\
 import atexit, runpy, sys
@@ -86,3 +89,11 @@ def test_a_changed_scenario_file_is_parsed_again(tmp_path: Path, tiny: Path) -> 
     scenario.write_text(scenario.read_text("utf-8") + "\n", "utf-8")
     changed = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
     assert {"yaml", "jsonschema_rs"} <= changed["first-scenario"]
+
+
+def test_a_serial_run_imports_pyfakefs_at_its_first_fault_scenario(tmp_path: Path, tiny: Path) -> None:
+    # After the plain scenario (files are run in their order): a permission fault, realised on pyfakefs.
+    shutil.copy(ROOT / "scenarios" / "anthropic-text-editor" / "create" / "permission-denied.yaml",
+                tiny / "anthropic-text-editor")
+    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    assert "pyfakefs" not in seen["first-scenario"] and "pyfakefs" in seen["end"]
