@@ -104,6 +104,9 @@ def test_the_built_in_catalog_loads_the_same_from_the_cache(cache: Path) -> None
     cached = catalog.load()
     assert [s.raw for s in cached.scenarios] == [s.raw for s in fresh.scenarios]
     assert [str(p) for p in cached.problems] == [str(p) for p in fresh.problems]
+    # Paths are stored as their text (a faster load) and come back as the same paths.
+    assert [(type(s.file), s.file) for s in cached.scenarios] == [(type(s.file), s.file) for s in fresh.scenarios]
+    assert [(type(p.file), p.file) for p in cached.profiles] == [(type(p.file), p.file) for p in fresh.profiles]
 
 
 def _cached_profile(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:

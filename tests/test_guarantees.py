@@ -174,6 +174,18 @@ def test_where_no_sandbox_can_be_made_the_default_says_so_and_sandbox_named_is_a
     assert "--sandbox: no bubblewrap" in capsys.readouterr().out
 
 
+def test_a_run_on_the_reference_alone_never_tries_to_make_a_sandbox(monkeypatch, capsys, tmp_path):
+    # It starts no candidate: trying bwrap (a process started and waited for) was most of its start's wall time.
+    tried = []
+    monkeypatch.setattr(sandbox, "available", lambda: tried.append(1) or (False, "no bubblewrap (bwrap)"))
+    assemble.target("reference", RunOptions())
+    assert tried == []
+    (tmp_path / "empty-file.yaml").write_bytes((ROOT / "scenarios/anthropic-text-editor/create/empty-file.yaml").read_bytes())
+    assert main(["run", "--no-builtin", "--scenarios", str(tmp_path), "--no-snapshots"]) == 0 and tried == []
+    assemble.target(CMD, RunOptions(targets=(CMD,)))  # a kind that starts a candidate still asks
+    assert tried == [1]
+
+
 REFUSED = [(kind, flag) for kind, flag in ISOLATION_CELLS if flag not in APPLIES[kind]]
 ENTRIES = ["run", "diff", "report", "pytest", "capture"]
 ENTRY_CELLS = [(entry, kind, flag) for entry in ENTRIES for kind, flag in REFUSED

@@ -120,9 +120,10 @@ def run(options: RunOptions) -> int:
         console.print(terminal.targets_table(runs, tallies=tallies))
     # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
     github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
-    _, said = options.sandbox_decision()
-    if said is not None and not options.quiet and any(not run.start_error for run in runs) \
-            and any(not target.in_process for target in targets):  # said once, when a candidate ran, after its report
+    said = None  # said once, when a candidate ran, after its report (an in-process run never tries bwrap)
+    if not options.quiet and any(not run.start_error for run in runs) and any(not target.in_process for target in targets):
+        _, said = options.sandbox_decision()
+    if said is not None:
         make_console(options.color, stderr=True, highlight=False).print(unconfined_note(said), style="dim")
     return exit_code(invalid_files=bool(cat.problems), lost_reports=bool(lost), failed=bad)
 

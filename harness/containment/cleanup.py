@@ -26,7 +26,6 @@ import queue
 import re
 import shutil
 import stat
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -288,6 +287,7 @@ def _remove_tree(base: str | Path) -> Leftover | None:
         if not os.path.lexists(base):
             return None
         if attempt == 0 and shutil.which("chattr"):
+            import subprocess  # here: only a workspace with immutable entries needs it
             subprocess.run(["chattr", "-R", "-i", "-a", str(base)], capture_output=True, timeout=60)
     return Leftover(str(base), f"{_count(base, set())} entries left")
 

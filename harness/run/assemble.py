@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from harness.run.options import RunOptions
 from harness.run.runner import Runner
-from harness.targets import make_target
+from harness.targets import make_target, target_kind
 from harness.targets.base import Target
 
 
 def target(spec: str, options: RunOptions | None = None) -> Target:
     """Returns the target ``spec`` built with the run's options; ValueError (one line) when it cannot
     be: an unknown kind, a bad binding, or isolation the kind cannot apply."""
-    return make_target(spec, (options or RunOptions()).target_options())
+    confines = "sandbox" in target_kind(spec).honours
+    return make_target(spec, (options or RunOptions()).target_options(confines=confines))
 
 
 def targets(options: RunOptions) -> list[Target]:

@@ -291,10 +291,14 @@ class RunOptions:
         from harness.targets.launch import decide
         return decide(self.sandbox)
 
-    def target_options(self) -> TargetOptions:
+    def target_options(self, *, confines: bool = True) -> TargetOptions:
         """Returns the run-wide settings every target is built with (each kind takes those it honours);
-        ValueError when ``--sandbox`` was named and no sandbox can be made here."""
-        sandboxed, _ = self.sandbox_decision()
+        ValueError when ``--sandbox`` was named and no sandbox can be made here.
+
+        ``confines`` False: for a kind that starts no candidate it could confine (the reference, in
+        this process), whether a sandbox can be made here is not tried (a ``bwrap`` started and
+        waited for) unless ``--sandbox`` was named."""
+        sandboxed = self.sandbox_decision()[0] if confines or self.sandbox else False
         return TargetOptions(timeout=self.timeout, run_as=self.run_as, sandbox=sandboxed,
                              sandbox_asked=bool(self.sandbox), binding=self.binding,
                              tool_map=tuple(self.tool_map), tool_map_file=self.tool_map_file,

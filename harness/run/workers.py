@@ -153,7 +153,7 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
     # As before forking workers (a no-op in a forked one): an in-process target's modules imported
     # now, not by the first scenario of each profile, so the fake file system the fault scenarios
     # share is set up once, not again after each such import (harness/targets/faults.py).
-    target.before_workers(scenarios)
+    target.before_workers(scenarios, forking=False)
     with assemble.runner(target, record_states=record_states, tmp=tmp, say_leftovers=False) as runner:
         # The with started it: start() returns what it said about itself, starting nothing again.
         done = TargetRun(target, runner.start(), target.slug, [], 0.0, runner.start_error, runner.start_reason)

@@ -31,17 +31,22 @@ def scenario_files(directories: Iterable[Path]) -> list[Path]:
     listed, and reading it then fails with its name (a contributed folder cannot make the harness
     read, and quote, a file elsewhere).
     """
-    found: list[Path] = []
+    return sorted({Path(text) for text in _scenario_texts(directories)})  # one per path ("./a.yaml" is "a.yaml")
+
+
+def _scenario_texts(directories: Iterable[Path]) -> set[str]:
+    """Returns the paths :func:`scenario_files` finds, as texts (unsorted): a warm start only stats
+    them for the cache's fingerprint, and needs no path object per file."""
+    found: set[str] = set()
     listed: list[str] = []  # as os.walk would find them (a link to a folder is no file), by one scandir per folder
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
-            found.append(directory.resolve() if directory.is_symlink() else directory)  # the user named it
+            found.add(str(directory.resolve() if directory.is_symlink() else directory))  # the user named it
             continue
         _list_scenario_files(str(directory), listed)
-    # Sorted as paths are (part by part), without a path object per file until the end.
-    found += [Path(text) for text in set(listed)]
-    return sorted(set(found))
+    found.update(listed)
+    return found
 
 
 def _list_scenario_files(folder: str, out: list[str]) -> None:
@@ -121,14 +126,14 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
     A catalog loaded before from unchanged files comes from the cache (harness/scenario/catalog_cache.py).
     """
     directories = list(directories) if directories is not None else [builtin_dir()]
-    files = scenario_files(directories)
+    texts = sorted(_scenario_texts(directories))  # in any fixed order: the fingerprint's
     stamps: dict[str, tuple[int, int]] = {}
-    key = catalog_cache.fingerprint([*files, *_profile_candidates(directories)], stamps)
+    key = catalog_cache.fingerprint([*texts, *_profile_candidates(directories)], stamps)
     cached = catalog_cache.read(directories, key)
     if isinstance(cached, Catalog):
         profiles.prime(cached.profiles, stamps)  # the profiles it holds are not parsed again in this process
         return cached
-    catalog = _load(directories, files)
+    catalog = _load(directories, sorted({Path(text) for text in texts}))
     catalog_cache.write(directories, key, catalog)
     return catalog
 

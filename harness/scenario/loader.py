@@ -10,9 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from harness.scenario import aspects, profiles, static_checks
 from harness.scenario.content_spec import check as check_content
@@ -31,6 +29,9 @@ from harness.scenario.located_errors import (
 from harness.scenario.matchers import MATCHER_NAMES
 from harness.scenario.model import Action, Call, Scenario
 from harness.scenario.placeholders import parse_reference, placeholders_in, references_in, step_reference
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["Problem", "ScenarioError", "load_file", "load_text", "schema"]
 
@@ -288,6 +289,7 @@ def _requires(document: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _step_lines(node: yaml.Node | None) -> list[int]:
+    import yaml  # a scenario parsed here already imported it
     if not isinstance(node, yaml.MappingNode):
         return []
     for key, value in node.value:

@@ -15,17 +15,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
-from harness.util import schemas
+# PyYAML and the validators are imported where a file is parsed or checked, never here: a warm start
+# takes its catalog from the cache and parses nothing (tests/test_start_imports.py).
 
-BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+@functools.cache
+def yaml_loader() -> type:
+    """Returns our YAML loader class: PyYAML's safe loader (libyaml's when available) that refuses
+    duplicate keys (a repeated key must not silently drop a check). A private subclass: nothing here
+    changes PyYAML for anyone else."""
+    import yaml
 
-class Loader(BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader that refuses duplicate keys (a repeated key must not silently drop a check)."""
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        """SafeLoader that refuses duplicate keys."""
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    return Loader
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -34,13 +44,11 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if key in mapping:
+            import yaml
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", key_node.start_mark)
         mapping[key] = loader.construct_object(value_node, deep=deep)
     return mapping
-
-
-Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class SchemaChecker:
         # (``isErr`` is not one of ...) is still shown: it is what the author mistyped.
         self.quote = quote
         # The regex format as the matchers read it: Python's re, not ECMA's.
+        from harness.util import schemas
         self._validator = schemas.validator(schema, formats={"regex": _is_regex})
 
     def is_valid(self, document: Any) -> bool:
@@ -97,6 +106,7 @@ class SchemaChecker:
 
     def problems(self, document: Any) -> ErrorList:
         """Returns every schema violation of ``document`` as (field path, message, at_key), sorted."""
+        from harness.util import schemas
         out: ErrorList = []
         for error in schemas.errors(self._validator, document):
             field_path = list(error.instance_path)
@@ -216,6 +226,8 @@ def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[y
     recursive composer could exhaust the C stack), aliases that expand past a million values, or
     when there is no document (``what`` names the kind).
     """
+    import yaml
+
     from harness.scenario import static_checks
     too_deep = static_checks.depth_problem(text)
     if too_deep:
@@ -234,7 +246,7 @@ def parse_documents(text: str, path: Path, what: str) -> tuple[list[Any], list[y
 def _parse(text: str) -> tuple[list[Any], list[yaml.Node]]:
     """Returns every non-empty document of ``text`` with its node tree, from one parse: the node
     tree (which gives lines) is built into values."""
-    loader = Loader(text)
+    loader = yaml_loader()(text)
     documents, nodes = [], []
     try:
         while loader.check_node():
@@ -323,6 +335,7 @@ def located(path: Path, node: yaml.Node, errors: ErrorList) -> list[Problem]:
 
 def line_of(node: yaml.Node, field_path: list[Any], at_key: bool) -> int:
     """Returns the 1-based line of the node at ``field_path`` (of its key when ``at_key``)."""
+    import yaml
     current, key_node = node, None
     for part in field_path:
         if isinstance(current, yaml.MappingNode):

@@ -180,11 +180,11 @@ class Target(abc.ABC):
     def stop(self) -> None:  # noqa: B027 - a hook: a target may hold nothing to release
         """Stops the target and releases everything it holds."""
 
-    def before_workers(self, scenarios: Sequence[Any]) -> None:  # noqa: B027 - a hook, optional
+    def before_workers(self, scenarios: Sequence[Any], *, forking: bool = True) -> None:  # noqa: B027 - a hook, optional
         """Called before ``scenarios`` run: once in the parent before ``--jobs`` worker processes are
-        forked, and again (then mostly a no-op) where they run. What every worker would otherwise do
-        on its own and can share (an in-process target imports its modules). Nothing is started
-        here: each worker starts its own target."""
+        forked, and again (then mostly a no-op, ``forking`` False) where they run. What every worker
+        would otherwise do on its own and can share (an in-process target imports its modules).
+        Nothing is started here: each worker starts its own target."""
 
     def use_tmp(self, folder: str) -> bool:
         """Gives the candidate ``folder`` as its temporary folder (``TMPDIR``, ``TMP``, ``TEMP``) for

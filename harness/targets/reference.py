@@ -77,14 +77,18 @@ class ReferenceTarget(Target):
         response_checker()
         return TargetInfo("reference", reference_impl.__version__, tuple(reference_impl.PROFILES))
 
-    def before_workers(self, scenarios: Sequence[Any]) -> None:
+    def before_workers(self, scenarios: Sequence[Any], *, forking: bool = True) -> None:
         """Imports what the scenarios will use (the reference's modules for their profiles, pyfakefs
-        for the faults) and reads the answers' schema: once, not in each worker."""
+        for the faults) and reads the answers' schema: once, not in each worker.
+
+        Where no worker is forked, pyfakefs is left to the first fault scenario (harness/targets/faults.py
+        imports it before its first set-up): a run whose first scenarios are plain ones starts them
+        without it, and one that has no fault scenario to run never loads it."""
         response_checker()
         for profile in {scenario.profile for scenario in scenarios} & set(reference_impl.PROFILES):
             with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
                 reference_impl.profile_module(profile)
-        if any(FAKEABLE & set(scenario.requires) for scenario in scenarios):
+        if forking and any(FAKEABLE & set(scenario.requires) for scenario in scenarios):
             import pyfakefs.fake_filesystem_unittest  # noqa: F401
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:

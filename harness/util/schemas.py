@@ -24,10 +24,8 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import jsonschema_rs
-
-#: What a schema or an instance refused raises (also for a schema that is not one).
-ValidationError = jsonschema_rs.ValidationError
+# jsonschema-rs (which imports ``email`` and ``socket``) is imported where a validator is compiled:
+# a warm start checks nothing before its first scenario (tests/test_start_imports.py).
 
 
 class SchemaInvalid(ValueError):
@@ -76,11 +74,12 @@ def _outward_ref(schema: Any, message: str) -> list[Any]:
 
 
 def _compile(schema: Any, formats: dict[str, Callable[[str], bool]] | None) -> Any:
+    import jsonschema_rs
     try:
         if formats is None:
             return jsonschema_rs.validator_for(schema, retriever=_refuse)
         return jsonschema_rs.validator_for(schema, validate_formats=True, formats=formats, retriever=_refuse)
-    except ValidationError as exc:
+    except jsonschema_rs.ValidationError as exc:
         if "retrieves no schema" in exc.message:
             raise SchemaInvalid(_outward_ref(schema, exc.message), exc.message.split("retrieving it failed: ValueError: ")[-1]) from None
         raise SchemaInvalid(list(exc.instance_path), exc.message) from None

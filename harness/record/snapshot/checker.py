@@ -134,14 +134,14 @@ class _ReadSnapshots:
     harness's cache (harness/scenario/catalog_cache.py: a pickle read only when the user alone can
     write it), with a fingerprint of the harness's own sources and the YAML parser's version: a
     changed file, a changed harness or parser parses afresh. Only the texts compared in this run are kept.
+    The parser is known by its installed files (path, size, mtime), without importing it: a run whose
+    snapshots all come from the cache never loads PyYAML.
     """
 
     def __init__(self, store: SnapshotStore) -> None:
-        import yaml
-
         from harness.scenario import catalog_cache
         self._where = [store.folder]
-        self._key = f"{catalog_cache.fingerprint([])}-pyyaml-{yaml.__version__}"
+        self._key = f"{catalog_cache.fingerprint(_parser_files())}-pyyaml"
         kept = catalog_cache.read(self._where, self._key, kind="snapshots")
         self._kept: dict[bytes, Any] = kept if isinstance(kept, dict) else {}
         self._used: dict[bytes, Any] = {}
@@ -160,6 +160,22 @@ class _ReadSnapshots:
         if self._used.keys() - self._kept.keys():
             from harness.scenario import catalog_cache
             catalog_cache.write(self._where, self._key, self._used, kind="snapshots")
+
+
+def _parser_files() -> list[str]:
+    """Returns the files of the installed PyYAML package (its modules and libyaml's binding)."""
+    import importlib.util
+    import os
+    spec = importlib.util.find_spec("yaml")
+    folders = list(spec.submodule_search_locations or ()) if spec else []
+    files: list[str] = []
+    for folder in folders:
+        try:
+            files += sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                            if name.endswith((".py", ".so", ".pyd")))  # not __pycache__, written by imports
+        except OSError:
+            files.append(folder)
+    return files
 
 
 def check(store: SnapshotStore, results: Iterable[Mapping[str, Any]], known_ids: Iterable[str], *,

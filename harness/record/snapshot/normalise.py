@@ -10,9 +10,10 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 FORMAT = 1
 SUFFIX = ".yaml"
@@ -184,11 +185,19 @@ def _workspace(state: Mapping[str, Any], masks: Masks) -> dict[str, Any]:
     return out
 
 
-class _Dumper(yaml.SafeDumper):
-    """Our own dumper (PyYAML's globals stay untouched): block text for multi-line strings."""
+# PyYAML is imported where a text is written or parsed: a run whose stored snapshots' behaviours
+# come from the cache and match writes and parses none (tests/test_start_imports.py).
+@functools.cache
+def _dumper() -> type:
+    """Returns our own dumper (PyYAML's globals stay untouched): block text for multi-line strings."""
+    import yaml
 
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)  # indent list items under their key, for readability
+    class Dumper(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, False)  # indent list items under their key, for readability
+
+    Dumper.add_representer(str, _represent_str)
+    return Dumper
 
 
 def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
@@ -196,12 +205,10 @@ def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
 
-_Dumper.add_representer(str, _represent_str)
-
-
 def render(doc: Mapping[str, Any]) -> str:
     """Returns the document as YAML text, the header comment first."""
-    body = yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+    import yaml
+    body = yaml.dump(dict(doc), Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100,
                      default_flow_style=False)
     return HEADER + body
 
@@ -211,13 +218,13 @@ def serialise(result: Mapping[str, Any], masks: Masks = ()) -> str:
     return render(document(result, masks))
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # reading may use libyaml; writing never does (stability)
 METADATA = ("scenario", "profile", "title", "source", "open_question")
 
 
 def parse(text: str) -> dict[str, Any]:
     """Returns the document of a snapshot file's text."""
-    return yaml.load(text, Loader=_LOADER) or {}
+    import yaml  # reading may use libyaml; writing never does (stability)
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
 
 
 def stored_behaviour(text: str) -> dict[str, Any] | None:
@@ -226,6 +233,7 @@ def stored_behaviour(text: str) -> dict[str, Any] | None:
     from harness.scenario import static_checks
     if static_checks.depth_problem(text):
         return None
+    import yaml
     try:
         doc = parse(text)
     except (yaml.YAMLError, RecursionError):

@@ -1,0 +1,99 @@
+"""What a warm ``harness run`` imports: only what it uses.
+
+A warm start reads the catalog and the stored snapshots' behaviours from the cache, so it parses no
+YAML and checks no scenario file against a JSON Schema: PyYAML is imported where a YAML text is
+parsed or written, jsonschema-rs (which pulls in ``email``) where a validator is made, never at the
+start. (The reference validates its answers against the ``cmd:`` protocol's schema, so a run on it
+makes a validator; ``harness list`` makes none.) The probe is a fresh interpreter: it notes the
+modules loaded when the first scenario starts (for ``run``) and when the process ends.
+
+A serial run imports pyfakefs (with doctest and unittest) at its first fault scenario, not before
+its first plain one: only ``--jobs`` imports it before forking, to share it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WATCHED = ("yaml", "jsonschema_rs", "email", "pyfakefs")
+
+PROBE = """\
+import atexit, runpy, sys
+from harness.run import runner
+watched = sys.argv[1].split(",")
+def note(when):
+    loaded = [name for name in watched if name in sys.modules]
+    sys.stderr.write("\\nloaded-at-%s %s\\n" % (when, ",".join(loaded) or "-"))
+_run = runner.Runner.run
+def run(self, scenario):
+    if not getattr(run, "seen", False):
+        run.seen = True
+        note("first-scenario")
+    return _run(self, scenario)
+runner.Runner.run = run
+atexit.register(note, "end")
+sys.argv = ["harness", *sys.argv[2:]]
+runpy.run_module("harness", run_name="__main__", alter_sys=True)
+"""
+
+
+def _probe(tmp_path: Path, *args: str, command: tuple[str, ...] = ("run", "-q", "--jobs", "1")) -> dict[str, set[str]]:
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", PROBE, ",".join(WATCHED), *command, *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out: dict[str, set[str]] = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("loaded-at-"):
+            when, _, names = line.removeprefix("loaded-at-").partition(" ")
+            out[when] = set() if names == "-" else set(names.split(","))
+    assert set(out) == ({"first-scenario", "end"} if command[0] == "run" else {"end"}), done.stderr
+    return out
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """A catalog of one built-in scenario and its profile (its snapshot is stored, so a run compares it)."""
+    folder = tmp_path / "scenarios"
+    profile = ROOT / "scenarios" / "anthropic-text-editor"
+    (folder / profile.name).mkdir(parents=True)
+    for name in ("profile.yaml", "create/empty-file.yaml"):
+        shutil.copy(profile / name, folder / profile.name)
+    return folder
+
+
+def test_a_warm_run_imports_no_yaml_parser(tmp_path: Path, tiny: Path) -> None:
+    cold = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    assert "yaml" in cold["first-scenario"]  # the cold run parsed the file
+    warm = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    # Nor at the end: its stored snapshot's behaviour came from the cache and matched.
+    assert "yaml" not in warm["first-scenario"] | warm["end"]
+
+
+def test_a_warm_list_imports_no_yaml_parser_nor_schema_validator(tmp_path: Path, tiny: Path) -> None:
+    listing = ("list", "--no-builtin", "--scenarios", str(tiny))
+    assert {"yaml", "jsonschema_rs", "email"} <= _probe(tmp_path, command=listing)["end"]
+    assert _probe(tmp_path, command=listing) == {"end": set()}
+
+
+def test_a_changed_scenario_file_is_parsed_again(tmp_path: Path, tiny: Path) -> None:
+    _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    scenario = tiny / "anthropic-text-editor" / "empty-file.yaml"
+    scenario.write_text(scenario.read_text("utf-8") + "\n", "utf-8")
+    changed = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    assert {"yaml", "jsonschema_rs"} <= changed["first-scenario"]
+
+
+def test_a_serial_run_imports_pyfakefs_at_its_first_fault_scenario(tmp_path: Path, tiny: Path) -> None:
+    # After the plain scenario (files are run in their order): a permission fault, realised on pyfakefs.
+    shutil.copy(ROOT / "scenarios" / "anthropic-text-editor" / "create" / "permission-denied.yaml",
+                tiny / "anthropic-text-editor")
+    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    assert "pyfakefs" not in seen["first-scenario"] and "pyfakefs" in seen["end"]
