@@ -278,3 +278,50 @@ def test_a_serial_run_imports_the_reference_before_its_fault_scenarios_share_the
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr[-2000:]
     assert "IMPORTED-BETWEEN []" in done.stdout, done.stdout[-2000:]
+
+
+def test_a_module_imported_between_fault_scenarios_is_patched_without_a_new_set_up(scenario_from, tmp_path,
+                                                                                    monkeypatch):
+    # A codec or a candidate's module imported between two fault scenarios cost the next one pyfakefs'
+    # whole set-up; now it is looked at and patched as the set-up would, and still writes nothing real.
+    import importlib
+    import sys
+
+    (tmp_path / "laterwriter.py").write_text(
+        "import os\n"
+        "def write(path):\n"
+        "    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "    os.close(fd)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outcomes: list[str] = []
+    fresh_set_ups: list[int] = []
+    fresh = faults._fresh
+
+    def counted():
+        fresh_set_ups.append(1)
+        return fresh()
+
+    monkeypatch.setattr(faults, "_fresh", counted)
+
+    def write(workspace: Path, args):
+        try:
+            sys.modules["laterwriter"].write(str(workspace / "ro" / "a.txt"))
+            outcomes.append("written")
+        except OSError as exc:
+            outcomes.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
+    read_only = _scenario(scenario_from, "ro", "read-only-fs", "  dirs: [ro]\n  read_only: [ro]")
+    try:
+        with Runner(target) as runner:
+            assert runner.run(read_only).verdict is Verdict.PASS  # the patcher is held from here
+            set_up = len(fresh_set_ups)
+            target.answers["write_text_file"] = write
+            importlib.import_module("laterwriter")
+            runner.run(read_only)
+            assert len(fresh_set_ups) == set_up  # the held one, with the newcomer patched
+    finally:
+        sys.modules.pop("laterwriter", None)
+    assert outcomes == ["EROFS"]
+    assert not (target.workspaces[1] / "ro" / "a.txt").exists()

@@ -11,7 +11,8 @@ The fake file system is set up once per process and emptied for each scenario: p
 set-up (finding the modules to patch, a new file system and fake modules) cost a fault scenario
 more than its calls did. Between scenarios the patches are lifted and pyfakefs is left as if
 torn down, so another user of pyfakefs in the process (a test's ``fs`` fixture) finds it free;
-if it is not free, or a module was imported since, a scenario gets the full set-up instead.
+if it is not free, or a module it patches was replaced or removed since, a scenario gets the full
+set-up instead (modules imported since are looked at and patched as the set-up would).
 
 Before a scenario runs on it, the fake file system is probed through the calls a candidate makes
 (``open``, ``os``): pyfakefs remembers which modules it has looked at, so a module it
@@ -86,7 +87,9 @@ def _take() -> Any:
         # pyfakefs keeps the modules to patch in its class, and its pytest plugin empties that at the
         # end of every pytest session (an in-process pytest run too): resumed then, it patches nothing.
         if Patcher.PATCHER is None and Patcher.REF_COUNT == 0 and Patcher.FS_MODULES is patcher.fs_modules \
-                and len(sys.modules) == len(modules) and _modules() == modules:
+                and _only_added(modules):
+            if len(sys.modules) != len(modules):  # modules imported since: looked at as a set-up would
+                _look_at_new_modules(patcher)
             Patcher.PATCHER, Patcher.REF_COUNT = patcher, 1
             helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
             helpers.set_gid(1)
@@ -100,6 +103,23 @@ def _take() -> Any:
             tokenize._builtin_open = patcher.original_open  # type: ignore[attr-defined]
             return patcher
     return _fresh()
+
+
+def _only_added(modules: dict[str, Any]) -> bool:
+    """Whether every module of ``modules`` is still loaded, as the same object (others may have come)."""
+    import sys
+    now = sys.modules
+    return len(now) >= len(modules) and all(now.get(name) is module for name, module in modules.items())
+
+
+def _look_at_new_modules(patcher: Any) -> None:
+    """Has pyfakefs look at the modules imported since it last did, as its set-up does (it looks
+    only at those it has not seen), so that they are patched too; the patcher then holds them."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore")  # as pyfakefs' set-up looks at them
+        patcher._find_modules()
+    patcher.modules_seen = _modules()
 
 
 def _fresh() -> Any:
@@ -162,7 +182,7 @@ def _put_back(patcher: Any) -> None:
     Patcher.PATCHER, Patcher.REF_COUNT = None, 0
     helpers.reset_ids()
     seen = getattr(patcher, "modules_seen", None)
-    if seen is not None and _modules() == seen:  # nothing imported meanwhile that would go unpatched
+    if seen is not None and _only_added(seen):  # none replaced or gone: the next scenario looks at the new ones
         _held = (patcher, seen)
 
 
