@@ -12,8 +12,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml  # noqa: F401 - imported for the whole session, see below
 
 from harness.scenario.loader import load_text
+
+# The harness imports PyYAML only where it parses or writes YAML (tests/test_start_imports.py). A
+# test's in-process pytest run (pytester) takes every module it imported out of sys.modules again,
+# and PyYAML imported anew after that is broken (its C loader keeps the first import's classes:
+# "could not determine a constructor for the tag None", problems said at line 1). A process imports
+# PyYAML once; so does this one, before any such run.
 
 
 @pytest.fixture
