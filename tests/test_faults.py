@@ -52,10 +52,7 @@ def _held_fs():
 
 
 def test_the_free_space_of_one_scenario_is_not_left_to_the_next(scenario_from):
-    outcomes: list[str] = []
-    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
-                            in_process=True)
-    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    outcomes, target, full = _disk_full(scenario_from)
     free = _scenario(scenario_from, "free", "permissions", "  files: {b.txt: b}")
     with Runner(target) as runner:
         for scenario in (full, free, full):
@@ -110,6 +107,32 @@ def test_a_tests_own_pyfakefs_between_fault_scenarios_sees_none_of_them_and_they
     assert not target.workspaces[1].parent.exists()  # nothing on the real file system
 
 
+def _writer_module(scenario_from, tmp_path, monkeypatch, name: str):
+    """A module ``name``, importable but not imported, whose ``write`` makes a file with ``os.open``;
+    what it met; an answer writing ``ro/a.txt`` through it; a target; a read-only scenario."""
+    import sys
+
+    (tmp_path / f"{name}.py").write_text(
+        "import os\n"
+        "def write(path):\n"
+        "    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "    os.close(fd)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outcomes: list[str] = []
+
+    def write(workspace: Path, args):
+        try:
+            sys.modules[name].write(str(workspace / "ro" / "a.txt"))
+            outcomes.append("written")
+        except OSError as exc:
+            outcomes.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+
+    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
+    read_only = _scenario(scenario_from, "ro", "read-only-fs", "  dirs: [ro]\n  read_only: [ro]")
+    return outcomes, write, target, read_only
+
+
 def test_a_module_swapped_in_while_the_fake_file_system_waits_is_patched_too(scenario_from, tmp_path, monkeypatch):
     # The order that let fault scenarios write to the real file system in the full suite: between
     # two fault scenarios, one module came in (its `os` the real one) and another went (a test's
@@ -119,25 +142,8 @@ def test_a_module_swapped_in_while_the_fake_file_system_waits_is_patched_too(sce
     import sys
 
     (tmp_path / "faultfiller.py").write_text("")
-    (tmp_path / "faultwriter.py").write_text(
-        "import os\n"
-        "def write(path):\n"
-        "    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
-        "    os.close(fd)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    outcomes, write, target, read_only = _writer_module(scenario_from, tmp_path, monkeypatch, "faultwriter")
     importlib.import_module("faultfiller")
-    outcomes: list[str] = []
-
-    def write(workspace: Path, args):
-        try:
-            sys.modules["faultwriter"].write(str(workspace / "ro" / "a.txt"))
-            outcomes.append("written")
-        except OSError as exc:
-            outcomes.append(errno.errorcode[exc.errno])
-        return CallResult(output={})
-
-    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
-    read_only = _scenario(scenario_from, "ro", "read-only-fs", "  dirs: [ro]\n  read_only: [ro]")
     try:
         with Runner(target) as runner:
             assert runner.run(read_only).verdict is Verdict.PASS  # the patcher is held from here
@@ -149,6 +155,14 @@ def test_a_module_swapped_in_while_the_fake_file_system_waits_is_patched_too(sce
         sys.modules.pop("faultwriter", None)
         sys.modules.pop("faultfiller", None)
     assert outcomes == ["EROFS"]
+
+
+def _disk_full(scenario_from):
+    """A target writing 100 bytes, what it met, and a scenario leaving 4 bytes free."""
+    outcomes: list[str] = []
+    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
+                            in_process=True)
+    return outcomes, target, _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
 
 
 def _wrapped_open(monkeypatch):
@@ -166,10 +180,7 @@ def test_fault_scenarios_run_on_the_fake_file_system_after_pyfakefs_looked_at_a_
     # `open` was someone's wrapper is never patched again in the process.
     from pyfakefs.fake_filesystem_unittest import Patcher
 
-    outcomes: list[str] = []
-    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
-                            in_process=True)
-    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    outcomes, target, full = _disk_full(scenario_from)
     faults._held = None
     try:
         Patcher.clear_fs_cache()
@@ -191,10 +202,7 @@ def test_a_fault_scenario_that_cannot_have_the_fake_file_system_is_an_error_and_
         scenario_from, monkeypatch):
     from pyfakefs.fake_filesystem_unittest import Patcher
 
-    outcomes: list[str] = []
-    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
-                            in_process=True)
-    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    outcomes, target, full = _disk_full(scenario_from)
     faults._held = None
     try:
         Patcher.clear_fs_cache()
@@ -216,10 +224,7 @@ def test_fault_scenarios_stay_on_the_fake_file_system_when_pyfakefs_forgets_its_
     # catalog's fault scenarios wrote to the real disk.
     from pyfakefs.fake_filesystem_unittest import Patcher
 
-    outcomes: list[str] = []
-    target = ScriptedTarget({"write_text_file": _writer(outcomes, [("big.txt", 100)])}, realises=FAULTS,
-                            in_process=True)
-    full = _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
+    outcomes, target, full = _disk_full(scenario_from)
     with Runner(target) as runner:
         assert runner.run(full).verdict is Verdict.PASS
         Patcher.clear_fs_cache()
@@ -287,13 +292,7 @@ def test_a_module_imported_between_fault_scenarios_is_patched_without_a_new_set_
     import importlib
     import sys
 
-    (tmp_path / "laterwriter.py").write_text(
-        "import os\n"
-        "def write(path):\n"
-        "    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)\n"
-        "    os.close(fd)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    outcomes: list[str] = []
+    outcomes, write, target, read_only = _writer_module(scenario_from, tmp_path, monkeypatch, "laterwriter")
     fresh_set_ups: list[int] = []
     fresh = faults._fresh
 
@@ -302,17 +301,6 @@ def test_a_module_imported_between_fault_scenarios_is_patched_without_a_new_set_
         return fresh()
 
     monkeypatch.setattr(faults, "_fresh", counted)
-
-    def write(workspace: Path, args):
-        try:
-            sys.modules["laterwriter"].write(str(workspace / "ro" / "a.txt"))
-            outcomes.append("written")
-        except OSError as exc:
-            outcomes.append(errno.errorcode[exc.errno])
-        return CallResult(output={})
-
-    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
-    read_only = _scenario(scenario_from, "ro", "read-only-fs", "  dirs: [ro]\n  read_only: [ro]")
     try:
         with Runner(target) as runner:
             assert runner.run(read_only).verdict is Verdict.PASS  # the patcher is held from here
