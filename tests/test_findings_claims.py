@@ -10,7 +10,7 @@ by an abbreviation (``GC/read_file/crlf``) or by the page's ``base=`` prefixes (
 one of the page's folders; on a page listed in COMPLETE every claim (a table row below a header,
 a list item) cites one, or sits under a heading that does.
 
-A page whose comment says ``paragraphs=claims`` holds its prose to the same rule: every paragraph,
+Every page of COMPLETE says ``paragraphs=claims``, which holds its prose to the same rule: every paragraph,
 and every numbered item, is a claim, except a paragraph right after ``<!-- not observations -->``
 (what was run, how to read the page) and a lead-in ending in ``:`` (the list or table below it
 holds the claims). There a test of this project (``tests/<file>.py::<test>``, which must exist) also
@@ -166,6 +166,8 @@ def problems(root: Path, pages=PAGES, complete=COMPLETE) -> list[str]:
             if line.startswith("#") and any(_resolves(t, ids, abbreviations, given["base"]) for t in _TOKEN.findall(line)):
                 headings_citing.add(line)
         paragraphs = "claims" in given.get("paragraphs", [])
+        if not paragraphs:
+            out.append(f"{page}: its prose is not held to citations (no paragraphs=claims)")
         for number, line, heading in claims(text, paragraphs):
             if heading in headings_citing:
                 continue
@@ -247,6 +249,33 @@ def test_paragraphs_are_claims_where_the_page_says_so(tmp_path: Path) -> None:
             "not committed as snapshots).")[:100],
         f"docs/acp-findings.md:{line - 4}: `tests/targets/test_acp_target.py::test_no_such_test` is no test of "
         "this project"]
-    # Without the page's paragraphs=claims, prose is not held to it (the other pages, for now).
-    (tmp_path / pages[0]).write_text(broken.replace(" paragraphs=claims", ""), "utf-8")
+    # A findings page cannot leave its prose out: without paragraphs=claims it is a problem of its own.
+    (tmp_path / pages[0]).write_text(page.replace(" paragraphs=claims", ""), "utf-8")
+    assert problems(tmp_path, pages, pages) == ["docs/acp-findings.md: its prose is not held to citations (no paragraphs=claims)"]
+
+
+def test_a_removed_citation_in_the_real_world_prose_is_found(tmp_path: Path) -> None:
+    # A copy of docs/real-world.md: current at first; then its mcp-text-editor paragraph loses the
+    # scenario that shows the hash, and a "not observations" marker is dropped from a lead-in.
+    import shutil
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    page = (ROOT / "docs" / "real-world.md").read_text("utf-8")
+    for folder in settings(page)["snapshots"]:  # type: ignore[index]
+        shutil.copytree(ROOT / "snapshots" / folder, tmp_path / "snapshots" / folder)
+    (tmp_path / "docs").mkdir()
+    pages = ("docs/real-world.md",)
+    (tmp_path / pages[0]).write_text(page, "utf-8")
     assert problems(tmp_path, pages, pages) == []
+    cited = " (`gemini-safe-patch/read_file/sha256-of-known-content`)"
+    lead_in = "<!-- not observations -->\nReading the figures:"
+    assert cited in page and lead_in in page
+    broken = page.replace(cited, "", 1).replace(lead_in, "Reading the figures:", 1)
+    (tmp_path / pages[0]).write_text(broken, "utf-8")
+    lines = broken.splitlines()
+    hash_paragraph = next(n for n, text in enumerate(lines, 1) if text.startswith("`mcp-text-editor` from PyPI"))
+    reading = next(n for n, text in enumerate(lines, 1) if text.startswith("Reading the figures:"))
+    found = problems(tmp_path, pages, pages)
+    assert [p.split(": a claim citing no scenario: ")[0] for p in found] == [
+        f"docs/real-world.md:{reading}", f"docs/real-world.md:{hash_paragraph}"], found
+    assert "a claim citing no scenario: Reading the figures:" in found[0]
