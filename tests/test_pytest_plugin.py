@@ -149,3 +149,30 @@ def test_baseline_and_write_baseline(project):
     (project.path / "bad.yaml").write_text("claude-code/read/plugin-good: {aspect: looks, reason: x}\n")
     result = project.runpytest("-q", "-p", "no:cacheprovider", "--baseline", "bad.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_pytest_route_keeps_the_stored_snapshots_parsed_between_sessions(project, tmp_path_factory,
+                                                                             monkeypatch):
+    # As `harness run` keeps them (tests/test_snapshot_cache.py): a second session parses no stored
+    # snapshot, and a snapshot changed since is parsed afresh and still fails its item.
+    from harness.record.snapshot import checker
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    parsed: list[str] = []
+    original = checker.stored_behaviour
+
+    def counting(text):
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(checker, "stored_behaviour", counting)
+    put(project, "good.yaml", GOOD)
+    project.runpytest("-q", "-p", "no:cacheprovider", "--snapshot-update").assert_outcomes(passed=1)
+    [stored] = (project.path / "snapshots").rglob("*.yaml")
+    project.runpytest("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert len(parsed) == 1
+    project.runpytest("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert len(parsed) == 1  # from the cache
+    stored.write_text(stored.read_text("utf-8").replace("alpha", "gamma"), "utf-8")
+    project.runpytest("-q", "-p", "no:cacheprovider").assert_outcomes(failed=1)
+    assert len(parsed) == 2

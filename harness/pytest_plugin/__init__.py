@@ -126,6 +126,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fails a session whose scenario items were all skipped (nothing ran on the target), as
     ``harness run`` does: CI must not go green when no scenario ran."""
     _write_baseline(session)
+    if "_harness_stored_behaviours" in session.config.__dict__:  # snapshots were compared
+        from harness.pytest_plugin.syrupy import keep_stored_behaviours
+        keep_stored_behaviours(session.config)
     counts = session.config.stash.get(_SKIPPED, None)
     if counts is None or getattr(session.config, "workerinput", None) is not None:  # the controller judges
         return

@@ -112,6 +112,22 @@ def _location(item: Any) -> str:
     return location
 
 
+def _stored_behaviours(config: Any, store: Any) -> Any:
+    """The stored snapshots' behaviours of ``store``'s folder, kept between runs (as ``harness run``
+    keeps them): one per folder for the session, stored again by :func:`keep_stored_behaviours`."""
+    kept = config.__dict__.setdefault("_harness_stored_behaviours", {})
+    folder = str(store.folder)
+    if folder not in kept:
+        kept[folder] = snap.StoredBehaviours(store)
+    return kept[folder]
+
+
+def keep_stored_behaviours(config: Any) -> None:
+    """Stores what this session read of the stored snapshots (at its end)."""
+    for behaviours in config.__dict__.pop("_harness_stored_behaviours", {}).values():
+        behaviours.keep()
+
+
 def assert_result(item: Any, result: Any) -> str | None:
     """Compares (or on ``--snapshot-update`` writes) ``result``'s snapshot; returns a diff on divergence.
 
@@ -137,7 +153,7 @@ def assert_result(item: Any, result: Any) -> str | None:
     assertion = SnapshotAssertion(update_snapshots=update, extension_class=ScenarioSnapshotExtension,
                                   test_location=PyTestLocation(item), session=session)
     doc = snap.document(shape, getattr(item, "snapshot_masks", ()))
-    if stored is not None and not update and snap.stored_behaviour(stored) == snap.behaviour(doc):
+    if stored is not None and not update and _stored_behaviours(config, store).behaviour(stored) == snap.behaviour(doc):
         # A match decided on data, as `harness run` decides it (libyaml parses fast): the pure-Python
         # emitter runs only to write a file or to show a difference; syrupy still counts the match.
         observed = stored

@@ -61,7 +61,7 @@ The package: ``normalise`` (masks, the document, YAML), ``store`` (the files), `
 (comparing and writing); every public name is importable from ``harness.record.snapshot``.
 """
 
-from harness.record.snapshot.checker import Check, Checker, check, unified_diff
+from harness.record.snapshot.checker import Check, Checker, StoredBehaviours, check, unified_diff
 from harness.record.snapshot.normalise import (
                                                FORMAT,
                                                HEAD_CHARS,
@@ -92,7 +92,7 @@ from harness.record.snapshot.store import (
                                                read_below,
 )
 
-__all__ = ["FORMAT", "HEAD_CHARS", "HEADER", "TAIL_CHARS", "LONG_TEXT", "MAX_NAME", "METADATA", "RECORDED_VERDICTS", "SUFFIX", "Check", "Checker", "Masks",
+__all__ = ["FORMAT", "HEAD_CHARS", "HEADER", "TAIL_CHARS", "LONG_TEXT", "MAX_NAME", "METADATA", "RECORDED_VERDICTS", "SUFFIX", "Check", "Checker", "Masks", "StoredBehaviours",
            "SnapshotStore", "SnapshotUnreadable", "behaviour", "body", "check", "default_root", "document", "folder_ids",
            "is_recordable", "mask_text", "normalise", "parse", "read_below", "render", "serialise", "stored_behaviour",
            "unified_diff"]

@@ -49,11 +49,11 @@ class Checker:
     def __init__(self, store: SnapshotStore, *, update: bool = False, masks: Masks = ()) -> None:
         self.store, self.update, self.masks = store, update, masks
         self.out = Check()
-        self._read: _ReadSnapshots | None = None  # made at the first comparison
+        self._read: StoredBehaviours | None = None  # made at the first comparison
 
     def _stored_behaviour(self, text: str) -> dict[str, Any] | None:
         if self._read is None:
-            self._read = _ReadSnapshots(self.store)
+            self._read = StoredBehaviours(self.store)
         return self._read.behaviour(text)
 
     def add(self, result: Mapping[str, Any]) -> None:
@@ -126,7 +126,11 @@ class Checker:
         return out
 
 
-class _ReadSnapshots:
+#: The most stored snapshots' behaviours kept between runs for one snapshot folder.
+KEPT_AT_MOST = 20_000
+
+
+class StoredBehaviours:
     """What the stored snapshots' texts hold, parsed once and kept between runs.
 
     Parsing the stored YAML was a third of a default run's processor time, and most runs compare the
@@ -156,10 +160,14 @@ class _ReadSnapshots:
         return found
 
     def keep(self) -> None:
-        """Stores what this run read, when it read anything the cache did not hold."""
+        """Stores what this run read, when it read anything the cache did not hold: with what the
+        cache held (several processes may share one snapshot folder: pytest-xdist's workers each
+        read their part of it), up to a bound, past which only this run's."""
         if self._used.keys() - self._kept.keys():
             from harness.scenario import catalog_cache
-            catalog_cache.write(self._where, self._key, self._used, kind="snapshots")
+            kept = {**self._kept, **self._used}
+            catalog_cache.write(self._where, self._key, kept if len(kept) <= KEPT_AT_MOST else self._used,
+                                kind="snapshots")
 
 
 def _parser_files() -> list[str]:
