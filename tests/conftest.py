@@ -291,3 +291,21 @@ def folder(tmp_path: Path) -> Path:
     directory = tmp_path / "scenarios"
     directory.mkdir()
     return directory
+
+
+@pytest.fixture
+def parses(monkeypatch, tmp_path):
+    """Counts the stored snapshots parsed (harness/record/snapshot/checker.py); the cache of their
+    behaviours in a folder of this test's own."""
+    from harness.record.snapshot import checker
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    counted: list[str] = []
+    original = checker.stored_behaviour
+
+    def counting(text):
+        counted.append(text)
+        return original(text)
+
+    monkeypatch.setattr(checker, "stored_behaviour", counting)
+    return counted

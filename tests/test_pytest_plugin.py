@@ -151,21 +151,10 @@ def test_baseline_and_write_baseline(project):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
-def test_the_pytest_route_keeps_the_stored_snapshots_parsed_between_sessions(project, tmp_path_factory,
-                                                                             monkeypatch):
+def test_the_pytest_route_keeps_the_stored_snapshots_parsed_between_sessions(project, parses):
     # As `harness run` keeps them (tests/test_snapshot_cache.py): a second session parses no stored
     # snapshot, and a snapshot changed since is parsed afresh and still fails its item.
-    from harness.record.snapshot import checker
-
-    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    parsed: list[str] = []
-    original = checker.stored_behaviour
-
-    def counting(text):
-        parsed.append(text)
-        return original(text)
-
-    monkeypatch.setattr(checker, "stored_behaviour", counting)
+    parsed = parses
     put(project, "good.yaml", GOOD)
     project.runpytest("-q", "-p", "no:cacheprovider", "--snapshot-update").assert_outcomes(passed=1)
     [stored] = (project.path / "snapshots").rglob("*.yaml")

@@ -8,28 +8,12 @@ import os
 import pickle
 from pathlib import Path
 
-import pytest
-
 from harness.record import snapshot as snap
 from harness.record.snapshot import checker
 
 RESULT = {"id": "p/one", "verdict": "pass", "profile": "p", "title": "t", "source": "s",
           "steps": [{"step": 1, "tool": "Read", "args": {"path": "a.txt"}, "output": "hello"}]}
 
-
-@pytest.fixture
-def parses(monkeypatch, tmp_path):
-    """Counts the stored snapshots parsed; the cache in a folder of this test's own."""
-    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    counted: list[str] = []
-    original = checker.stored_behaviour
-
-    def counting(text):
-        counted.append(text)
-        return original(text)
-
-    monkeypatch.setattr(checker, "stored_behaviour", counting)
-    return counted
 
 
 def _check(store, result=RESULT):
