@@ -66,6 +66,11 @@ class Enclosure:
         # a real one of the same number.
         self._held: dict[str, int] = {}
         self._os = os
+        self._base = str(self.base)  # kept as text: the check after every scenario then builds no path objects
+        self._surround()
+
+    def _surround(self) -> None:
+        """Puts the canaries around the workspace's place."""
         try:
             canaries = (self.base / "canary.txt", self.base / "sibling" / "canary.txt")
             (self.base / "sibling").mkdir()
@@ -80,8 +85,6 @@ class Enclosure:
                 self.coarse_times = self.coarse_times or os.lstat(canary).st_ctime_ns == first
                 self._held[str(canary)] = os.open(canary, READ_FLAGS)
             _wait_past(max(os.lstat(canary).st_ctime_ns for canary in canaries))
-            # Kept as text: the check after every scenario then builds no path objects.
-            self._base = str(self.base)
             self._sibling_path = os.path.join(self._base, "sibling")
             self._canaries = {str(canary): _signature(str(canary)) for canary in canaries}
             self._sibling = _signature(self._sibling_path)
@@ -272,18 +275,9 @@ class PrivateEnclosure(Enclosure):
     them again, naming what was created, removed or changed, as :class:`Enclosure` does.
     """
 
-    def __init__(self, prefix: str = "harness-", parent: str | None = None) -> None:  # noqa: D107
-        self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-        self.fixed = False
-        self._prefix, self._parent = prefix, parent
-        self.trash = None
-        self.spoiled = self.replaced = False
-        self.made = 0
-        self.current = "ws"
-        self._held = {}
-        self._os = os
+    def _surround(self) -> None:
+        """No canaries: the listing taken by :meth:`place` stands in for them."""
         self.coarse_times = False  # time stamps from the fine clock: two changes never share a ctime
-        self._base = str(self.base)
         self._before: dict[str, tuple[int, ...]] = {}
 
     def place(self) -> Path:
@@ -298,14 +292,21 @@ class PrivateEnclosure(Enclosure):
         found = [f"created {path}" for path in sorted(now.keys() - self._before.keys())]
         found += [f"removed {path}" for path in sorted(self._before.keys() - now.keys())]
         found += [f"changed {path}" for path in sorted(now.keys() & self._before.keys())
-                  if now[path] != self._before[path] and not (stat.S_ISDIR(now[path][5]) and stat.S_ISDIR(
-                      self._before[path][5]) and now[path][5] == self._before[path][5])]
+                  if _changed(self._before[path], now[path])]
         if cut:
             found.append(cut)
         if found:
             self.spoiled = True
-            self.replaced = self._base_replaced() is not None
+            self._base_replaced()  # (sets ``replaced``)
         return found
+
+
+def _changed(before: tuple[int, ...], now: tuple[int, ...]) -> bool:
+    """Whether an entry outside the workspace changed: a folder whose entries alone changed (named as
+    created or removed) did not; one given another mode did."""
+    if stat.S_ISDIR(before[5]) and stat.S_ISDIR(now[5]):
+        return before[5] != now[5]
+    return before != now
 
 
 def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:

@@ -273,7 +273,7 @@ class Runner:
                     if fs is None and self._enclosure is None:
                         # A sandboxed candidate started once per run keeps one workspace folder (emptied
                         # between scenarios): its sandbox binds that folder (harness/targets/launch.py).
-                        self._enclosure = Enclosure(parent=self.tmp, fixed=bool(getattr(self.target, "fixed_workspace", False)))
+                        self._enclosure = Enclosure(parent=self.tmp, fixed=self.target.fixed_workspace)
                     workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
                                           enclosure=self._enclosure if fs is None else None)
                 try:

@@ -198,6 +198,11 @@ class Target(abc.ABC):
         return False
 
     @property
+    def fixed_workspace(self) -> bool:
+        """One workspace folder for the whole run (emptied between scenarios, harness/containment/enclosure.py)."""
+        return False
+
+    @property
     def candidate_uid(self) -> int | None:
         """The user the candidate runs as when it is not the harness's own (``--run-as``), else None.
 
