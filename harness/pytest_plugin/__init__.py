@@ -47,7 +47,8 @@ _BASELINE = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
 _ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
-_BASELINE = pytest.StashKey["Any"]()
+#: The stored snapshots' behaviours read this session, by snapshot folder (harness/pytest_plugin/syrupy.py).
+STORED_BEHAVIOURS = pytest.StashKey["dict[str, Any]"]()
 _WRITTEN = pytest.StashKey["list[dict[str, Any]]"]()
 
 
@@ -126,9 +127,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fails a session whose scenario items were all skipped (nothing ran on the target), as
     ``harness run`` does: CI must not go green when no scenario ran."""
     _write_baseline(session)
-    if "_harness_stored_behaviours" in session.config.__dict__:  # snapshots were compared
-        from harness.pytest_plugin.syrupy import keep_stored_behaviours
-        keep_stored_behaviours(session.config)
+    for behaviours in session.config.stash.get(STORED_BEHAVIOURS, {}).values():  # snapshots were compared
+        behaviours.keep()
     counts = session.config.stash.get(_SKIPPED, None)
     if counts is None or getattr(session.config, "workerinput", None) is not None:  # the controller judges
         return

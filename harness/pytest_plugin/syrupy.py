@@ -114,18 +114,13 @@ def _location(item: Any) -> str:
 
 def _stored_behaviours(config: Any, store: Any) -> Any:
     """The stored snapshots' behaviours of ``store``'s folder, kept between runs (as ``harness run``
-    keeps them): one per folder for the session, stored again by :func:`keep_stored_behaviours`."""
-    kept = config.__dict__.setdefault("_harness_stored_behaviours", {})
+    keeps them): one per folder for the session, kept again at its end (``pytest_sessionfinish``)."""
+    from harness.pytest_plugin import STORED_BEHAVIOURS
+    kept = config.stash.setdefault(STORED_BEHAVIOURS, {})
     folder = str(store.folder)
     if folder not in kept:
         kept[folder] = snap.StoredBehaviours(store)
     return kept[folder]
-
-
-def keep_stored_behaviours(config: Any) -> None:
-    """Stores what this session read of the stored snapshots (at its end)."""
-    for behaviours in config.__dict__.pop("_harness_stored_behaviours", {}).values():
-        behaviours.keep()
 
 
 def assert_result(item: Any, result: Any) -> str | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.record.snapshot.normalise import Masks, behaviour, body, document, is_recordable, render, stored_behaviour
@@ -137,14 +139,15 @@ class StoredBehaviours:
     same committed files again. Their behaviours are kept by the digest of their text in the
     harness's cache (harness/scenario/catalog_cache.py: a pickle read only when the user alone can
     write it), with a fingerprint of the harness's own sources and the YAML parser's version: a
-    changed file, a changed harness or parser parses afresh. Only the texts compared in this run are kept.
+    changed file, a changed harness or parser parses afresh. What a run read is kept with what the
+    cache held, up to ``KEPT_AT_MOST`` entries (see :meth:`keep`).
     The parser is known by its installed files (path, size, mtime), without importing it: a run whose
     snapshots all come from the cache never loads PyYAML.
     """
 
     def __init__(self, store: SnapshotStore) -> None:
         from harness.scenario import catalog_cache
-        self._where = [store.folder]
+        self._where = [Path(os.path.abspath(store.folder))]  # one entry per folder, wherever the run starts
         self._key = f"{catalog_cache.fingerprint(_parser_files())}-pyyaml"
         kept = catalog_cache.read(self._where, self._key, kind="snapshots")
         self._kept: dict[bytes, Any] = kept if isinstance(kept, dict) else {}
@@ -173,7 +176,6 @@ class StoredBehaviours:
 def _parser_files() -> list[str]:
     """Returns the files of the installed PyYAML package (its modules and libyaml's binding)."""
     import importlib.util
-    import os
     spec = importlib.util.find_spec("yaml")
     folders = list(spec.submodule_search_locations or ()) if spec else []
     files: list[str] = []
