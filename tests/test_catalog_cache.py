@@ -154,3 +154,21 @@ def test_a_profile_changed_between_the_fingerprint_and_the_priming_is_parsed_aga
     loaded = catalog.load([tmp_path / "scenarios"])  # from the cache, with the old content
     assert "Edited" not in loaded.profiles[0].title
     assert profiles.load_cached(profile_file).title.startswith("Edited")
+
+
+def test_scenario_files_are_found_at_any_depth_and_links_to_folders_are_not_entered(tmp_path: Path) -> None:
+    # A contributed folder nested deeper than a recursive walk can go ended the listing with a
+    # RecursionError; a link to a folder (here, back to the top) would list it again without end.
+    deep = str(tmp_path / "scenarios")
+    os.mkdir(deep)
+    for _ in range(1200):  # past Python's recursion limit (os.makedirs recurses too), within PATH_MAX
+        deep += "/d"
+        os.mkdir(deep)
+    with open(f"{deep}/a.yaml", "w") as out:
+        out.write("id: x\n")
+    (tmp_path / "scenarios" / "loop").symlink_to(tmp_path / "scenarios", target_is_directory=True)
+    try:
+        assert catalog.scenario_files([tmp_path / "scenarios"]) == [Path(deep, "a.yaml")]
+    finally:  # pytest's own clean-up recurses as deep as the tree
+        from harness.containment.cleanup import remove_tree
+        assert remove_tree(tmp_path / "scenarios") is None

@@ -38,36 +38,35 @@ def _scenario_texts(directories: Iterable[Path]) -> set[str]:
     """Returns the paths :func:`scenario_files` finds, as texts (unsorted): a warm start only stats
     them for the cache's fingerprint, and needs no path object per file."""
     found: set[str] = set()
-    listed: list[str] = []  # as os.walk would find them (a link to a folder is no file), by one scandir per folder
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
             found.add(str(directory.resolve() if directory.is_symlink() else directory))  # the user named it
             continue
-        _list_scenario_files(str(directory), listed)
-    found.update(listed)
+        _list_scenario_files(str(directory), found)
     return found
 
 
-def _list_scenario_files(folder: str, out: list[str]) -> None:
-    try:
-        with os.scandir(folder) as entries:
-            below = []
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    if not entry.is_symlink():
-                        below.append(entry.path)
-                elif entry.name.endswith((".yaml", ".yml")) and entry.name != profiles.FILE_NAME \
-                        and (entry.is_symlink() or entry.is_file()):
-                    out.append(entry.path)
-    except OSError:  # as os.walk: a folder that cannot be listed is passed over
-        return
-    for sub in below:
-        _list_scenario_files(sub, out)
+def _list_scenario_files(top: str, out: set[str]) -> None:
+    """Adds the scenario files below ``top`` to ``out``, as os.walk would find them (a link to a folder
+    is no folder to enter, a link to a file is listed), by one scandir per folder, at any depth."""
+    folders = [top]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if is_dir:
+                        if not entry.is_symlink():
+                            folders.append(entry.path)
+                    elif entry.name.endswith((".yaml", ".yml")) and entry.name != profiles.FILE_NAME \
+                            and (entry.is_symlink() or entry.is_file()):
+                        out.add(entry.path)
+        except OSError:  # as os.walk: a folder that cannot be listed is passed over
+            continue
 
 
 @dataclass
