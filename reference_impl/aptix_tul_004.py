@@ -178,7 +178,7 @@ class Session:
             raise ToolFailure(FILE_EXISTS, f"File already exists (set overwrite to true to replace it): {relative}")
         if existed and os.path.isdir(target):
             raise ToolFailure(WRITE_FAILED, f"A directory cannot be replaced by a file: {relative}")
-        if existed and not os.access(target, os.W_OK):
+        if existed and not os.access(target, os.W_OK, effective_ids=True):  # as this process writes, not its real user
             raise ToolFailure(WRITE_FAILED, f"File is not writable: {relative}")
 
         # §5.3 size limit: nothing is written.

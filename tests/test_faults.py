@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
+import pytest
 from fakes import ScriptedTarget
 
 from harness.run.runner import Runner
@@ -14,6 +15,13 @@ from harness.targets import faults
 from harness.targets.base import CallResult
 
 FAULTS = frozenset({"read-only-fs", "permissions", "disk-full"})
+
+
+@pytest.fixture(autouse=True)
+def on_pyfakefs(monkeypatch):
+    """Every fault scenario of these tests on pyfakefs, also where the machine realises its faults
+    (as HARNESS_FAULTS=fake has it): tests/test_real_faults.py tests the kernel's."""
+    monkeypatch.setattr(faults, "_real", frozenset())
 
 SCENARIO = """\
 id: mcp-write-text-file/faults/{name}

@@ -7,8 +7,9 @@ start. (The reference validates its answers against the ``cmd:`` protocol's sche
 makes a validator; ``harness list`` makes none.) The probe is a fresh interpreter: it notes the
 modules loaded when the first scenario starts (for ``run``) and when the process ends.
 
-A serial run imports pyfakefs (with doctest and unittest) at its first fault scenario, not before
-its first plain one: only ``--jobs`` imports it before forking, to share it.
+A serial run imports pyfakefs (with doctest and unittest) at its first fault scenario that runs on
+it, not before its first plain one: only ``--jobs`` imports it before forking, to share it. Faults
+the kernel realises (harness/targets/faults.py) never import it.
 """
 
 from __future__ import annotations
@@ -91,9 +92,26 @@ def test_a_changed_scenario_file_is_parsed_again(tmp_path: Path, tiny: Path) -> 
     assert {"yaml", "jsonschema_rs"} <= changed["first-scenario"]
 
 
-def test_a_serial_run_imports_pyfakefs_at_its_first_fault_scenario(tmp_path: Path, tiny: Path) -> None:
-    # After the plain scenario (files are run in their order): a permission fault, realised on pyfakefs.
+def test_a_serial_run_imports_pyfakefs_at_its_first_fault_scenario_on_it(tmp_path: Path, tiny: Path) -> None:
+    # After the plain scenario (files are run in their order): a full disk, realised on pyfakefs.
+    profile = ROOT / "scenarios" / "mcp-write-text-file"
+    (tiny / profile.name).mkdir()
+    for name in ("profile.yaml", "errors/disk-full.yaml"):
+        shutil.copy(profile / name, tiny / profile.name)
+    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
+    assert "pyfakefs" not in seen["first-scenario"] and "pyfakefs" in seen["end"]
+
+
+@pytest.mark.parametrize("faults", ["", "fake"])
+def test_a_permission_scenario_realised_by_the_kernel_never_imports_pyfakefs(
+        tmp_path: Path, tiny: Path, monkeypatch: pytest.MonkeyPatch, faults: str) -> None:
+    from harness.targets.faults import FAULTS_VARIABLE, real_conditions
+    if "permissions" not in real_conditions():
+        pytest.skip("this machine realises no permission fault for the reference (harness/targets/faults.py)")
+    monkeypatch.setenv(FAULTS_VARIABLE, faults)
     shutil.copy(ROOT / "scenarios" / "anthropic-text-editor" / "create" / "permission-denied.yaml",
                 tiny / "anthropic-text-editor")
     seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
-    assert "pyfakefs" not in seen["first-scenario"] and "pyfakefs" in seen["end"]
+    assert ("pyfakefs" in seen["end"]) is (faults == "fake")
+
+

@@ -253,7 +253,8 @@ class Runner:
         reason = self._skip_reason(scenario)
         if reason:
             return Result(scenario, Verdict.SKIP, reason)
-        fake = bool(scenario.requires) and self.target.in_process
+        faulted = bool(scenario.requires) and self.target.in_process
+        fake = faulted and not faults.on_real_fs(scenario.requires)
         if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
             self._remover.drain()
         with contextlib.ExitStack() as faked:
@@ -261,6 +262,9 @@ class Runner:
                 fs = faked.enter_context(faults.fake_filesystem()) if fake else None
             except faults.Unavailable as exc:
                 return Result(scenario, Verdict.ERROR, str(exc))
+            if faulted and not fake:  # realised by the kernel: modes bite from the layout to the last reading,
+                from harness.util import capabilities  # as for the fake file system's user (faults.py)
+                faked.enter_context(capabilities.modes_bite())
             # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
             # on a background thread while the next scenario runs.
             workspace = None
@@ -281,6 +285,8 @@ class Runner:
                                        record_initial=_compares_with_given(scenario))
                     if fs is not None:
                         faults.apply(fs, scenario.given, workspace.root)
+                    elif faulted:  # taken down before the workspace is moved out (at the end of `faked`)
+                        faked.enter_context(faults.realise(scenario.given, workspace.root))
                 except (OSError, ValueError) as exc:
                     return Result(scenario, Verdict.ERROR, f"could not lay out `given`: {exc}")
                 return self._play(scenario, workspace)

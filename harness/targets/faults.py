@@ -1,11 +1,21 @@
-"""Realises the faults a scenario ``requires`` for an in-process target, on pyfakefs.
+"""Realises the faults a scenario ``requires`` for an in-process target: by the kernel where it can, else on pyfakefs.
 
-The tests run as root, so a mode cannot deny anything on the real file system, and neither a
-read-only mount nor a full disk can be made here. For a target that runs in this process (the
-reference), the whole scenario then runs on a pyfakefs file system instead: modes bite
-(``allow_root_user=False``), ``disk_free`` sets the free space, and writes under ``read_only``
-directories fail with EROFS. Out-of-process targets realise these conditions their own way or
-skip the scenario (see ``Target.realises``).
+The tests run as root, so a mode denies root nothing, and a read-only mount or a full disk cannot
+be made for the whole machine. For a target that runs in this process (the reference):
+
+- **permissions** and **read-only-fs**, where the machine allows (:func:`real_conditions`, probed
+  once per process), on the real file system: from the layout of ``given`` to the last reading of
+  the workspace, the runner's thread holds no capability that passes a mode
+  (harness/util/capabilities.py), so modes bite as they would a user's, and each
+  ``given.read_only`` folder is a read-only bind mount in that thread's own mount namespace
+  (harness/util/mounts.py), taken down before the workspace is moved out. The folders' modes are
+  set as on pyfakefs (files 0444, folders 0555), so both ways give the same states, answers and
+  snapshots. ``HARNESS_FAULTS=fake`` puts these scenarios on pyfakefs too.
+- **disk-full**, and the others where the kernel cannot: the whole scenario runs on a pyfakefs file
+  system instead: modes bite (``allow_root_user=False``), ``disk_free`` sets the free space in bytes
+  (a real small file system counts whole blocks, which would change what fits), and writes under
+  ``read_only`` folders fail with EROFS. Out-of-process targets realise these conditions their own
+  way or skip the scenario (see ``Target.realises``).
 
 The fake file system is set up once per process and emptied for each scenario: pyfakefs' own
 set-up (finding the modules to patch, a new file system and fake modules) cost a fault scenario
@@ -27,11 +37,74 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
+
+#: Set to ``fake`` to run every fault scenario on pyfakefs, also where the machine realises its faults.
+FAULTS_VARIABLE = "HARNESS_FAULTS"
+
+
+def on_real_fs(requires: Iterable[str]) -> bool:
+    """Whether a scenario requiring ``requires`` runs on the real file system, its faults realised
+    by the kernel (see :func:`real_conditions`), rather than on pyfakefs."""
+    return set(requires) <= real_conditions()
+
+
+_real: frozenset[str] | None = None
+
+
+def real_conditions() -> frozenset[str]:
+    """The conditions this process realises on the real file system, found once per process.
+
+    ``permissions``: a file's mode is enforced on the calls a candidate makes, either because the
+    process runs as a user other than root, or because root can put down the capabilities that let
+    it past modes for the duration of each call (:func:`harness.util.capabilities.modes_bite`,
+    entered by the runner around the candidate's calls only: the harness still lays out and reads
+    back everything). Probed for real: a file of mode 0000 must refuse to be read in that state.
+    ``HARNESS_FAULTS=fake`` realises none of them here (every fault scenario on pyfakefs)."""
+    global _real
+    if _real is None:
+        _real = frozenset() if os.environ.get(FAULTS_VARIABLE) == "fake" else _probe_real()
+    return _real
+
+
+def _probe_real() -> frozenset[str]:
+    import tempfile
+
+    from harness.util import capabilities
+
+    found: set[str] = set()
+    try:
+        folder = tempfile.mkdtemp(prefix="harness-modes-")
+    except OSError:
+        return frozenset()
+    probe = os.path.join(folder, "closed")
+    try:
+        with open(probe, "wb"):
+            pass
+        os.chmod(probe, 0)
+        with capabilities.modes_bite():
+            try:
+                with open(probe, "rb"):
+                    pass
+            except PermissionError:
+                found.add("permissions")
+    except OSError:  # the kernel refused to change the capabilities: pyfakefs realises them
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(probe)
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+    if "permissions" in found:  # the read-only scenarios run where modes bite too, as on pyfakefs
+        from harness.util import mounts
+        if mounts.available(tempfile.gettempdir()):
+            found.add("read-only-fs")
+    return frozenset(found)
 
 
 class Unavailable(RuntimeError):
@@ -198,14 +271,42 @@ def apply(fs: Any, given: dict[str, Any], root: Path) -> None:
         fs.set_disk_usage(used + given["disk_free"], str(root))
 
 
-def _make_read_only(fs: Any, directories: list[str]) -> None:
-    """Denies writes under ``directories`` and reports them as EROFS, as a read-only mount would."""
+def realise(given: dict[str, Any], root: Path) -> contextlib.AbstractContextManager[None]:
+    """Applies ``given.read_only`` on the real file system (a scenario :func:`on_real_fs`): the
+    folders' modes as on the fake file system, then each made a read-only mount until the block
+    ends (harness/util/mounts.py). Raises OSError or ValueError if a folder cannot be."""
+    folders = list(given.get("read_only", ()))
+    if not folders:
+        return contextlib.nullcontext()
+    from harness.util import mounts
+
+    for folder in folders:  # a folder reached without a link (the mount checks it again)
+        parent, name = mounts.parent_of(str(root), folder)
+        try:
+            if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, "given.read_only names no folder", folder)
+        finally:
+            os.close(parent)
+    _read_only_modes([str(root / folder) for folder in folders])
+    return mounts.read_only(str(root), folders)
+
+
+def _read_only_modes(directories: list[str]) -> None:
+    """Gives the files under ``directories`` mode 0444 and the folders 0555, deepest first; a link is
+    left alone (never followed: os.walk does not go down one)."""
     for top in directories:
         for dirpath, _dirnames, filenames in os.walk(top):
             for name in filenames:
-                os.chmod(os.path.join(dirpath, name), 0o444)
+                path = os.path.join(dirpath, name)
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    os.chmod(path, 0o444)
         for dirpath, _dirnames, _ in sorted(os.walk(top), key=lambda item: -len(item[0])):
             os.chmod(dirpath, 0o555)
+
+
+def _make_read_only(fs: Any, directories: list[str]) -> None:
+    """Denies writes under ``directories`` and reports them as EROFS, as a read-only mount would."""
+    _read_only_modes(directories)
     original = fs.raise_os_error
 
     def raise_os_error(err_no: int, filename: Any = None, winerror: Any = None) -> Any:

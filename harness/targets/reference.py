@@ -1,7 +1,8 @@
 """The in-process reference target: ``reference_impl`` called directly, on a real temporary directory.
 
-Scenarios that require faults (permissions, read-only file system, disk full) run on pyfakefs,
-which only an in-process target can see (see harness/targets/faults.py).
+Scenarios that require faults (permissions, read-only file system, disk full) have them realised
+around the whole scenario, by the kernel for the runner's thread or on pyfakefs, which only an
+in-process target can see (see harness/targets/faults.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import reference_impl
 from harness.containment import audit_hook
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd.protocol import response_checker
-from harness.targets.faults import FAKEABLE
+from harness.targets.faults import FAKEABLE, on_real_fs
 
 
 class ReferenceSession(Session):
@@ -68,7 +69,7 @@ class ReferenceTarget(Target):
     """Runs the reference implementation in this process."""
 
     realises = FAKEABLE
-    in_process = True  # faults are realised on pyfakefs around the whole scenario
+    in_process = True  # faults are realised around the whole scenario (harness/targets/faults.py)
     lone_surrogates_refused = None  # the arguments are handed over as Python strings
 
     def start(self) -> TargetInfo:
@@ -88,7 +89,8 @@ class ReferenceTarget(Target):
         for profile in {scenario.profile for scenario in scenarios} & set(reference_impl.PROFILES):
             with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
                 reference_impl.profile_module(profile)
-        if forking and any(FAKEABLE & set(scenario.requires) for scenario in scenarios):
+        if forking and any(FAKEABLE & set(scenario.requires) and not on_real_fs(scenario.requires)
+                           for scenario in scenarios):  # (faults the kernel realises need no pyfakefs)
             import pyfakefs.fake_filesystem_unittest  # noqa: F401
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:

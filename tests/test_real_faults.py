@@ -1,0 +1,187 @@
+"""Faults realised by the kernel for an in-process target: modes that bite root for a block
+(harness/util/capabilities.py), read-only folders as mounts of the thread's own
+(harness/util/mounts.py), and the runner choosing them over pyfakefs (harness/targets/faults.py)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from fakes import ScriptedTarget
+
+from harness.run.runner import Runner
+from harness.scenario.model import Verdict
+from harness.targets import faults
+from harness.targets.base import CallResult
+from harness.util import capabilities, mounts
+
+FAULTS = frozenset({"read-only-fs", "permissions", "disk-full"})
+
+root_only = pytest.mark.skipif(
+    os.geteuid() != 0 or not capabilities.effective_past_modes(), reason="needs root with its capabilities")
+mounting = pytest.mark.skipif(
+    not faults.real_conditions() >= {"read-only-fs"}, reason="this machine gives no mount namespace of a thread's own")
+
+
+class _OtherThread:
+    """A thread started before the block under test (one started inside it inherits the calling
+    thread's capabilities and mount namespace, as a candidate's own thread should), running one
+    action at a time: ``run(action)`` returns what it returned, or the OSError it raised."""
+
+    def __enter__(self) -> _OtherThread:
+        import queue
+        self._todo: queue.Queue = queue.Queue()
+        self._done: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._serve)
+        self._thread.start()
+        return self
+
+    def _serve(self) -> None:
+        while (action := self._todo.get()) is not None:
+            try:
+                self._done.put(action())
+            except (OSError, AssertionError) as exc:
+                self._done.put(exc)
+
+    def run(self, action):
+        self._todo.put(action)
+        return self._done.get(timeout=30)
+
+    def __exit__(self, *exc: object) -> None:
+        self._todo.put(None)
+        self._thread.join()
+
+
+def _in_other_thread(action):
+    with _OtherThread() as other:
+        return other.run(action)
+
+
+def _read(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+@root_only
+def test_modes_bite_root_in_the_block_only_and_in_this_thread_only(tmp_path):
+    closed = tmp_path / "closed.txt"
+    closed.write_bytes(b"secret")
+    closed.chmod(0)
+    with _OtherThread() as other, capabilities.modes_bite():
+        assert capabilities.effective_past_modes() == 0
+        with pytest.raises(PermissionError):
+            _read(closed)
+        assert other.run(lambda: _read(closed)) == b"secret"  # the harness's other threads keep theirs
+    assert _read(closed) == b"secret"
+    assert capabilities.effective_past_modes() == capabilities.PAST_MODES
+
+
+@root_only
+def test_modes_bite_gives_back_the_capabilities_when_the_block_raises(tmp_path):
+    with pytest.raises(KeyError), capabilities.modes_bite():
+        raise KeyError("x")
+    assert capabilities.effective_past_modes() == capabilities.PAST_MODES
+
+
+@mounting
+def test_a_read_only_folder_refuses_writes_in_its_thread_only_until_the_block_ends(tmp_path):
+    (tmp_path / "ro").mkdir()
+
+    def block(other: _OtherThread) -> None:  # in a new thread: its first mount gives it a namespace of its own
+        with mounts.read_only(str(tmp_path), ["ro"]):
+            with pytest.raises(OSError) as raised:
+                (tmp_path / "ro" / "a.txt").write_bytes(b"x")
+            assert raised.value.errno == errno.EROFS
+            assert other.run(lambda: (tmp_path / "ro" / "b.txt").write_bytes(b"y")) == 1
+            (tmp_path / "beside.txt").write_bytes(b"z")  # the rest of the folder is writable
+        (tmp_path / "ro" / "a.txt").write_bytes(b"x")
+
+    with _OtherThread() as other:  # a thread of the harness's, started before
+        assert _in_other_thread(lambda: block(other)) is None
+    assert sorted(p.name for p in (tmp_path / "ro").iterdir()) == ["a.txt", "b.txt"]
+
+
+@mounting
+@pytest.mark.parametrize("named", ["link", "link/inner", "file.txt", "missing"])
+def test_a_read_only_folder_is_never_reached_through_a_link_and_must_be_a_folder(tmp_path, named):
+    outside = tmp_path / "outside"
+    (outside / "inner").mkdir(parents=True)
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "link").symlink_to(outside)
+    (root / "file.txt").write_bytes(b"f")
+    with pytest.raises(OSError), mounts.read_only(str(root), [named]):
+        pass
+    (outside / "inner" / "still-writable.txt").write_bytes(b"w")  # nothing was mounted there
+    assert b"/outside" not in Path("/proc/thread-self/mountinfo").read_bytes()
+
+
+def _scenario(scenario_from, name: str, requires: str, given: str):
+    return scenario_from(f"""\
+id: mcp-write-text-file/faults/{name}
+profile: mcp-write-text-file
+title: t
+source: test
+requires: [{requires}]
+given:
+{given}
+steps:
+  - tool: write_text_file
+    args: {{path: "${{workspace}}/a.txt", content: "x"}}
+""", name=f"{name}.yaml")
+
+
+def _writing(rel: str, seen: list[object]):
+    def write(workspace: Path, args):
+        from pyfakefs.fake_filesystem_unittest import Patcher
+        seen.append(("pyfakefs", Patcher.PATCHER is not None))
+        seen.append(("seen by another thread", _in_other_thread(lambda: os.path.isdir(workspace))))
+        try:
+            (workspace / rel).write_bytes(b"x")
+            seen.append("written")
+        except OSError as exc:
+            seen.append(errno.errorcode[exc.errno])
+        return CallResult(output={})
+    return write
+
+
+@root_only
+@mounting
+@pytest.mark.parametrize(("requires", "given", "rel", "outcome"), [
+    ("permissions", '  dirs: [{path: closed, mode: "0555"}]', "closed/a.txt", "EACCES"),
+    ("read-only-fs", "  dirs: [ro]\n  read_only: [ro]", "ro/a.txt", "EROFS"),
+    ("read-only-fs", "  dirs: [ro]\n  read_only: [ro]", "a.txt", "written"),
+])
+def test_the_runner_realises_permissions_and_read_only_folders_on_the_real_file_system(
+        scenario_from, requires, given, rel, outcome):
+    seen: list[object] = []
+    target = ScriptedTarget({"write_text_file": _writing(rel, seen)}, realises=FAULTS, in_process=True)
+    with Runner(target) as runner:
+        result = runner.run(_scenario(scenario_from, "real", requires, given))
+        assert result.verdict is Verdict.PASS, result.reason
+        assert capabilities.effective_past_modes() == capabilities.PAST_MODES  # given back after the scenario
+    assert seen == [("pyfakefs", False), ("seen by another thread", True), outcome]
+    assert not target.workspaces[0].exists()  # unmounted and removed with the run
+
+
+@root_only
+@mounting
+def test_a_read_only_entry_that_is_a_link_is_an_error_and_nothing_is_mounted_or_changed(scenario_from):
+    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
+    given = "  files: {sub/f.txt: mine}\n  symlinks: {ro: sub}\n  read_only: [ro]"
+    with Runner(target, record_states=True) as runner:
+        result = runner.run(_scenario(scenario_from, "link", "read-only-fs", given))
+    assert result.verdict is Verdict.ERROR and "could not lay out `given`" in (result.reason or ""), result.reason
+    assert target.calls == []
+    assert b"/ws" not in Path("/proc/thread-self/mountinfo").read_bytes()
+
+
+def test_harness_faults_fake_puts_every_fault_scenario_on_pyfakefs(monkeypatch):
+    monkeypatch.setattr(faults, "_real", None)
+    monkeypatch.setenv(faults.FAULTS_VARIABLE, "fake")
+    assert faults.real_conditions() == frozenset()
+    assert not faults.on_real_fs(["permissions"])
+    assert faults.on_real_fs([])
