@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WATCHED = ("yaml", "jsonschema_rs", "email", "pyfakefs")
+WATCHED = ("yaml", "jsonschema_rs", "email", "pyfakefs", "rich")
 
 PROBE = """\
 import atexit, runpy, sys
@@ -76,6 +76,11 @@ def test_a_warm_run_imports_no_yaml_parser(tmp_path: Path, tiny: Path) -> None:
     warm = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
     # Nor at the end: its stored snapshot's behaviour came from the cache and matched.
     assert "yaml" not in warm["first-scenario"] | warm["end"]
+
+
+def test_a_run_to_a_pipe_imports_rich_for_its_report_after_the_scenarios(tmp_path: Path, tiny: Path) -> None:
+    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny), command=("run", "--jobs", "1"))
+    assert "rich" not in seen["first-scenario"] and "rich" in seen["end"]
 
 
 def test_a_warm_list_imports_no_yaml_parser_nor_schema_validator(tmp_path: Path, tiny: Path) -> None:

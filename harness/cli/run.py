@@ -88,7 +88,7 @@ def run(options: RunOptions) -> int:
         target.repeat = options.repeat
         target.repeat_key = functools.partial(observed_behaviour, masks=target.snapshot_masks)
 
-    from harness.report import github, stream, terminal
+    from harness.report import github, stream  # the terminal report (and rich) once the run has ended
     several = len(targets) > 1
     # Each result goes to the reports as it is produced, in catalog order (harness/report/stream.py).
     try:
@@ -117,6 +117,7 @@ def run(options: RunOptions) -> int:
     if options.exitfirst and any(tally.verdicts[Verdict.FAIL] or tally.verdicts[Verdict.ERROR] for tally in tallies):
         console.print("[yellow]stopped at the first failure (-x)[/yellow]")
     if several:  # before the annotations: the table shows what candidates said of themselves (hello)
+        from harness.report import terminal
         console.print(terminal.targets_table(runs, tallies=tallies))
     # Last: it reads workflow commands again (GitHub Actions), and prints only the harness's own.
     github.report(console, runs, failures=[tally.failures for tally in tallies], columns=reports.columns())
