@@ -33,6 +33,10 @@ class _Console:
         self._color, self._kwargs = color, kwargs
         self._made: Any = None
 
+    def made(self) -> Any:
+        """The rich console itself, for what rich does with it (a progress bar enters it as a context)."""
+        return self._console()
+
     def _console(self) -> Any:
         if self._made is None:
             from rich.console import Console  # imported here: `harness list` and `lint` never load rich

@@ -197,7 +197,7 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
         return run(on_result=lambda index, r: seen(r))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("[dim]{task.fields[current]}"), console=console, transient=True)
+                        TextColumn("[dim]{task.fields[current]}"), console=console.made(), transient=True)
     what = targets[0].spec if len(targets) == 1 else f"{len(targets)} targets"
     task = progress.add_task(f"running on {what}", total=len(scenarios) * len(targets), current="")
     started = time.perf_counter()
