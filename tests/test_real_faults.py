@@ -154,6 +154,8 @@ def _writing(rel: str, seen: list[object]):
     ("permissions", '  dirs: [{path: closed, mode: "0555"}]', "closed/a.txt", "EACCES"),
     ("read-only-fs", "  dirs: [ro]\n  read_only: [ro]", "ro/a.txt", "EROFS"),
     ("read-only-fs", "  dirs: [ro]\n  read_only: [ro]", "a.txt", "written"),
+    ("read-only-fs", "  dirs: [ro]\n  read_only: [.]", "ro/a.txt", "EROFS"),
+    ("read-only-fs", "  dirs: [ro]\n  read_only: [./ro/.]", "a.txt", "written"),
 ])
 def test_the_runner_realises_permissions_and_read_only_folders_on_the_real_file_system(
         scenario_from, requires, given, rel, outcome):

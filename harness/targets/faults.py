@@ -280,13 +280,8 @@ def realise(given: dict[str, Any], root: Path) -> contextlib.AbstractContextMana
         return contextlib.nullcontext()
     from harness.util import mounts
 
-    for folder in folders:  # a folder reached without a link (the mount checks it again)
-        parent, name = mounts.parent_of(str(root), folder)
-        try:
-            if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-                raise NotADirectoryError(errno.ENOTDIR, "given.read_only names no folder", folder)
-        finally:
-            os.close(parent)
+    for folder in folders:  # a folder reached without a link (ELOOP, ENOTDIR; the mount checks it again)
+        os.close(mounts.open_folder(str(root), folder))
     _read_only_modes([str(root / folder) for folder in folders])
     return mounts.read_only(str(root), folders)
 

@@ -62,25 +62,21 @@ def own_namespace() -> None:
 
 @contextlib.contextmanager
 def read_only(root: str, folders: list[str]) -> Iterator[None]:
-    """Makes each of ``folders`` (relative to ``root``; folders reached without a link on the way,
-    refused otherwise) read-only for the block, in the calling thread's own mount namespace;
-    raises OSError if one cannot be."""
+    """Makes each of ``folders`` (relative to ``root``, ``.`` for ``root`` itself; folders reached
+    without a link on the way, refused otherwise) read-only for the block, in the calling thread's
+    own mount namespace; raises OSError if one cannot be."""
     own_namespace()
     libc = _calls()
     held: list[int] = []  # the mounts' roots, open: each is taken down through its descriptor
     try:
         for folder in folders:
-            parent, name = parent_of(root, folder)
+            below = open_folder(root, folder)
             try:
-                below = os.open(name, _FOLDER, dir_fd=parent)
-                try:
-                    path = f"/proc/thread-self/fd/{below}".encode()
-                    _check(libc.mount(path, path, None, _MS_BIND, None), "mount --bind", folder)
-                finally:
-                    os.close(below)
-                top = os.open(name, _FOLDER, dir_fd=parent)  # the mount just made, on top of it
+                path = f"/proc/thread-self/fd/{below}".encode()
+                _check(libc.mount(path, path, None, _MS_BIND, None), "mount --bind", folder)
             finally:
-                os.close(parent)
+                os.close(below)
+            top = open_folder(root, folder)  # the same names now lead to the mount just made, on top
             held.append(top)
             _check(libc.mount(b"none", f"/proc/thread-self/fd/{top}".encode(), None,
                               _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None), "mount -o remount,bind,ro", folder)
@@ -98,22 +94,22 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
 _FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-def parent_of(root: str, folder: str) -> tuple[int, str]:
-    """Opens the folder holding ``folder`` (relative to ``root``), one name at a time without
-    following a link; returns its descriptor and ``folder``'s last name."""
+def open_folder(root: str, folder: str) -> int:
+    """Opens ``folder`` (relative to ``root``; ``.`` is ``root``) one name at a time, never following
+    a link (ELOOP) and only through folders (ENOTDIR); returns its descriptor (``O_PATH``)."""
     names = [name for name in folder.split("/") if name not in ("", ".")]
-    if not names or ".." in names:
+    if ".." in names:
         raise ValueError(f"not a folder below the workspace: {folder!r}")
     fd = os.open(root, _FOLDER)
     try:
-        for name in names[:-1]:
+        for name in names:
             below = os.open(name, _FOLDER, dir_fd=fd)
             os.close(fd)
             fd = below
     except BaseException:
         os.close(fd)
         raise
-    return fd, names[-1]
+    return fd
 
 
 _available: bool | None = None
