@@ -182,7 +182,9 @@ def _only_added(modules: dict[str, Any]) -> bool:
     """Whether every module of ``modules`` is still loaded, as the same object (others may have come)."""
     import sys
     now = sys.modules
-    return len(now) >= len(modules) and all(now.get(name) is module for name, module in modules.items())
+    if len(now) == len(modules):  # the common case, none came: compared in C, names and identities in order
+        return list(now) == list(modules) and list(map(id, now.values())) == list(map(id, modules.values()))
+    return len(now) > len(modules) and all(now.get(name) is module for name, module in modules.items())
 
 
 def _look_at_new_modules(patcher: Any) -> None:
