@@ -187,3 +187,16 @@ def test_harness_faults_fake_puts_every_fault_scenario_on_pyfakefs(monkeypatch):
     assert faults.real_conditions() == frozenset()
     assert not faults.on_real_fs(["permissions"])
     assert faults.on_real_fs([])
+
+
+@root_only
+def test_capabilities_the_kernel_refuses_make_the_scenario_an_error_with_nothing_run(scenario_from, monkeypatch):
+    def refused(header, data):
+        raise OSError(errno.EPERM, "capset: Operation not permitted")
+    monkeypatch.setattr(faults, "_real", frozenset({"permissions"}))
+    monkeypatch.setattr(capabilities, "_set", refused)
+    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
+    with Runner(target) as runner:
+        result = runner.run(_scenario(scenario_from, "refused", "permissions", "  files: {b.txt: b}"))
+    assert result.verdict is Verdict.ERROR and "cannot be realised" in (result.reason or ""), result.reason
+    assert target.calls == []

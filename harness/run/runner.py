@@ -262,9 +262,6 @@ class Runner:
                 fs = faked.enter_context(faults.fake_filesystem()) if fake else None
             except faults.Unavailable as exc:
                 return Result(scenario, Verdict.ERROR, str(exc))
-            if faulted and not fake:  # realised by the kernel: modes bite from the layout to the last reading,
-                from harness.util import capabilities  # as for the fake file system's user (faults.py)
-                faked.enter_context(capabilities.modes_bite())
             # On pyfakefs the whole file system is dropped afterwards; a real workspace is removed
             # on a background thread while the next scenario runs.
             workspace = None
@@ -280,6 +277,12 @@ class Runner:
                         self._enclosure = Enclosure(parent=self.tmp, fixed=self.target.fixed_workspace)
                     workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
                                           enclosure=self._enclosure if fs is None else None)
+                if faulted and not fake:  # realised by the kernel: modes bite from the layout to the last
+                    from harness.util import capabilities  # reading, as for the fake file system's user (faults.py)
+                    try:
+                        faked.enter_context(capabilities.modes_bite())
+                    except OSError as exc:
+                        return Result(scenario, Verdict.ERROR, f"the scenario's faults cannot be realised: {exc}")
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
                                        record_initial=_compares_with_given(scenario))
