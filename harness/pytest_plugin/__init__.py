@@ -51,6 +51,8 @@ _ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
 #: The stored snapshots' behaviours read this session, by snapshot folder (harness/pytest_plugin/syrupy.py).
 STORED_BEHAVIOURS = pytest.StashKey["dict[str, Any]"]()
+#: The snapshot stores of this session, by root and target slug (harness/pytest_plugin/syrupy.py).
+SNAPSHOT_STORES = pytest.StashKey["dict[tuple[Path, str], Any]"]()
 _WRITTEN = pytest.StashKey["list[dict[str, Any]]"]()
 
 
@@ -338,9 +340,15 @@ def _valid_profiles(config: pytest.Config) -> set[str]:
     return config.stash[_PROFILES]
 
 
+_SNAPSHOT_ROOT = pytest.StashKey[Path]()
+
+
 def _snapshot_root(config: pytest.Config) -> Path:
     """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
-    return config.rootpath / (config.getini("harness_snapshots") or "snapshots")
+    root = config.stash.get(_SNAPSHOT_ROOT, None)
+    if root is None:
+        root = config.stash[_SNAPSHOT_ROOT] = config.rootpath / (config.getini("harness_snapshots") or "snapshots")
+    return root
 
 
 def _runner(config: pytest.Config) -> Any:
