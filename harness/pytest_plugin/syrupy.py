@@ -135,13 +135,17 @@ class _Store(snap.SnapshotStore):
 
 
 def _store(item: Any) -> snap.SnapshotStore:
-    """Returns the store of the item's snapshot folder, one per folder for the session."""
-    from harness.pytest_plugin import SNAPSHOT_STORES
-    root, slug = item.snapshot_root, item.target_slug
-    stores = item.config.stash.setdefault(SNAPSHOT_STORES, {})
-    store = stores.get((root, slug))
+    """Returns the store of the item's snapshot folder, one per folder for the session (asked for
+    several times per item: kept on the item too)."""
+    store: snap.SnapshotStore | None = item.__dict__.get("_snapshot_store")
     if store is None:
-        store = stores[root, slug] = _Store(root, slug)
+        from harness.pytest_plugin import SNAPSHOT_STORES
+        root, slug = item.snapshot_root, item.target_slug
+        stores = item.config.stash.setdefault(SNAPSHOT_STORES, {})
+        store = stores.get((root, slug))
+        if store is None:
+            store = stores[root, slug] = _Store(root, slug)
+        item._snapshot_store = store
     return store
 
 
