@@ -213,9 +213,9 @@ def test_snapshots_no_scenario_matches_are_listed_after_the_run(project):
 
 
 #: A conftest.py noting how many objects the garbage collector holds frozen: during the scenario item,
-#: and as the process ends (after pytest's clean-ups); with FREEZE_FIRST set it freezes some itself first.
+#: once pytest's clean-ups are done, and as the process ends; with FREEZE_FIRST set it freezes some itself first.
 FREEZE_PROBE = """\
-import atexit, gc, os
+import atexit, functools, gc, os
 
 if os.environ.get("FREEZE_FIRST"):
     gc.freeze()
@@ -224,25 +224,30 @@ def note(when):
     with open("frozen.txt", "a") as out:
         out.write(f"{when} {gc.get_freeze_count()}\\n")
 
+def pytest_configure(config):
+    config.add_cleanup(functools.partial(note, "cleanup"))  # runs after the plugin's own clean-ups
+
 def pytest_runtest_call(item):
     note("item")
 
-atexit.register(note, "exit")
+atexit.register(note, "exit")  # runs after the plugin's own exit handler
 """
 
 
 @pytest.mark.parametrize("frozen_before", [False, True])
 def test_what_collection_left_alive_is_frozen_for_the_run_and_given_back(project, monkeypatch, frozen_before):
-    # Frozen during the items (the collector's walks skip it), nothing left frozen at the end; objects
+    # Frozen during the items (the collector's walks skip it) and again as the process exits (its last
+    # collection skips it), given back in between, for a program that goes on after pytest.main; objects
     # frozen before the session (by the program that runs it) are neither frozen again nor given back.
     put(project, "good.yaml", GOOD)
     (project.path / "conftest.py").write_text(FREEZE_PROBE, "utf-8")
     if frozen_before:
         monkeypatch.setenv("FREEZE_FIRST", "1")
     project.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
-    noted = dict(line.split() for line in (project.path / "frozen.txt").read_text("utf-8").splitlines())
-    assert int(noted["item"]) > 0
+    noted = {when: int(count) for when, count in
+             (line.split() for line in (project.path / "frozen.txt").read_text("utf-8").splitlines())}
+    assert noted["item"] > 0 and noted["exit"] > 0
     if frozen_before:
-        assert int(noted["exit"]) > 0
+        assert noted["cleanup"] > 0
     else:
-        assert noted["exit"] == "0"
+        assert noted["cleanup"] == 0
