@@ -122,9 +122,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     Every full collection during the run walks every live object; pytest keeps more of them than
     ``harness run`` (nodes, reports), and the collector's walks over what was alive before the first
-    item took about a tenth of a run of the catalog. The young generations' garbage is freed first;
+    item took 7-10% of a run of the catalog. The young generations' garbage is freed first;
     the older garbage a full collection would find there (about a hundred objects: nodes that
-    collected nothing, none with a finalizer) is not worth the full walk (50 ms), and goes back to
+    collected nothing, none with a finalizer) is not worth the full walk (30-50 ms), and goes back to
     the collector with everything else. Nothing is frozen when something already is (a run inside
     another pytest process that froze, a program that froze for its own reasons); :func:`_unfreeze`
     gives the objects back at the end of the session.
