@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -165,3 +166,88 @@ def test_the_pytest_route_keeps_the_stored_snapshots_parsed_between_sessions(pro
     stored.write_text(stored.read_text("utf-8").replace("alpha", "gamma"), "utf-8")
     project.runpytest("-q", "-p", "no:cacheprovider").assert_outcomes(failed=1)
     assert len(parsed) == 2
+
+
+def test_an_item_location_is_its_file_relative_to_the_root_folder_inside_it_or_not(project):
+    # pytest's reports (JUnit XML file and line, -v lines) take the location: the scenario's file
+    # relative to the root folder, its line counted from 0, "scenario <id>"; the built-in catalog of
+    # this checkout lies outside the project's root folder (a path with "..").
+    put(project, "good.yaml", GOOD)
+    recorded = project.inline_run("--collect-only", "--harness-catalog", "-k", "plugin-good or tc1-create-new-file")
+    items = recorded.getcall("pytest_collection_finish").session.items
+    found = {item.name: item.location for item in items}
+    assert found["claude-code/read/plugin-good"] == ("scenarios/good.yaml", 0, "scenario claude-code/read/plugin-good")
+    catalog = next(item for item in items if item.name.endswith("tc1-create-new-file"))
+    relative, line, description = found[catalog.name]
+    assert relative.startswith("..") and relative == os.path.relpath(catalog.path, project.path)
+    assert (line, description) == (catalog.scenario.line - 1, f"scenario {catalog.name}")
+
+
+def test_an_item_runs_the_hooks_of_its_own_folders_conftest_files_only(project):
+    # The item's hooks are worked out once collection is over: a conftest file of a folder collected
+    # after the scenario folder (zz/) must still not apply to scenario items, and the scenario
+    # folder's own must.
+    put(project, "good.yaml", GOOD)
+    put(project, "conftest.py", "def pytest_runtest_setup(item):\n    item.user_properties.append(('seen', 'scenarios'))\n\n"
+                                "def pytest_runtest_logreport(report):\n"
+                                "    if report.when == 'call':\n"
+                                "        open('seen.txt', 'a').write(f'{report.nodeid} {dict(report.user_properties)}\\n')\n")
+    (project.path / "zz").mkdir()
+    (project.path / "zz" / "conftest.py").write_text("def pytest_runtest_setup(item):\n    raise RuntimeError('zz')\n")
+    (project.path / "zz" / "test_z.py").write_text("def test_z():\n    pass\n")
+    result = project.runpytest("-q", "-p", "no:cacheprovider")  # zz/conftest.py is loaded as zz/ is collected
+    result.assert_outcomes(passed=1, errors=1)  # zz's own test errs in its set-up, the scenario passes
+    seen = (project.path / "seen.txt").read_text("utf-8").splitlines()
+    assert seen == ["scenarios/good.yaml::claude-code/read/plugin-good {'seen': 'scenarios', 'verdict': 'pass'}"]
+
+
+def test_snapshots_no_scenario_matches_are_listed_after_the_run(project):
+    put(project, "good.yaml", GOOD)
+    project.runpytest("-q", "-p", "no:cacheprovider", "--snapshot-update").assert_outcomes(passed=1)
+    gone = project.path / "snapshots" / "reference" / "claude-code" / "read" / "gone.yaml"
+    gone.write_text("id: claude-code/read/gone\n", "utf-8")
+    result = project.runpytest("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*1 snapshot(s) no scenario matches*", f"  {gone}"])
+    assert "plugin-good.yaml" not in result.stdout.str()
+
+
+#: A conftest.py noting how many objects the garbage collector holds frozen: during the scenario item,
+#: once pytest's clean-ups are done, and as the process ends; with FREEZE_FIRST set it freezes some itself first.
+FREEZE_PROBE = """\
+import atexit, functools, gc, os
+
+if os.environ.get("FREEZE_FIRST"):
+    gc.freeze()
+
+def note(when):
+    with open("frozen.txt", "a") as out:
+        out.write(f"{when} {gc.get_freeze_count()}\\n")
+
+def pytest_configure(config):
+    config.add_cleanup(functools.partial(note, "cleanup"))  # runs after the plugin's own clean-ups
+
+def pytest_runtest_call(item):
+    note("item")
+
+atexit.register(note, "exit")  # runs after the plugin's own exit handler
+"""
+
+
+@pytest.mark.parametrize("frozen_before", [False, True])
+def test_what_collection_left_alive_is_frozen_for_the_run_and_given_back(project, monkeypatch, frozen_before):
+    # Frozen during the items (the collector's walks skip it) and again as the process exits (its last
+    # collection skips it), given back in between, for a program that goes on after pytest.main; objects
+    # frozen before the session (by the program that runs it) are neither frozen again nor given back.
+    put(project, "good.yaml", GOOD)
+    (project.path / "conftest.py").write_text(FREEZE_PROBE, "utf-8")
+    if frozen_before:
+        monkeypatch.setenv("FREEZE_FIRST", "1")
+    project.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    noted = {when: int(count) for when, count in
+             (line.split() for line in (project.path / "frozen.txt").read_text("utf-8").splitlines())}
+    assert noted["item"] > 0 and noted["exit"] > 0
+    if frozen_before:
+        assert noted["cleanup"] > 0
+    else:
+        assert noted["cleanup"] == 0

@@ -24,7 +24,9 @@ import-time side effect.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import gc
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,12 +45,15 @@ _SKIPPED = pytest.StashKey["list[int]"]()
 _SKIP_REASON = pytest.StashKey["str"]()
 _NOTHING_RAN = pytest.StashKey["str"]()
 _OPTIONS = pytest.StashKey["Any"]()
+_ASPECTS = pytest.StashKey[bool]()  # --aspects names other aspects than the default
 _BASELINE = pytest.StashKey["Any"]()
 _DIRS = pytest.StashKey["list[Path]"]()
 _ROOTS = pytest.StashKey["tuple[str, ...]"]()
 _CATALOG = pytest.StashKey["Path"]()
 #: The stored snapshots' behaviours read this session, by snapshot folder (harness/pytest_plugin/syrupy.py).
 STORED_BEHAVIOURS = pytest.StashKey["dict[str, Any]"]()
+#: The snapshot stores of this session, by root and target slug (harness/pytest_plugin/syrupy.py).
+SNAPSHOT_STORES = pytest.StashKey["dict[tuple[Path, str], Any]"]()
 _WRITTEN = pytest.StashKey["list[dict[str, Any]]"]()
 
 
@@ -71,6 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from harness.run.options import RunOptions
     options = RunOptions.from_pytest(config)
     config.stash[_OPTIONS] = options
+    config.stash[_ASPECTS] = options.aspects != RunOptions().aspects
     if options.tmp is not None and not options.tmp.is_dir():
         raise pytest.UsageError(f"--harness-tmp {options.tmp}: no such folder")
     if options.baseline is not None:
@@ -100,6 +106,58 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
     config.stash[_SKIPPED] = [0, 0]  # scenario items that ran, and those of them skipped
     config.pluginmanager.register(_Counter(config), "harness-scenario-counter")
+    # Registered before the built-in plugins' own clean-ups (pytest calls this plugin's configure
+    # first), so it runs after them: after the last garbage collection pytest makes (its
+    # unraisable-exception plugin's), which the objects frozen by pytest_collection_finish skip.
+    config.add_cleanup(functools.partial(_unfreeze, config))
+
+
+_FROZEN = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Moves what collection left alive (modules, the catalog, the items) out of the garbage
+    collector's reach for the run, when scenario items are to run.
+
+    Every full collection during the run walks every live object; pytest keeps more of them than
+    ``harness run`` (nodes, reports), and the collector's walks over what was alive before the first
+    item took 7-10% of a run of the catalog. The young generations' garbage is freed first;
+    the older garbage a full collection would find there (about a hundred objects: nodes that
+    collected nothing, none with a finalizer) is not worth the full walk (30-50 ms), and goes back to
+    the collector with everything else. Nothing is frozen when something already is (a run inside
+    another pytest process that froze, a program that froze for its own reasons); :func:`_unfreeze`
+    gives the objects back at the end of the session.
+    """
+    scenario_items = [item for item in session.items if isinstance(item, ScenarioItem)]
+    for item in scenario_items:  # no conftest file is loaded after collection: the item's hooks are known now
+        item._hooks = item.session.gethookproxy(item.path)
+    if not scenario_items or not gc.isenabled() or gc.get_freeze_count():
+        return
+    gc.collect(1)
+    gc.freeze()
+    session.config.stash[_FROZEN] = True
+
+
+def _unfreeze(config: pytest.Config) -> None:
+    """Gives the objects :func:`pytest_collection_finish` froze back to the garbage collector, and
+    has them frozen again as the process exits (once per process, whichever session froze).
+
+    At its exit the interpreter collects the garbage of the whole heap (the modules' reference
+    cycles, every function and class), which took a sixth of a pytest run of the catalog; frozen
+    objects it leaves alone, as it leaves alone every object still alive when a process ends
+    (Python never promises ``__del__`` runs then). A program that goes on after ``pytest.main``
+    (pytest's own tests of plugins) gets its objects back for as long as it runs.
+    """
+    if config.stash.get(_FROZEN, False):
+        del config.stash[_FROZEN]
+        gc.unfreeze()
+        if not _FREEZE_AT_EXIT:
+            _FREEZE_AT_EXIT.append(True)
+            atexit.register(gc.freeze)
+
+
+_FREEZE_AT_EXIT: list[bool] = []  # the exit's freeze registered in this process
 
 
 class _Counter:
@@ -245,9 +303,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if runner is None or not dirs or getattr(config, "workerinput", None) is not None:
         return
     from harness.record.snapshot import SnapshotStore
-    from harness.scenario import catalog
     store = SnapshotStore(_snapshot_root(config), runner.target.slug)
-    known = {scenario.id for scenario in catalog.load(dirs).scenarios}
+    known = _known_ids(config)
     orphans = [scenario_id for scenario_id in store.ids() if scenario_id not in known]
     if orphans:
         terminalreporter.write_sep("-", f"{len(orphans)} snapshot(s) no scenario matches")
@@ -257,6 +314,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 _FILES = pytest.StashKey["dict[str, list[Any]]"]()
 _PROFILES = pytest.StashKey["set[str]"]()
+_KNOWN = pytest.StashKey["set[str]"]()
+
+
+def _known_ids(config: pytest.Config) -> set[str]:
+    """Returns the ids of every scenario under the scenario folders (the catalog collection loaded,
+    else loaded now)."""
+    known = config.stash.get(_KNOWN, None)
+    if known is None:
+        from harness.scenario import catalog
+        known = config.stash[_KNOWN] = {scenario.id for scenario in catalog.load(config.stash.get(_DIRS, [])).scenarios}
+    return known
 
 
 def _valid_files(config: pytest.Config) -> dict[str, list[Any]]:
@@ -278,6 +346,7 @@ def _valid_files(config: pytest.Config) -> dict[str, list[Any]]:
                 if real not in broken:
                     files.setdefault(real, []).append(scenario)
         config.stash[_FILES] = files
+        config.stash[_KNOWN] = {scenario.id for scenario in loaded.scenarios}
         config.stash[_PROFILES] = {_real(profile.file) for profile in loaded.profiles if profile.file is not None}
     return files
 
@@ -288,9 +357,15 @@ def _valid_profiles(config: pytest.Config) -> set[str]:
     return config.stash[_PROFILES]
 
 
+_SNAPSHOT_ROOT = pytest.StashKey[Path]()
+
+
 def _snapshot_root(config: pytest.Config) -> Path:
     """Returns the snapshot root: the ``harness_snapshots`` ini value, else ``<rootpath>/snapshots``."""
-    return config.rootpath / (config.getini("harness_snapshots") or "snapshots")
+    root = config.stash.get(_SNAPSHOT_ROOT, None)
+    if root is None:
+        root = config.stash[_SNAPSHOT_ROOT] = config.rootpath / (config.getini("harness_snapshots") or "snapshots")
+    return root
 
 
 def _runner(config: pytest.Config) -> Any:
@@ -364,6 +439,24 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)
         self.scenario = scenario
         self.result: Any = None
+        self._hooks: Any = None  # set once collection is over (pytest_collection_finish)
+
+    @property
+    def ihook(self) -> Any:
+        """Returns the hooks that apply to the item, as pytest's ``Node.ihook`` does (which works them
+        out from the conftest files again on each of the dozen times a run asks)."""
+        return self._hooks if self._hooks is not None else super().ihook
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        """Returns pytest's ``Item.location``: the file relative to the root folder, its 0-based line,
+        the item's description. A file below the root folder is its path less the root's, as pytest's
+        general path arithmetic (a path object per part) makes it; any other is left to pytest."""
+        path, line, description = self.reportinfo()
+        text, root = os.path.abspath(path), str(self.config.rootpath)
+        if root != os.sep and text.startswith(root + os.sep):
+            return text[len(root) + 1:], line, description
+        return pytest.Item.location.func(self)  # type: ignore[attr-defined]
 
     @property
     def obj(self) -> Any:
@@ -387,13 +480,11 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Runs the scenario; fail and error raise, skip skips, pass and recorded pass."""
-        from harness.run.options import RunOptions
         from harness.scenario.model import Verdict
         self.result = result = _runner(self.config).run(self.scenario)
-        options = self.config.stash[_OPTIONS]
-        if options.aspects != RunOptions().aspects:
+        if self.config.stash[_ASPECTS]:
             from harness.scenario import aspects
-            aspects.apply(result, options.aspects)
+            aspects.apply(result, self.config.stash[_OPTIONS].aspects)
             self.user_properties.append(("aspects", ",".join(f"{k}={v}" for k, v in result.aspects.items())))
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is Verdict.SKIP:

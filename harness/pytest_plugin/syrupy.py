@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 
 def _scenario_item(test_location: PyTestLocation) -> Any | None:
-    item = getattr(test_location, "item", None)
-    return item if hasattr(item, "scenario") and hasattr(item, "target_slug") else None
+    item = getattr(test_location, "item", None)  # the class is asked, not the item: its properties start the target
+    return item if hasattr(item, "scenario") and hasattr(type(item), "target_slug") else None
 
 
 class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
@@ -57,6 +57,18 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
     def matches(self, *, serialized_data: Any, snapshot_data: Any) -> bool:
         """Returns True when the recorded behaviours agree (the scenario's own words may differ)."""
         return snap.body(str(serialized_data)) == snap.body(str(snapshot_data))
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        """Returns syrupy's name of the item's snapshot, worked out once per item (syrupy asks several
+        times per assertion, and cleans the name character by character each time)."""
+        item = _scenario_item(test_location)
+        if item is None:
+            return super().get_snapshot_name(test_location=test_location, index=index)
+        names = item.__dict__.setdefault("_snapshot_names", {})
+        if index not in names:
+            names[index] = super().get_snapshot_name(test_location=test_location, index=index)
+        return names[index]
 
     @classmethod
     def get_location(cls, *, test_location: PyTestLocation, index: Any) -> str:
@@ -80,7 +92,7 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         item = _scenario_item(test_location)
         if item is None:
             return super().dirname(test_location=test_location)
-        return str(Path(item.snapshot_root) / item.target_slug)
+        return str(_store(item).folder)
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -107,9 +119,34 @@ def _location(item: Any) -> str:
     """Returns the item's snapshot file (worked out once per item: syrupy asks several times per assertion)."""
     location = getattr(item, "_snapshot_location", None)
     if location is None:
-        location = item._snapshot_location = str(snap.SnapshotStore(item.snapshot_root, item.target_slug)
-                                                  .path(item.scenario.id))
+        location = item._snapshot_location = str(_store(item).path(item.scenario.id))
     return location
+
+
+class _Store(snap.SnapshotStore):
+    """A snapshot store that knows its folder's name (asked for every item)."""
+
+    @property
+    def folder(self) -> Path:
+        folder: Path | None = self.__dict__.get("_folder")
+        if folder is None:
+            folder = self.__dict__["_folder"] = super().folder
+        return folder
+
+
+def _store(item: Any) -> snap.SnapshotStore:
+    """Returns the store of the item's snapshot folder, one per folder for the session (asked for
+    several times per item: kept on the item too)."""
+    store: snap.SnapshotStore | None = item.__dict__.get("_snapshot_store")
+    if store is None:
+        from harness.pytest_plugin import SNAPSHOT_STORES
+        root, slug = item.snapshot_root, item.target_slug
+        stores = item.config.stash.setdefault(SNAPSHOT_STORES, {})
+        store = stores.get((root, slug))
+        if store is None:
+            store = stores[root, slug] = _Store(root, slug)
+        item._snapshot_store = store
+    return store
 
 
 def _stored_behaviours(config: Any, store: Any) -> Any:
@@ -136,7 +173,7 @@ def assert_result(item: Any, result: Any) -> str | None:
     if session is None:  # syrupy disabled (-p no:syrupy)
         return None
     update = bool(getattr(config.option, "update_snapshots", False))
-    store = snap.SnapshotStore(item.snapshot_root, item.target_slug)
+    store = _store(item)
     try:
         stored = store.read(item.scenario.id)
     except snap.SnapshotUnreadable as exc:  # a link, a FIFO, too big: never read through (harness/record/snapshot/)
