@@ -18,9 +18,11 @@ The Markdown and HTML reports (the matrix of every target) are written at the en
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +101,8 @@ def run(options: RunOptions) -> int:
         console.print(f"[red]error:[/red] cannot write a report: {escape(shown(str(exc)))}", highlight=False)
         return EXIT_USAGE
     try:
-        runs = _run_with_progress(options, targets, scenarios, console, reports.add)
+        with _held_from_the_collector():
+            runs = _run_with_progress(options, targets, scenarios, console, reports.add)
     except BaseException:  # Ctrl-C, SIGTERM: the report files are completed with what ran, marked so
         reports.close(interrupted=True)
         raise
@@ -177,6 +180,24 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     console.print(f"--lf: running the {len(chosen)} scenario(s) that failed last time "
                   f"({len(scenarios) - len(chosen)} deselected)")
     return chosen
+
+
+@contextlib.contextmanager
+def _held_from_the_collector() -> Iterator[None]:
+    """Moves what is alive before the scenarios (modules, the catalog, the targets) out of the garbage
+    collector's full walks while they run (``gc.freeze``; forked workers share those pages
+    untouched), and gives it back afterwards. The young garbage is freed first. Nothing is frozen
+    when something already is (a caller that froze for its own reasons)."""
+    import gc
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.collect(1)
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any, emit: Any) -> list:

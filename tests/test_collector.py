@@ -1,0 +1,63 @@
+"""``harness run`` and the garbage collector: what is alive before the scenarios is frozen while they
+run and given back afterwards, and the heap is frozen as the process exits (harness/cli/run.py,
+harness/cli/main.py), so neither the run's full collections nor the interpreter's last one walk it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """\
+import atexit, gc, sys
+atexit.register(lambda: sys.stderr.write("frozen-at-the-end %d\\n" % gc.get_freeze_count()))  # runs last
+from harness.run import runner
+_run = runner.Runner.run
+def run(self, scenario):
+    sys.stderr.write("frozen-in-a-scenario %d\\n" % gc.get_freeze_count())
+    return _run(self, scenario)
+runner.Runner.run = run
+from harness.cli import run as cli_run
+_report = cli_run._report_target
+def report(*args, **kwargs):
+    sys.stderr.write("frozen-in-the-report %d\\n" % gc.get_freeze_count())
+    return _report(*args, **kwargs)
+cli_run._report_target = report
+if sys.argv[1] == "frozen-before":
+    gc.freeze()
+    sys.stderr.write("theirs %d\\n" % gc.get_freeze_count())
+from harness.cli.main import entry
+sys.exit(entry(sys.argv[2:]))
+"""
+
+
+def _probe(tmp_path: Path, how: str) -> dict[str, int]:
+    folder = tmp_path / "scenarios" / "anthropic-text-editor"
+    folder.mkdir(parents=True)
+    for name in ("profile.yaml", "create/empty-file.yaml"):
+        shutil.copy(ROOT / "scenarios" / "anthropic-text-editor" / name, folder)
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", PROBE, how, "run", "-q", "--jobs", "1", "--no-builtin",
+                           "--scenarios", str(tmp_path / "scenarios")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {line.split()[0]: int(line.split()[1]) for line in done.stderr.splitlines()
+            if line.split() and line.split()[0] in ("frozen-in-a-scenario", "frozen-in-the-report",
+                                                    "frozen-at-the-end", "theirs")}
+
+
+def test_the_scenarios_run_with_the_heap_frozen_which_is_given_back_and_frozen_again_at_exit(tmp_path):
+    seen = _probe(tmp_path, "plain")
+    assert seen["frozen-in-a-scenario"] > 0
+    assert seen["frozen-in-the-report"] == 0
+    assert seen["frozen-at-the-end"] > 0
+
+
+def test_a_freeze_made_before_is_left_as_it_was(tmp_path):
+    seen = _probe(tmp_path, "frozen-before")
+    # Not frozen again (the count only falls, as frozen objects are freed), nor given back after the run.
+    assert 0 < seen["frozen-in-the-report"] <= seen["frozen-in-a-scenario"] <= seen["theirs"]
