@@ -29,7 +29,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -414,56 +414,82 @@ class Remover:
 
 
 def _unescape_mount(text: str) -> str:
-    """Decodes a mount point as /proc/self/mountinfo writes it (space, tab, newline, backslash as \\ooo)."""
+    """Decodes a mount point as /proc/<pid>/mountinfo writes it (space, tab, newline, backslash as \\ooo)."""
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
 class _MountTable:
-    """The mount points of this process's namespace, read again only when the kernel says they changed.
+    """The mount points the calling thread sees, read again only when the kernel says they changed.
 
-    ``/proc/self/mountinfo`` is pollable: a mount or unmount anywhere marks the open file with
+    ``/proc/thread-self/mountinfo`` is pollable: a mount or unmount anywhere marks the open file with
     POLLPRI (proc(5)), so removing a workspace costs one ``poll`` instead of reading and parsing
-    the table. A forked worker opens its own (the mark is per open file).
+    the table. A forked worker opens its own (the mark is per open file). An open table stays the
+    one of the mount namespace it was opened in, and a thread that moved to a namespace of its own
+    (harness/util/mounts.py, for a read-only folder) mounts there, as the processes it starts do:
+    a table is kept for each namespace the harness's threads are in.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._file: Any = None
-        self._poll: Any = None
-        self._pid = -1  # the fork generation (below) the open file belongs to
-        self._points: tuple[str, ...] = ()
-        self._types: dict[str, str] = {}  # mount point -> file system type (the last mount there wins)
+        self._pid = -1  # the fork generation (below) the open tables belong to
+        self._tables: dict[int, _Table] = {}  # by the mount namespace's inode
+
+    def _table(self) -> _Table | None:
+        """The calling thread's namespace's table, read again if it changed; None where none can be read."""
+        import select
+        try:
+            namespace = os.stat(f"{_PROC}/ns/mnt").st_ino
+            if self._pid != _forks[0]:
+                self._tables, self._pid = {}, _forks[0]  # the parent's open files are not this process's
+            table = self._tables.get(namespace)
+            if table is None:
+                if len(self._tables) >= 8:
+                    self._tables.clear()
+                table = self._tables[namespace] = _Table(open(f"{_PROC}/mountinfo", "rb"), select.poll())
+                table.poll.register(table.file, select.POLLPRI | select.POLLERR)
+                table.poll.poll(0)  # the first poll reports the table as changed: consumed here
+            elif not table.poll.poll(0):
+                return table
+            table.file.seek(0)
+            lines = table.file.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
+        except (OSError, AttributeError):
+            return None
+        fields = [line.split(" ") for line in lines]
+        table.points = tuple(_unescape_mount(f[4]) for f in fields if len(f) > 4)
+        # After the optional fields, " - " and the file system type (proc(5)).
+        table.types = {_unescape_mount(f[4]): f[f.index("-", 6) + 1] for f in fields if len(f) > 4 and "-" in f[6:-1]}
+        return table
 
     def points(self) -> tuple[str, ...]:
         """Returns every mount point (decoded); empty where the table cannot be read (not Linux)."""
-        import select
         with self._lock:
-            try:
-                if self._file is None or self._pid != _forks[0]:
-                    self._file = open("/proc/self/mountinfo", "rb")
-                    self._poll, self._pid = select.poll(), _forks[0]
-                    self._poll.register(self._file, select.POLLPRI | select.POLLERR)
-                    self._poll.poll(0)  # the first poll reports the table as changed: consumed here
-                elif not self._poll.poll(0):
-                    return self._points
-                self._file.seek(0)
-                lines = self._file.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
-            except (OSError, AttributeError):
-                return ()
-            fields = [line.split(" ") for line in lines]
-            self._points = tuple(_unescape_mount(f[4]) for f in fields if len(f) > 4)
-            # After the optional fields, " - " and the file system type (proc(5)).
-            self._types = {_unescape_mount(f[4]): f[f.index("-", 6) + 1] for f in fields
-                           if len(f) > 4 and "-" in f[6:-1]}
-            return self._points
+            table = self._table()
+            return table.points if table is not None else ()
 
     def type_of(self, folder: str) -> str | None:
         """Returns the type of the file system ``folder`` (a resolved path) lies on, or None if unknown."""
-        self.points()
         with self._lock:
-            best = max((point for point in self._types
+            table = self._table()
+            if table is None:
+                return None
+            best = max((point for point in table.types
                         if folder == point or folder.startswith(point.rstrip("/") + "/")), key=len, default=None)
-            return self._types.get(best) if best is not None else None
+            return table.types.get(best) if best is not None else None
+
+
+@dataclass
+class _Table:
+    """One mount namespace's table: the open file, its poll, and what was read from it last."""
+
+    file: Any
+    poll: Any
+    points: tuple[str, ...] = ()
+    types: dict[str, str] = field(default_factory=dict)  # mount point -> file system type (the last mount there wins)
+
+
+#: The calling thread's own entries in /proc (a thread may be in a mount namespace of its own),
+#: where the kernel has them (Linux 3.17 on), else the process's.
+_PROC = "/proc/thread-self" if os.path.exists("/proc/thread-self") else "/proc/self"
 
 
 #: Forks of this process so far, as seen by the child: a forked worker knows it is one without
@@ -477,7 +503,7 @@ _MOUNTS = _MountTable()
 
 
 def mounts_below(base: str | os.PathLike[str]) -> set[str]:
-    """Returns the mount points strictly below ``base`` (resolved paths), from /proc/self/mountinfo.
+    """Returns the mount points strictly below ``base`` (resolved paths), as the calling thread sees them.
 
     Empty where that file cannot be read (not Linux): nothing is then known to be mounted there.
     """

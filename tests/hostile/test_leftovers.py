@@ -165,6 +165,41 @@ def test_a_mount_made_after_the_table_was_read_is_seen(tmp_path, unmount_after):
     assert mounts_below(base) == set()
 
 
+def test_a_mount_made_in_a_threads_own_namespace_after_the_table_was_read_is_seen_there(tmp_path, unmount_after):
+    # A read-only folder moves the runner's thread to a mount namespace of its own (harness/util/mounts.py),
+    # and a candidate it starts mounts there: the table read before, in the other namespace, was kept.
+    import threading
+
+    from harness.util import mounts
+    why = _mount_works(tmp_path)
+    if why:
+        pytest.skip(why)
+    base = tmp_path / "base"
+    (base / "point").mkdir(parents=True)
+    seen: dict[str, object] = {}
+
+    def in_its_own_namespace() -> None:
+        try:
+            seen["before"] = mounts_below(base)  # the table of the namespace it started in, read
+            mounts.own_namespace()
+            subprocess.run(["mount", "--bind", str(tmp_path / "probe-source"), str(base / "point")], check=True, timeout=30)
+            seen["there"] = mounts_below(base)
+            seen["elsewhere"] = other.submit(mounts_below, base).result(timeout=30)
+            subprocess.run(["umount", str(base / "point")], check=True, timeout=30)
+            seen["after"] = mounts_below(base)
+        except Exception as exc:  # said by the assertion below
+            seen["error"] = exc
+
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as other:  # a thread of the namespace the test started in
+        other.submit(mounts_below, base).result(timeout=30)
+        thread = threading.Thread(target=in_its_own_namespace)
+        thread.start()
+        thread.join(60)
+    point = os.path.realpath(base / "point")
+    assert seen == {"before": set(), "there": {point}, "elsewhere": set(), "after": set()}
+
+
 def test_under_github_actions_each_leftover_is_an_error_annotation_before_the_failures(monkeypatch, tmp_path):
     import io
     from types import SimpleNamespace
