@@ -555,6 +555,28 @@ def test_the_reference_server_serves_a_file_as_input_too(tmp_path: Path) -> None
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "file-tool-conformance-reference"
 
 
+SERVED_ALONE = """\
+import sys, anyio
+from reference_impl import mcp_server
+anyio.run(mcp_server.serve, ".")
+sys.stderr.write("client imported: %s; sdk init run: %s\\n" % (
+    "mcp.client" in sys.modules, "__getattr__" not in vars(sys.modules["mcp"])))
+"""
+
+
+def test_the_reference_server_serves_stdio_without_importing_the_whole_sdk(tmp_path: Path) -> None:
+    # The mcp package's __init__ imports the SDK's clients and every server with their HTTP stack
+    # (about half a second of the server's start); stdio needs the low-level server alone.
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(_rpc(INITIALIZE))
+    with requests.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-c", SERVED_ALONE], stdin=stdin, capture_output=True, cwd=ROOT,
+                              timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout.decode().splitlines()[0])["id"] == 1
+    assert "client imported: False; sdk init run: False" in done.stderr.decode()
+
+
 def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(reference_target: McpTarget) -> None:
     captured = [s for s in catalog.load([catalog.builtin_dir()]).select(profiles=["claude-code-captured"])
                 if "acp" not in s.requires][:1]  # one an MCP server could run, but for its profile
