@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.containment import sandbox
 from harness.run.runner import Runner
 from harness.scenario import catalog
 from harness.scenario.content_spec import lone_surrogate_in
@@ -431,6 +432,23 @@ def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
             session.call("write_text_file", {"path": f"{tmp_path}/a", "content": ""})
     finally:
         target.stop()
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+def test_a_sandboxed_server_is_started_once_on_the_runs_workspace_folder(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runner gives the run's one workspace folder before the start, so the server started to
+    # learn its tools is started in the sandbox that binds it, and serves every scenario.
+    started: list[object] = []
+    connect = McpTarget._connect
+
+    def counted(self, workspace, bound=None):
+        started.append(bound)
+        return connect(self, workspace, bound)
+    monkeypatch.setattr(McpTarget, "_connect", counted)
+    results = run(misbehaving(sandbox=True), tmp_path, "one", "two", "three")
+    assert [result.verdict for result in results] == [Verdict.PASS] * 3, [result.reason for result in results]
+    assert len(started) == 1 and started[0] is not None
 
 
 def test_stop_ends_the_server(tmp_path: Path) -> None:
