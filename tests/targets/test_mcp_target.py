@@ -434,6 +434,36 @@ def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
         target.stop()
 
 
+SPAWN_ORDER = """\
+import sys
+from harness.targets.mcp.connection import Connection, LoopHere
+from harness.util.packages import deferred_init
+deferred_init("mcp", "mcp.client", "mcp_types")
+import mcp.client.stdio  # not "as": that would take the name from the deferred package
+stdio = sys.modules["mcp.client.stdio"]
+spawn, seen = stdio._create_platform_compatible_process, []
+async def spawned(*args, **kwargs):
+    seen.append("mcp.client.session" in sys.modules or "mcp_types.methods" in sys.modules)
+    return await spawn(*args, **kwargs)
+stdio._create_platform_compatible_process = spawned
+loop = LoopHere()
+connection = Connection(loop, [sys.executable, sys.argv[1]])
+connection.open(30)
+connection.close()
+loop.close()
+print("session imported before the spawn:", seen)
+"""
+
+
+def test_the_server_is_started_before_the_clients_session_modules_are_imported() -> None:
+    # What the session needs (its message types for both protocol versions: a third of a second)
+    # is imported while the server starts, not before.
+    done = subprocess.run([sys.executable, "-c", SPAWN_ORDER, str(ADAPTER)], capture_output=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "session imported before the spawn: [False]" in done.stdout.decode()
+
+
 @pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
 def test_a_sandboxed_server_is_started_once_on_the_runs_workspace_folder(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -296,9 +296,10 @@ class Connection:
             raise
 
     async def _live(self, ready: asyncio.Future, stop: asyncio.Event) -> None:
-        deferred_init("mcp", "mcp.client")  # the client's submodules alone, not the SDK's servers
-        import mcp_types as types
-        from mcp.client.session import ClientSession
+        # The client's submodules alone, not the SDK's servers; the transport first, with the message
+        # types' package (both protocol versions' models) deferred too: the server is started, then the
+        # session's modules are imported while it starts (two processes' imports side by side).
+        deferred_init("mcp", "mcp.client", "mcp_types")
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         read_fd, write_fd = os.pipe()
@@ -313,6 +314,8 @@ class Connection:
         try:
             async with transport as (read, write):
                 errlog.close()  # the child holds its own copy: the tail ends when the server does
+                import mcp_types as types
+                from mcp.client.session import ClientSession
                 client_info = types.Implementation(name="file-tool-conformance-harness", version="0.1.0")
                 list_roots = self._list_roots if self.roots is not None else None
                 async with ClientSession(_EndWatch(read, self), write, message_handler=self._on_message,
