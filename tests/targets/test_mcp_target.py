@@ -754,3 +754,31 @@ def test_a_server_that_applies_its_first_roots_last_is_told_the_new_root_again(t
         results = [runner.run(scenario(ROOTED.format(n=n, root='"${workspace}"'), tmp_path)) for n in range(2)]
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.reason for r in results]
     assert results[0].steps[0].output["root"] != results[1].steps[0].output["root"]
+
+
+def test_a_race_returns_its_task_ended_or_cut_and_leaves_a_late_one_running() -> None:
+    import asyncio
+
+    from harness.targets.mcp.connection import LoopHere
+
+    async def answer(after: float) -> str:
+        await asyncio.sleep(after)
+        return "answered"
+
+    here = LoopHere()
+    try:
+        ended = here.race(answer(0), 5, here.loop.create_future())
+        assert ended.done() and ended.result() == "answered"
+        cut = here.loop.create_future()
+        here.loop.call_later(0.01, cut.set_result, None)  # as a stray line on stdout sets it
+        waiting = here.race(answer(30), 5, cut)
+        assert not waiting.done()  # left as it is: not cancelled
+        with pytest.raises(TimeoutError):
+            here.race(answer(30), 0.01, here.loop.create_future())
+        late = [task for task in asyncio.all_tasks(here.loop) if task is not waiting]
+        assert len(late) == 1 and not late[0].done()  # the timed-out one runs on too
+        for task in [waiting, *late]:
+            task.cancel()
+        here.run(asyncio.wait({waiting, *late}), 5)
+    finally:
+        here.close()

@@ -185,6 +185,33 @@ class LoopHere:
             if timer is not None:
                 timer.cancel()
 
+    def race(self, coro: Any, timeout: float | None, cut: asyncio.Future[Any]) -> asyncio.Task[Any]:
+        """Runs ``coro`` as a task here until it ends or ``cut`` is set, and returns the task, ended or
+        not (an unfinished one is left running: it is not cancelled); raises TimeoutError after
+        ``timeout`` seconds, the task left running too. One task, and no second one waiting on it."""
+        if self.loop.is_closed():
+            coro.close()
+            raise RuntimeError("the event loop is closed")
+        task = self.loop.create_task(coro)
+        task.add_done_callback(_taken)  # one left running ends later (its server stopped): its outcome is taken
+
+        def ended(_: Any) -> None:
+            if not cut.done():
+                cut.set_result(None)
+        task.add_done_callback(ended)
+        timer = None if timeout is None else self.loop.call_later(timeout, cut.cancel)
+        try:
+            self.loop.run_until_complete(cut)
+        except asyncio.CancelledError:
+            if timer is not None and cut.cancelled():
+                raise TimeoutError from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+            task.remove_done_callback(ended)
+        return task
+
     def close(self) -> None:
         """Closes the loop (every connection on it closed before)."""
         if not self.loop.is_closed() and not self.loop.is_running():
@@ -230,7 +257,7 @@ class _EndWatch:
 class Connection:
     """One server process, initialised, with the tools it listed."""
 
-    def __init__(self, loop: LoopThread | LoopHere, argv: Sequence[str] = (), *, url: str | None = None,
+    def __init__(self, loop: LoopHere, argv: Sequence[str] = (), *, url: str | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None,
                  roots: Sequence[str] | None = None, box: Any = None) -> None:
         self._loop = loop
@@ -457,7 +484,7 @@ class Connection:
         if not self.alive:
             raise ConnectionBroken("exited", "the server is no longer running")
         try:
-            result = self._loop.run(self._call_tool(name, arguments, meta), timeout)
+            result = self._call(name, arguments, meta, timeout)
         except TimeoutError:
             self.close()
             raise ConnectionBroken("timeout", f"did not answer within {timeout:g} s") from None
@@ -470,7 +497,10 @@ class Connection:
             raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message: {shown}")
         return result
 
-    async def _call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
+    def _call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None, timeout: float) -> Any:
+        """Sends tools/call and returns its result once it comes; raises ConnectionBroken (a line on stdout
+        that is not JSON-RPC ends the wait at once), RpcError, or TimeoutError (the request left running:
+        it ends when the server is stopped, its outcome taken then so asyncio prints no traceback)."""
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
@@ -478,22 +508,18 @@ class Connection:
         request = types.CallToolRequest(params=params)
         # A line the SDK cannot decode (not JSON, a lone-surrogate escape...) is dropped by it, and the
         # answer it may have been with it: the call ends on it at once, not at its time limit.
-        self._stray_seen = asyncio.get_running_loop().create_future()
+        self._stray_seen = cut = self._loop.loop.create_future()
         if self.stray:
-            self._stray_seen.set_result(None)
+            cut.set_result(None)
         # send_request, not call_tool: a result is observed as sent, never re-validated against
         # the tool's output schema by the client (that would turn a divergence into an exception).
-        answer = asyncio.ensure_future(self.session.send_request(request, types.CallToolResult))
-        # A call cut by its time limit leaves the request running; it ends later, when the server is
-        # stopped ("Connection closed"). Its outcome is taken here, so asyncio prints no traceback for it.
-        answer.add_done_callback(_taken)
+        answer = self._loop.race(self.session.send_request(request, types.CallToolResult), timeout, cut)
+        if not answer.done():
+            answer.cancel()
+            self._loop.run(asyncio.wait({answer}), None)
+            raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during "
+                                             f"tools/call {name}: {self.stray[0]}")
         try:
-            await asyncio.wait({answer, self._stray_seen}, return_when=asyncio.FIRST_COMPLETED)
-            if not answer.done():
-                answer.cancel()
-                await asyncio.wait({answer})
-                raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during "
-                                                 f"tools/call {name}: {self.stray[0]}")
             return answer.result()
         except MCPError as exc:
             if self.ended or (self._life is not None and self._life.done()):
