@@ -782,3 +782,26 @@ def test_a_race_returns_its_task_ended_or_cut_and_leaves_a_late_one_running() ->
         here.run(asyncio.wait({waiting, *late}), 5)
     finally:
         here.close()
+
+
+def test_tasks_on_the_clients_loop_run_with_asyncio_named_and_the_callers_context() -> None:
+    # anyio asks sniffio which library runs at every operation; unnamed, sniffio looks for asyncio's
+    # current task each time. The loop's runner names it, as anyio.run does.
+    import contextvars
+
+    from harness.targets.mcp.connection import LoopHere
+    sniffio = pytest.importorskip("sniffio")
+    callers = contextvars.ContextVar("callers", default="unset")
+
+    async def seen() -> tuple[str | None, str]:
+        return sniffio.current_async_library_cvar.get(), callers.get()
+
+    here = LoopHere()
+    token = callers.set("set by the caller")
+    try:
+        assert here.run(seen(), 5) == ("asyncio", "set by the caller")
+        assert here.race(seen(), 5, here.loop.create_future()).result() == ("asyncio", "set by the caller")
+        assert sniffio.current_async_library_cvar.get() is None  # the caller's own context is left as it was
+    finally:
+        callers.reset(token)
+        here.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import json
 import logging
 import os
@@ -148,6 +149,21 @@ def _taken(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+def _library_name() -> Any:
+    """Returns sniffio's context variable naming the running async library, None without sniffio.
+
+    anyio asks sniffio, where it is installed, which library runs at every operation (each
+    checkpoint, stream send and receive, cancel scope: a dozen times per MCP call); sniffio takes
+    the name from this variable, which the runner of an event loop sets (``anyio.run`` does), and
+    without it looks for asyncio's current task: a sixth of the client's processor time per call.
+    Without sniffio anyio asks asyncio for the running loop, which costs little."""
+    try:
+        import sniffio
+    except ImportError:
+        return None
+    return sniffio.current_async_library_cvar
+
+
 class LoopHere:
     """An asyncio event loop run in the calling thread, only while a call waits for its answer.
 
@@ -160,6 +176,15 @@ class LoopHere:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
+        self._name = _library_name()
+
+    def _context(self) -> contextvars.Context:
+        """Returns the context a task is run in: the caller's, as for any task, with asyncio named
+        the running library (:func:`_library_name`)."""
+        context = contextvars.copy_context()
+        if self._name is not None:
+            context.run(self._name.set, "asyncio")
+        return context
 
     def run(self, coro: Any, timeout: float | None) -> Any:
         """Runs ``coro`` here and returns its result; raises TimeoutError after ``timeout`` seconds."""
@@ -167,7 +192,7 @@ class LoopHere:
             coro.close()
             raise RuntimeError("the event loop is closed")
         # One task with a timer that cancels it, not asyncio.wait_for (a second task and future per call).
-        task = self.loop.create_task(coro)
+        task = self.loop.create_task(coro, context=self._context())
         expired: list[bool] = []
 
         def expire() -> None:
@@ -192,7 +217,7 @@ class LoopHere:
         if self.loop.is_closed():
             coro.close()
             raise RuntimeError("the event loop is closed")
-        task = self.loop.create_task(coro)
+        task = self.loop.create_task(coro, context=self._context())
         task.add_done_callback(_taken)  # one left running ends later (its server stopped): its outcome is taken
 
         def ended(_: Any) -> None:
