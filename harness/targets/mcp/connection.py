@@ -541,7 +541,7 @@ class Connection:
         answer = self._loop.race(self.session.send_request(request, types.CallToolResult), timeout, cut)
         if not answer.done():
             answer.cancel()
-            self._loop.run(asyncio.wait({answer}), None)
+            self._loop.run(asyncio.wait({answer}), timeout)  # its ending bounded as the call was
             raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during "
                                              f"tools/call {name}: {self.stray[0]}")
         try:
