@@ -390,6 +390,7 @@ async def _pipe_streams() -> tuple[Any, Any] | None:
 
 async def serve(root: str) -> None:
     """Serves one MCP connection on this process's stdin and stdout."""
+    _defer_package_inits("mcp", "mcp.server")  # before the first submodule: stdio alone, not the whole SDK
     from mcp.server.stdio import stdio_server
     server = build_server(root)
     streams = await _pipe_streams()

@@ -578,3 +578,22 @@ def test_a_file_expected_below_a_folder_that_was_never_made_is_missing_not_a_har
         result = runner.run(scenario)
     assert result.verdict is Verdict.FAIL, result.reason
     assert any(m.path == "then.files[sub/dir/x.txt]" and m.observed == "<missing>" for _, m in result.failures), result.failures
+
+
+def test_a_fixed_enclosures_folder_made_before_its_first_scenario_is_placed_as_between_two(tmp_path):
+    """A fixed enclosure's folder can be made before the first scenario (a sandboxed candidate binds it
+    at its start); the first placing then checks it as it checks it between two scenarios."""
+    from harness.containment import enclosure as enclosure_mod
+    kept = enclosure_mod.Enclosure(parent=str(tmp_path), fixed=True)
+    written = enclosure_mod.Enclosure(parent=str(tmp_path), fixed=True)
+    try:
+        early = kept.workspace_folder()
+        assert early.is_dir() and kept.workspace_folder() == early
+        assert kept.place() == early and kept.escapes() == []
+        (written.workspace_folder() / "left.txt").write_text("by the candidate's start")
+        with pytest.raises(OSError, match="written between two scenarios"):
+            written.place()
+        assert written.spoiled
+    finally:
+        kept.remove()
+        written.remove()

@@ -58,6 +58,7 @@ class Enclosure:
         self.spoiled = False
         self.replaced = False  # the base itself was removed or replaced (by a link, a file): nothing below is ours
         self.made = 0  # workspaces placed so far
+        self._premade = False  # a ``fixed`` enclosure's folder made before its first scenario (``workspace_folder``)
         self.current = "ws"  # the name of the workspace placed last
         # Each canary is held open: while its path still names the same inode (the signature says
         # so, and a held inode's number cannot be reused), its bytes are read through this
@@ -184,7 +185,7 @@ class Enclosure:
         self.made += 1
         name = "ws" if self.made == 1 or self.fixed else f"ws-{self.made}"
         path = self.base / name  # one path object, its text worked out once
-        if self.fixed and self.made > 1:
+        if self.fixed and (self.made > 1 or self._premade):
             info = os.lstat(str(path))
             if not stat.S_ISDIR(info.st_mode) or os.listdir(str(path)):
                 self.spoiled = True
@@ -194,6 +195,18 @@ class Enclosure:
             if self.fixed:
                 self._slot_mode = stat.S_IMODE(os.lstat(str(path)).st_mode)
         self.current = name
+        return path
+
+    def workspace_folder(self) -> Path:
+        """Makes the one workspace folder of a ``fixed`` enclosure now, before its first scenario, and
+        returns it: a candidate started once per run in a sandbox binds it at its start, so the first
+        scenario needs no second start. :meth:`place` then finds it as it finds it between two
+        scenarios (empty, or the enclosure is spoiled)."""
+        path = self.base / "ws"
+        if self.fixed and self.made == 0 and not self._premade:
+            os.mkdir(str(path))
+            self._slot_mode = stat.S_IMODE(os.lstat(str(path)).st_mode)
+            self._premade = True
         return path
 
     def move_out(self, root: Path) -> Tree | None:

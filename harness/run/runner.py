@@ -78,6 +78,7 @@ class Runner:
         if self.info is None and self.start_error is None:
             self._give_tmp()
             self._give_cwd()
+            self._give_workspace()
             try:
                 self.info = self.target.start()
             except (TargetError, Unsupported, OSError) as exc:
@@ -104,6 +105,19 @@ class Runner:
             with processes.deferred():
                 self._remover.remove(Tree(self._scratch))
                 self._scratch = None
+
+    def _give_workspace(self) -> None:
+        """Gives a candidate that keeps one workspace folder for the run (a process in the sandbox)
+        that folder before its start, so the sandbox it starts in binds it (harness/targets/launch.py):
+        without it the first scenario would start the candidate a second time."""
+        if self.target.in_process or not self.target.fixed_workspace or self._enclosure is not None:
+            return
+        with processes.deferred():
+            self._enclosure = Enclosure(parent=self.tmp, fixed=True)
+        try:
+            self.target.use_workspace(str(self._enclosure.workspace_folder()))
+        except OSError:
+            self._retire_enclosure()  # the first scenario makes it, as without the early folder
 
     def _give_cwd(self) -> None:
         """Gives a candidate in a process of its own the run's working folder (beside the workspaces)."""

@@ -191,6 +191,11 @@ class Target(abc.ABC):
         the run, before ``start``; returns False when the target has no process of its own to give it."""
         return False
 
+    def use_workspace(self, folder: str) -> bool:
+        """Gives a candidate that keeps one workspace folder for the run (``fixed_workspace``) that
+        folder, before ``start``; returns False when its start has no use for it."""
+        return False
+
     def use_cwd(self, folder: str) -> bool:
         """Starts the candidate in ``folder`` (the run's working folder, harness/run/working_folder.py),
         before ``start``, unless a working folder was chosen for it; returns False when the target

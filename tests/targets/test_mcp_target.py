@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.containment import sandbox
 from harness.run.runner import Runner
 from harness.scenario import catalog
 from harness.scenario.content_spec import lone_surrogate_in
@@ -433,6 +434,53 @@ def test_an_unsupported_call_is_raised_by_the_session(tmp_path: Path) -> None:
         target.stop()
 
 
+SPAWN_ORDER = """\
+import sys
+from harness.targets.mcp.connection import Connection, LoopHere
+from harness.util.packages import deferred_init
+deferred_init("mcp", "mcp.client", "mcp_types")
+import mcp.client.stdio  # not "as": that would take the name from the deferred package
+stdio = sys.modules["mcp.client.stdio"]
+spawn, seen = stdio._create_platform_compatible_process, []
+async def spawned(*args, **kwargs):
+    seen.append("mcp.client.session" in sys.modules or "mcp_types.methods" in sys.modules)
+    return await spawn(*args, **kwargs)
+stdio._create_platform_compatible_process = spawned
+loop = LoopHere()
+connection = Connection(loop, [sys.executable, sys.argv[1]])
+connection.open(30)
+connection.close()
+loop.close()
+print("session imported before the spawn:", seen)
+"""
+
+
+def test_the_server_is_started_before_the_clients_session_modules_are_imported() -> None:
+    # What the session needs (its message types for both protocol versions: a third of a second)
+    # is imported while the server starts, not before.
+    done = subprocess.run([sys.executable, "-c", SPAWN_ORDER, str(ADAPTER)], capture_output=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "session imported before the spawn: [False]" in done.stdout.decode()
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
+def test_a_sandboxed_server_is_started_once_on_the_runs_workspace_folder(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runner gives the run's one workspace folder before the start, so the server started to
+    # learn its tools is started in the sandbox that binds it, and serves every scenario.
+    started: list[object] = []
+    connect = McpTarget._connect
+
+    def counted(self, workspace, bound=None):
+        started.append(bound)
+        return connect(self, workspace, bound)
+    monkeypatch.setattr(McpTarget, "_connect", counted)
+    results = run(misbehaving(sandbox=True), tmp_path, "one", "two", "three")
+    assert [result.verdict for result in results] == [Verdict.PASS] * 3, [result.reason for result in results]
+    assert len(started) == 1 and started[0] is not None
+
+
 def test_stop_ends_the_server(tmp_path: Path) -> None:
     target = misbehaving()
     target.start()
@@ -553,6 +601,28 @@ def test_the_reference_server_serves_a_file_as_input_too(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr.decode()
     (answer,) = [json.loads(line) for line in answers.read_text().splitlines()]
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "file-tool-conformance-reference"
+
+
+SERVED_ALONE = """\
+import sys, anyio
+from reference_impl import mcp_server
+anyio.run(mcp_server.serve, ".")
+sys.stderr.write("client imported: %s; sdk init run: %s\\n" % (
+    "mcp.client" in sys.modules, "__getattr__" not in vars(sys.modules["mcp"])))
+"""
+
+
+def test_the_reference_server_serves_stdio_without_importing_the_whole_sdk(tmp_path: Path) -> None:
+    # The mcp package's __init__ imports the SDK's clients and every server with their HTTP stack
+    # (about half a second of the server's start); stdio needs the low-level server alone.
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(_rpc(INITIALIZE))
+    with requests.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-c", SERVED_ALONE], stdin=stdin, capture_output=True, cwd=ROOT,
+                              timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout.decode().splitlines()[0])["id"] == 1
+    assert "client imported: False; sdk init run: False" in done.stderr.decode()
 
 
 def test_profiles_a_server_advertises_are_honoured_and_the_rest_skipped(reference_target: McpTarget) -> None:
@@ -684,3 +754,54 @@ def test_a_server_that_applies_its_first_roots_last_is_told_the_new_root_again(t
         results = [runner.run(scenario(ROOTED.format(n=n, root='"${workspace}"'), tmp_path)) for n in range(2)]
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.reason for r in results]
     assert results[0].steps[0].output["root"] != results[1].steps[0].output["root"]
+
+
+def test_a_race_returns_its_task_ended_or_cut_and_leaves_a_late_one_running() -> None:
+    import asyncio
+
+    from harness.targets.mcp.connection import LoopHere
+
+    async def answer(after: float) -> str:
+        await asyncio.sleep(after)
+        return "answered"
+
+    here = LoopHere()
+    try:
+        ended = here.race(answer(0), 5, here.loop.create_future())
+        assert ended.done() and ended.result() == "answered"
+        cut = here.loop.create_future()
+        here.loop.call_later(0.01, cut.set_result, None)  # as a stray line on stdout sets it
+        waiting = here.race(answer(30), 5, cut)
+        assert not waiting.done()  # left as it is: not cancelled
+        with pytest.raises(TimeoutError):
+            here.race(answer(30), 0.01, here.loop.create_future())
+        late = [task for task in asyncio.all_tasks(here.loop) if task is not waiting]
+        assert len(late) == 1 and not late[0].done()  # the timed-out one runs on too
+        for task in [waiting, *late]:
+            task.cancel()
+        here.run(asyncio.wait({waiting, *late}), 5)
+    finally:
+        here.close()
+
+
+def test_tasks_on_the_clients_loop_run_with_asyncio_named_and_the_callers_context() -> None:
+    # anyio asks sniffio which library runs at every operation; unnamed, sniffio looks for asyncio's
+    # current task each time. The loop's runner names it, as anyio.run does.
+    import contextvars
+
+    from harness.targets.mcp.connection import LoopHere
+    sniffio = pytest.importorskip("sniffio")
+    callers = contextvars.ContextVar("callers", default="unset")
+
+    async def seen() -> tuple[str | None, str]:
+        return sniffio.current_async_library_cvar.get(), callers.get()
+
+    here = LoopHere()
+    token = callers.set("set by the caller")
+    try:
+        assert here.run(seen(), 5) == ("asyncio", "set by the caller")
+        assert here.race(seen(), 5, here.loop.create_future()).result() == ("asyncio", "set by the caller")
+        assert sniffio.current_async_library_cvar.get() is None  # the caller's own context is left as it was
+    finally:
+        callers.reset(token)
+        here.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import json
 import logging
 import os
@@ -148,6 +149,21 @@ def _taken(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+def _library_name() -> Any:
+    """Returns sniffio's context variable naming the running async library, None without sniffio.
+
+    anyio asks sniffio, where it is installed, which library runs at every operation (each
+    checkpoint, stream send and receive, cancel scope: a dozen times per MCP call); sniffio takes
+    the name from this variable, which the runner of an event loop sets (``anyio.run`` does), and
+    without it looks for asyncio's current task: a sixth of the client's processor time per call.
+    Without sniffio anyio asks asyncio for the running loop, which costs little."""
+    try:
+        import sniffio
+    except ImportError:
+        return None
+    return sniffio.current_async_library_cvar
+
+
 class LoopHere:
     """An asyncio event loop run in the calling thread, only while a call waits for its answer.
 
@@ -160,6 +176,15 @@ class LoopHere:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
+        self._name = _library_name()
+
+    def _context(self) -> contextvars.Context:
+        """Returns the context a task is run in: the caller's, as for any task, with asyncio named
+        the running library (:func:`_library_name`)."""
+        context = contextvars.copy_context()
+        if self._name is not None:
+            context.run(self._name.set, "asyncio")
+        return context
 
     def run(self, coro: Any, timeout: float | None) -> Any:
         """Runs ``coro`` here and returns its result; raises TimeoutError after ``timeout`` seconds."""
@@ -167,7 +192,7 @@ class LoopHere:
             coro.close()
             raise RuntimeError("the event loop is closed")
         # One task with a timer that cancels it, not asyncio.wait_for (a second task and future per call).
-        task = self.loop.create_task(coro)
+        task = self.loop.create_task(coro, context=self._context())
         expired: list[bool] = []
 
         def expire() -> None:
@@ -184,6 +209,33 @@ class LoopHere:
         finally:
             if timer is not None:
                 timer.cancel()
+
+    def race(self, coro: Any, timeout: float | None, cut: asyncio.Future[Any]) -> asyncio.Task[Any]:
+        """Runs ``coro`` as a task here until it ends or ``cut`` is set, and returns the task, ended or
+        not (an unfinished one is left running: it is not cancelled); raises TimeoutError after
+        ``timeout`` seconds, the task left running too. One task, and no second one waiting on it."""
+        if self.loop.is_closed():
+            coro.close()
+            raise RuntimeError("the event loop is closed")
+        task = self.loop.create_task(coro, context=self._context())
+        task.add_done_callback(_taken)  # one left running ends later (its server stopped): its outcome is taken
+
+        def ended(_: Any) -> None:
+            if not cut.done():
+                cut.set_result(None)
+        task.add_done_callback(ended)
+        timer = None if timeout is None else self.loop.call_later(timeout, cut.cancel)
+        try:
+            self.loop.run_until_complete(cut)
+        except asyncio.CancelledError:
+            if timer is not None and cut.cancelled():
+                raise TimeoutError from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+            task.remove_done_callback(ended)
+        return task
 
     def close(self) -> None:
         """Closes the loop (every connection on it closed before)."""
@@ -230,7 +282,7 @@ class _EndWatch:
 class Connection:
     """One server process, initialised, with the tools it listed."""
 
-    def __init__(self, loop: LoopThread | LoopHere, argv: Sequence[str] = (), *, url: str | None = None,
+    def __init__(self, loop: LoopHere, argv: Sequence[str] = (), *, url: str | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None,
                  roots: Sequence[str] | None = None, box: Any = None) -> None:
         self._loop = loop
@@ -296,9 +348,10 @@ class Connection:
             raise
 
     async def _live(self, ready: asyncio.Future, stop: asyncio.Event) -> None:
-        deferred_init("mcp", "mcp.client")  # the client's submodules alone, not the SDK's servers
-        import mcp_types as types
-        from mcp.client.session import ClientSession
+        # The client's submodules alone, not the SDK's servers; the transport first, with the message
+        # types' package (both protocol versions' models) deferred too: the server is started, then the
+        # session's modules are imported while it starts (two processes' imports side by side).
+        deferred_init("mcp", "mcp.client", "mcp_types")
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         read_fd, write_fd = os.pipe()
@@ -313,6 +366,8 @@ class Connection:
         try:
             async with transport as (read, write):
                 errlog.close()  # the child holds its own copy: the tail ends when the server does
+                import mcp_types as types
+                from mcp.client.session import ClientSession
                 client_info = types.Implementation(name="file-tool-conformance-harness", version="0.1.0")
                 list_roots = self._list_roots if self.roots is not None else None
                 async with ClientSession(_EndWatch(read, self), write, message_handler=self._on_message,
@@ -454,7 +509,7 @@ class Connection:
         if not self.alive:
             raise ConnectionBroken("exited", "the server is no longer running")
         try:
-            result = self._loop.run(self._call_tool(name, arguments, meta), timeout)
+            result = self._call(name, arguments, meta, timeout)
         except TimeoutError:
             self.close()
             raise ConnectionBroken("timeout", f"did not answer within {timeout:g} s") from None
@@ -467,7 +522,10 @@ class Connection:
             raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message: {shown}")
         return result
 
-    async def _call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
+    def _call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None, timeout: float) -> Any:
+        """Sends tools/call and returns its result once it comes; raises ConnectionBroken (a line on stdout
+        that is not JSON-RPC ends the wait at once), RpcError, or TimeoutError (the request left running:
+        it ends when the server is stopped, its outcome taken then so asyncio prints no traceback)."""
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
@@ -475,22 +533,18 @@ class Connection:
         request = types.CallToolRequest(params=params)
         # A line the SDK cannot decode (not JSON, a lone-surrogate escape...) is dropped by it, and the
         # answer it may have been with it: the call ends on it at once, not at its time limit.
-        self._stray_seen = asyncio.get_running_loop().create_future()
+        self._stray_seen = cut = self._loop.loop.create_future()
         if self.stray:
-            self._stray_seen.set_result(None)
+            cut.set_result(None)
         # send_request, not call_tool: a result is observed as sent, never re-validated against
         # the tool's output schema by the client (that would turn a divergence into an exception).
-        answer = asyncio.ensure_future(self.session.send_request(request, types.CallToolResult))
-        # A call cut by its time limit leaves the request running; it ends later, when the server is
-        # stopped ("Connection closed"). Its outcome is taken here, so asyncio prints no traceback for it.
-        answer.add_done_callback(_taken)
+        answer = self._loop.race(self.session.send_request(request, types.CallToolResult), timeout, cut)
+        if not answer.done():
+            answer.cancel()
+            self._loop.run(asyncio.wait({answer}), timeout)  # its ending bounded as the call was
+            raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during "
+                                             f"tools/call {name}: {self.stray[0]}")
         try:
-            await asyncio.wait({answer, self._stray_seen}, return_when=asyncio.FIRST_COMPLETED)
-            if not answer.done():
-                answer.cancel()
-                await asyncio.wait({answer})
-                raise ConnectionBroken("stdout", f"wrote a line on stdout that is not a JSON-RPC message during "
-                                                 f"tools/call {name}: {self.stray[0]}")
             return answer.result()
         except MCPError as exc:
             if self.ended or (self._life is not None and self._life.done()):

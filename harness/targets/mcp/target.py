@@ -277,6 +277,7 @@ class McpTarget(ProcessTarget):
         self.sandbox = bool(sandbox) and self.url is None
         self._named_env = dict(env or {})  # what a sandboxed server gets besides the allowlist
         self._slot: launch.Slot | None = None  # the workspace folder the sandboxed server was started with
+        self._fixed: Path | None = None  # the run's one workspace folder when sandboxed (use_workspace)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         # The profile's tools as this server names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
@@ -302,6 +303,14 @@ class McpTarget(ProcessTarget):
         absolute first; a working folder chosen for it, or a server reached over HTTP, keeps its own."""
         return self.url is None and super().use_cwd(folder)
 
+    def use_workspace(self, folder: str) -> bool:
+        """Takes the run's one workspace folder of a sandboxed server: the server started to learn its
+        tools is then started in the sandbox that binds it, and serves the scenarios (no second start)."""
+        if not self.sandbox:
+            return False
+        self._fixed = Path(folder).absolute()
+        return True
+
     def start(self) -> TargetInfo:
         """Starts the server once to learn its name and tools; raises TargetError when it cannot."""
         if self._failure is not None:
@@ -312,13 +321,13 @@ class McpTarget(ProcessTarget):
             if self.needs_workspace and self.url is None:
                 # Started on a folder of its own; it stays up for the run if it asks for the roots.
                 self._home = tempfile.mkdtemp(prefix="harness-mcp-home-", dir=self.workspace_parent)
-                connection = self._connect(Path(self._home))
+                connection = self._connect(Path(self._home), bound=self._fixed)
                 self.uses_roots = connection.roots_asked > 0
                 self.per_scenario = not self.uses_roots
                 if self.per_scenario:
                     self._retire()
             else:
-                connection = self._connect(None)
+                connection = self._connect(None, bound=self._fixed)
         except TargetError as exc:
             self._failure = exc  # a server that cannot even initialise will not do better later
             raise
