@@ -66,3 +66,23 @@ def read_scenario(scenario_id: str, *outputs: str) -> str:
                     for output in (outputs or (None,)))
     return (f"id: {scenario_id}\nprofile: claude-code\ntitle: t\nsource: test\n"
             'given:\n  files:\n    a.txt: "x\\n"\nsteps:\n' + reads)
+
+
+FAULT_SCENARIO = """\
+id: mcp-write-text-file/faults/{name}
+profile: mcp-write-text-file
+title: t
+source: test
+requires: [{requires}]
+given:
+{given}
+steps:
+  - tool: write_text_file
+    args: {{path: "${{workspace}}/a.txt", content: "x"}}
+"""
+
+
+def fault_scenario(scenario_from: Any, name: str, requires: str, given: str) -> Any:
+    """Returns a scenario requiring ``requires`` with ``given`` (YAML lines, indented by two), whose
+    one step writes ``a.txt`` through ``write_text_file``."""
+    return scenario_from(FAULT_SCENARIO.format(name=name, requires=requires, given=given), name=f"{name}.yaml")

@@ -7,7 +7,7 @@ import errno
 from pathlib import Path
 
 import pytest
-from fakes import ScriptedTarget
+from fakes import ScriptedTarget, fault_scenario
 
 from harness.run.runner import Runner
 from harness.scenario.model import Verdict
@@ -23,22 +23,7 @@ def on_pyfakefs(monkeypatch):
     (as HARNESS_FAULTS=fake has it): tests/test_real_faults.py tests the kernel's."""
     monkeypatch.setattr(faults, "_real", frozenset())
 
-SCENARIO = """\
-id: mcp-write-text-file/faults/{name}
-profile: mcp-write-text-file
-title: t
-source: test
-requires: [{requires}]
-given:
-{given}
-steps:
-  - tool: write_text_file
-    args: {{path: "${{workspace}}/a.txt", content: "x"}}
-"""
-
-
-def _scenario(scenario_from, name: str, requires: str, given: str):
-    return scenario_from(SCENARIO.format(name=name, requires=requires, given=given), name=f"{name}.yaml")
+_scenario = fault_scenario
 
 
 def _writer(outcomes: list[str], files: list[tuple[str, int]]):

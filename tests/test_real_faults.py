@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from fakes import ScriptedTarget
+from fakes import ScriptedTarget, fault_scenario
 
 from harness.run.runner import Runner
 from harness.scenario.model import Verdict
@@ -119,19 +119,7 @@ def test_a_read_only_folder_is_never_reached_through_a_link_and_must_be_a_folder
     assert b"/outside" not in Path("/proc/thread-self/mountinfo").read_bytes()
 
 
-def _scenario(scenario_from, name: str, requires: str, given: str):
-    return scenario_from(f"""\
-id: mcp-write-text-file/faults/{name}
-profile: mcp-write-text-file
-title: t
-source: test
-requires: [{requires}]
-given:
-{given}
-steps:
-  - tool: write_text_file
-    args: {{path: "${{workspace}}/a.txt", content: "x"}}
-""", name=f"{name}.yaml")
+_scenario = fault_scenario
 
 
 def _writing(rel: str, seen: list[object]):

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema_rs
 import pytest
@@ -152,16 +153,24 @@ def test_a_workspace_with_a_mount_point_is_not_removed_through_it_and_every_repo
     assert 'class="leftovers"' in reports["html"].read_text("utf-8")
 
 
-def test_a_mount_made_after_the_table_was_read_is_seen(tmp_path, unmount_after):
+def _mount_point(tmp_path) -> tuple[Path, list[str], list[str]]:
+    """Skips where no bind mount can be made; returns a folder holding ``point``, and the commands
+    mounting a folder on ``point`` and taking it down."""
     why = _mount_works(tmp_path)
     if why:
         pytest.skip(why)
     base = tmp_path / "base"
     (base / "point").mkdir(parents=True)
+    return (base, ["mount", "--bind", str(tmp_path / "probe-source"), str(base / "point")],
+            ["umount", str(base / "point")])
+
+
+def test_a_mount_made_after_the_table_was_read_is_seen(tmp_path, unmount_after):
+    base, mount, unmount = _mount_point(tmp_path)
     assert mounts_below(base) == set()  # read (or known unchanged) before the mount
-    subprocess.run(["mount", "--bind", str(tmp_path / "probe-source"), str(base / "point")], check=True, timeout=30)
+    subprocess.run(mount, check=True, timeout=30)
     assert mounts_below(base) == {os.path.realpath(base / "point")}
-    subprocess.run(["umount", str(base / "point")], check=True, timeout=30)
+    subprocess.run(unmount, check=True, timeout=30)
     assert mounts_below(base) == set()
 
 
@@ -171,21 +180,17 @@ def test_a_mount_made_in_a_threads_own_namespace_after_the_table_was_read_is_see
     import threading
 
     from harness.util import mounts
-    why = _mount_works(tmp_path)
-    if why:
-        pytest.skip(why)
-    base = tmp_path / "base"
-    (base / "point").mkdir(parents=True)
+    base, mount, unmount = _mount_point(tmp_path)
     seen: dict[str, object] = {}
 
     def in_its_own_namespace() -> None:
         try:
             seen["before"] = mounts_below(base)  # the table of the namespace it started in, read
             mounts.own_namespace()
-            subprocess.run(["mount", "--bind", str(tmp_path / "probe-source"), str(base / "point")], check=True, timeout=30)
+            subprocess.run(mount, check=True, timeout=30)
             seen["there"] = mounts_below(base)
             seen["elsewhere"] = other.submit(mounts_below, base).result(timeout=30)
-            subprocess.run(["umount", str(base / "point")], check=True, timeout=30)
+            subprocess.run(unmount, check=True, timeout=30)
             seen["after"] = mounts_below(base)
         except Exception as exc:  # said by the assertion below
             seen["error"] = exc
