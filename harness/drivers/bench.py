@@ -64,15 +64,17 @@ class _CallMeter:
         CmdSession.call = self._original  # type: ignore[method-assign]
 
 
-def time_catalog(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int]]:
-    """Returns (start-up seconds, seconds for all scenarios, verdict counts) of one run."""
-    return time_scenarios(target, scenarios)[:3]
+def time_catalog(target: Target, scenarios: list[Scenario], tmp: str | None = None) -> tuple[float, float, dict[str, int]]:
+    """Returns (start-up seconds, seconds for all scenarios, verdict counts) of one run, its
+    workspaces in ``tmp`` (None: the system's temporary folder)."""
+    return time_scenarios(target, scenarios, tmp)[:3]
 
 
-def time_scenarios(target: Target, scenarios: list[Scenario]) -> tuple[float, float, dict[str, int], dict[str, float]]:
+def time_scenarios(target: Target, scenarios: list[Scenario],
+                   tmp: str | None = None) -> tuple[float, float, dict[str, int], dict[str, float]]:
     """Returns what :func:`time_catalog` does, and the seconds of each scenario by id."""
     started = time.perf_counter()
-    runner = assemble.runner(target, record_states=False, tmp=None)
+    runner = assemble.runner(target, record_states=False, tmp=tmp)
     runner.start()
     ready = time.perf_counter()
     try:

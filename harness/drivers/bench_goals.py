@@ -23,7 +23,8 @@ start to first scenario
     (``harness.run.workers.auto_jobs``), and the row says what it chose.
 mcp: / in-process
     the catalog (no fault scenarios) through ``mcp:python -m reference_impl.mcp_server`` against
-    the in-process reference, with the server's start and without it.
+    the in-process reference, with the server's start and without it, the workspaces where
+    ``harness run`` puts them by default (a memory file system where there is one).
 pytest item / harness scenario
     ``pytest scenarios -n 0`` against ``harness run --jobs 1``, both new processes comparing the
     snapshots, per scenario.
@@ -248,8 +249,9 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
         offered = set(assemble.target("reference").start().profiles)
         scenarios = [s for s in catalog.load([catalog.builtin_dir()]).scenarios
                      if not s.requires and s.profile in offered]
-        local_start, local, _ = time_catalog(assemble.target("reference"), scenarios)
-        remote_start, remote, _ = time_catalog(assemble.target(REFERENCE_MCP), scenarios)
+        tmp = _workspace_parent()  # where `harness run` puts the workspaces (the system's temporary folder was a disk here)
+        local_start, local, _ = time_catalog(assemble.target("reference"), scenarios, tmp)
+        remote_start, remote, _ = time_catalog(assemble.target(REFERENCE_MCP), scenarios, tmp)
         out.append((with_start, (remote_start + remote) / (local_start + local),
                     f"{(remote_start + remote) * 1000:.0f} ms / {(local_start + local) * 1000:.0f} ms "
                     f"({len(scenarios)} scenarios; the server's start {remote_start * 1000:.0f} ms)"))
