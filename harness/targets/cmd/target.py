@@ -146,6 +146,7 @@ class CmdTarget(ProcessTarget):
         if self.sandbox:
             launch.decide(True)  # ValueError (a usage error) when no sandbox can be made here
         self._slot: launch.Slot | None = None  # the workspace the sandboxed candidate was started with
+        self._fixed: Path | None = None  # the run's one workspace folder when sandboxed (use_workspace)
         self.realises = frozenset(_PERMISSION_CONDITIONS if self._modes_bite() else ())
         self.info: TargetInfo | None = None
         self._channel: Channel | None = None
@@ -171,6 +172,15 @@ class CmdTarget(ProcessTarget):
         self._cwd_given = folder
         return True
 
+    def use_workspace(self, folder: str) -> bool:
+        """Takes the run's one workspace folder of a sandboxed candidate: the candidate started to learn
+        what it offers is then started in the sandbox that binds it, and serves the scenarios (no
+        second start)."""
+        if not self.sandbox:
+            return False
+        self._fixed = Path(folder).absolute()
+        return True
+
     def _give_folder(self, folder: str) -> None:
         """Gives the run's ``folder`` (not its contents) to the ``--run-as`` user (nothing without one)."""
         if self._uid is not None:
@@ -184,8 +194,10 @@ class CmdTarget(ProcessTarget):
         """
         if self.info is None and self._failure is None and self._unsupported is None:
             try:
-                if self.sandbox:
+                if self.sandbox and self._fixed is None:
                     self._probe()
+                elif self.sandbox:  # in the sandbox that binds the run's workspace folder: it stays up
+                    self._channel = self._spawn_and_greet(self._fixed)
                 else:
                     self._channel = self._spawn_and_greet()
             except Unsupported:
@@ -302,7 +314,7 @@ class CmdTarget(ProcessTarget):
 
     def _probe(self) -> None:
         """Starts the candidate once just to learn what it offers (a sandboxed one is started again on
-        the run's workspace folder, which does not exist yet)."""
+        the run's workspace folder, which was not given: :meth:`use_workspace`)."""
         self._retire(self._spawn_and_greet())
 
     def _request(self, channel: Channel, message: dict[str, Any], what: str) -> dict[str, Any]:
