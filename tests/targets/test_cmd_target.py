@@ -369,23 +369,6 @@ def test_the_sandbox_blocks_a_write_outside_the_workspace(tmp_path: Path) -> Non
     assert after.verdict is Verdict.PASS, after.reason
 
 
-@pytest.mark.skipif(not sandbox.available()[0], reason=f"no sandbox here: {sandbox.available()[1]}")
-def test_a_sandboxed_candidate_is_started_once_on_the_runs_workspace_folder(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    # The runner gives the run's one workspace folder before the start, so the candidate started to
-    # learn what it offers is started in the sandbox that binds it, and serves every scenario.
-    started: list[object] = []
-    spawn = CmdTarget._spawn_and_greet
-
-    def counted(self, workspace=None):
-        started.append(workspace)
-        return spawn(self, workspace)
-    monkeypatch.setattr(CmdTarget, "_spawn_and_greet", counted)
-    results = run(misbehaving("none", sandbox=True), tmp_path, "one", "two", "three")
-    assert [result.verdict for result in results] == [Verdict.PASS] * 3, [result.reason for result in results]
-    assert len(started) == 1 and started[0] is not None
-
-
 # -- the working folder ------------------------------------------------------------------------
 
 
