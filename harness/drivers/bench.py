@@ -185,7 +185,7 @@ def _bench_sandbox(args: argparse.Namespace, scenarios: list[Scenario], cmd_best
         print("  note: the verdicts differ between the sandboxed and the unsandboxed run")
     plain, boxed = _start_cost(sandbox)
     print(f"  the sandbox alone: {boxed * 1000:.1f} ms to start `true` in it against {plain * 1000:.1f} ms without "
-          f"({boxed / plain if plain else float('nan'):.1f}x), paid twice per run")
+          f"({boxed / plain if plain else float('nan'):.1f}x), paid once per run (per worker)")
 
 
 def _start_cost(sandbox: Any, times: int = 20) -> tuple[float, float]:
