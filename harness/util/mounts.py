@@ -6,9 +6,11 @@ then fails with EROFS, as on a read-only mount. So that nothing of it reaches th
 harness's threads already running, the thread first leaves its process's mount namespace for a
 copy of its own (unshare(2) ``CLONE_NEWNS``, which the kernel allows a thread of a process with
 several, the thread's file-system attributes going with it) whose mounts are slaves of the
-machine's: mounts made on the machine still appear in it, none made in it go out. Threads it
-starts afterwards share its namespace (as a candidate's own threads should see its folders). The mount is taken down
-(``MNT_DETACH``) when the block ends, before the folder is removed or moved.
+machine's: mounts made on the machine still appear in it, none made in it go out. Threads and
+processes it starts afterwards share its namespace (a candidate's own threads should see its
+folders), so what a candidate it starts mounts is there too: the harness reads each thread's own
+mount table (harness/containment/cleanup.py). The mount is taken down (``MNT_DETACH``) when the
+block ends, before the folder is removed or moved.
 
 Needs ``CAP_SYS_ADMIN``; :func:`available` tells. Three system calls through ctypes, as
 harness/util/processes.py calls ``prctl``: ``os.unshare`` comes with Python 3.12, and the standard
