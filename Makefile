@@ -71,15 +71,11 @@ profiles: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/harness lint
 
-## bench: the goals of docs/performance.md, each a ratio from one run (bench_goals writes them into the page);
-## then the whole catalog in-process, through cmd: (also in the default sandbox) and mcp:, their ratios and the
-## per-call overhead, and the
-## speed ratios of docs/performance.md (replay floor, --jobs, roots, several targets, start-up)
+## bench: the goals of docs/performance.md, each a ratio from one run; then the whole catalog in-process,
+## through cmd: (also in the default sandbox) and mcp:, their ratios and the per-call overhead, and the speed
+## ratios (replay floor, --jobs, roots, several targets, start-up): bench_goals writes all of it into the page
 bench: $(STAMP)
-	$(BIN)/python -m harness.drivers.bench_goals --write docs/performance.md
-	$(BIN)/python -m harness.drivers.bench
-	$(BIN)/python -m harness.drivers.bench_mcp
-	$(BIN)/python -m harness.drivers.bench_speed
+	$(BIN)/python -m harness.drivers.bench_goals --write docs/performance.md --figures
 
 ## mutation: mutation testing of reference_impl/ (mutmut 3 makes the mutants, the catalog kills them),
 ## two mutants at a time; writes docs/mutation.md (survivors classified in docs/mutation-classes.yaml)

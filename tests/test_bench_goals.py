@@ -54,3 +54,27 @@ def test_the_probes_run_in_a_new_interpreter_are_python():
 def test_the_jobs_row_says_what_the_default_chose():
     process = bench_goals.Process(wall=1.0, cpu=0.5, started=100.0, stderr="x\nbench-jobs 1\n", load=3.5)
     assert bench_goals.jobs_chosen(process) == "--jobs 1 at load 3.5"
+
+
+def test_the_figures_section_holds_each_parts_output_as_printed_and_replaces_only_itself(tmp_path):
+    page = tmp_path / "performance.md"
+    page.write_text("# Performance\n\n## Goals\n\ngoals\n\n## Reproducing\n\nmake bench\n", encoding="utf-8")
+    printed = "speed: 531 scenarios\n  a line with ``` in it\n"
+    bench_goals.write_figures(page, bench_goals.render_figures([("python -m a", printed)], "first"))
+    bench_goals.write_figures(page, bench_goals.render_figures([("python -m b", "b\n")], "second"))
+    text = page.read_text(encoding="utf-8")
+    assert text.count(bench_goals.FIGURES_BEGIN) == 1 and "first" not in text and "`python -m b`:" in text
+    assert text.startswith("# Performance\n\n## Goals\n\ngoals\n\n## Figures\n\n")
+    assert text.endswith("## Reproducing\n\nmake bench\n")
+    fenced = bench_goals.render_figures([("python -m a", printed)], "h")
+    assert "````text\n" + printed + "````" in fenced  # a fence longer than the output's own backticks
+
+
+def test_a_part_of_the_bench_that_fails_fails_it_and_says_so(tmp_path, monkeypatch, capsys):
+    (tmp_path / "part_ok.py").write_text("print('figure 1')\n", encoding="utf-8")
+    (tmp_path / "part_broken.py").write_text("print('half'); raise SystemExit(3)\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    outputs, ok = bench_goals.run_drivers(("part_ok", "part_broken"))
+    assert not ok
+    assert outputs == [("python -m part_ok", "figure 1\n"), ("python -m part_broken", "half\n(exited with status 3)\n")]
+    assert "figure 1" in capsys.readouterr().out  # passed through as it came

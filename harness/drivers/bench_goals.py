@@ -30,6 +30,11 @@ pytest item / harness scenario
     snapshots, per scenario.
 
 The machine's load is printed beside the figures; no goal's failure fails the bench.
+
+With ``--figures`` it then runs the other parts of ``make bench`` (:data:`DRIVERS`), each in a new
+process, passing their output through, and with ``--write`` puts that output, as printed, into the
+page's figures section (between :data:`FIGURES_BEGIN` and :data:`FIGURES_END`): the whole page's
+figures come from one ``make bench``, none typed. A part that fails fails the bench (exit 1).
 """
 
 from __future__ import annotations
@@ -49,6 +54,10 @@ from typing import Any
 BEGIN = "<!-- goals: made by `python -m harness.drivers.bench_goals --write docs/performance.md`; not edited by hand -->"
 END = "<!-- end of goals -->"
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
+FIGURES_BEGIN = "<!-- figures: the rest of `make bench` as it printed them; not edited by hand -->"
+FIGURES_END = "<!-- end of figures -->"
+#: The other parts of ``make bench``, run by ``--figures`` after the goals.
+DRIVERS = ("harness.drivers.bench", "harness.drivers.bench_mcp", "harness.drivers.bench_speed")
 
 
 @dataclass(frozen=True)
@@ -300,10 +309,56 @@ def write(page: Path, section: str) -> None:
     page.write_text(text, encoding="utf-8")
 
 
+def run_drivers(drivers: tuple[str, ...] = DRIVERS) -> tuple[list[tuple[str, str]], bool]:
+    """Runs each of ``drivers`` (modules) in a new process, its output passed through as it comes;
+    returns each one's command and output, and whether all of them succeeded."""
+    outputs, ok = [], True
+    for module in drivers:
+        command = f"python -m {module}"
+        print(f"$ {command}", flush=True)
+        with subprocess.Popen([sys.executable, "-m", module], stdout=subprocess.PIPE, text=True) as process:
+            assert process.stdout is not None
+            lines = []
+            for line in process.stdout:
+                print(line, end="", flush=True)
+                lines.append(line)
+        if process.returncode != 0:
+            ok = False
+            lines.append(f"(exited with status {process.returncode})\n")
+        outputs.append((command, "".join(lines)))
+    return outputs, ok
+
+
+def render_figures(outputs: list[tuple[str, str]], heading: str) -> str:
+    """Returns the page's figures section: the markers, a line on the run, each part's output as
+    printed (in a fence longer than any run of backticks it holds)."""
+    rows = [FIGURES_BEGIN, "", heading]
+    for command, text in outputs:
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+        rows += ["", f"`{command}`:", "", f"{fence}text", text.rstrip("\n"), fence]
+    return "\n".join([*rows, "", FIGURES_END])
+
+
+def write_figures(page: Path, section: str) -> None:
+    """Puts ``section`` in place of the page's generated figures section (if none: before its
+    ``## Reproducing`` section, else at its end)."""
+    text = page.read_text(encoding="utf-8")
+    if FIGURES_BEGIN in text and FIGURES_END in text:
+        text = text[:text.index(FIGURES_BEGIN)] + section + text[text.index(FIGURES_END) + len(FIGURES_END):]
+    elif "\n## Reproducing" in text:
+        head, _, rest = text.partition("\n## Reproducing")
+        text = f"{head.rstrip()}\n\n## Figures\n\n{section}\n\n## Reproducing{rest}"
+    else:
+        text = f"{text.rstrip()}\n\n## Figures\n\n{section}\n"
+    page.write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.drivers.bench_goals", description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", type=Path, metavar="FILE", help="put the goals table into FILE (docs/performance.md)")
     parser.add_argument("--skip", action="append", default=[], choices=["mcp", "pytest"], help="leave a goal unmeasured")
+    parser.add_argument("--figures", action="store_true",
+                        help="then run the other parts of make bench, and with --write put their output into FILE too")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
     print(f"goals: {os.cpu_count()} cores, load average {load:.1f} at the start")
@@ -314,14 +369,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {goal.name:<44} {shown} (at most {limit}): {against}")
     end_load = os.getloadavg()[0]
     print(f"  load average at the end: {end_load:.1f}")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     if args.write:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         heading = (f"From one run of `make bench` on commit {commit or 'unknown'}, "
                    f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average "
                    f"{load:.1f} at the start and {end_load:.1f} at the end. Each ratio's two sides were measured "
                    f"in this run; absolute times on a shared machine mean little.")
         write(args.write, render(figures, heading))
-    return 0
+    if not args.figures:
+        return 0
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    outputs, ok = run_drivers()
+    if args.write:
+        heading = (f"The rest of the same `make bench` (commit {commit or 'unknown'}, from {started}), each part "
+                   "as it printed its figures, the machine's load beside them.")
+        write_figures(args.write, render_figures(outputs, heading))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
