@@ -235,3 +235,38 @@ def test_a_partial_catalog_does_not_call_the_default_folders_snapshots_orphans(f
     capsys.readouterr()
     main(["run", "--no-builtin", "--scenarios", str(folder)])
     assert "no scenario matches" not in capsys.readouterr().out
+
+
+def test_a_store_walks_to_each_folder_once_reads_through_it_and_closes_it(tmp_path, monkeypatch):
+    from harness.record.snapshot import store as store_module
+    store = snap.SnapshotStore(tmp_path / "snapshots", "reference")
+    for n in range(3):
+        store.write(f"p/group/s{n}", f"scenario: p/group/s{n}\n")
+    store.close()
+    walks: list[str] = []
+    resolve = store_module.resolve
+
+    def counted(root, rel, **kwargs):
+        walks.append(rel)
+        return resolve(root, rel, **kwargs)
+    monkeypatch.setattr(store_module, "resolve", counted)
+    before = len(os.listdir("/proc/self/fd"))
+    assert [store.read(f"p/group/s{n}") for n in range(3)] == [f"scenario: p/group/s{n}\n" for n in range(3)]
+    assert store.read("p/group/missing") is None
+    assert walks == ["reference/p/group"]  # one walk, to the folder, for four reads
+    store.close()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_snapshot_that_became_a_link_after_its_folder_was_kept_is_not_read_through(tmp_path):
+    store = snap.SnapshotStore(tmp_path / "snapshots", "reference")
+    store.write("p/s", "scenario: p/s\n")
+    assert store.read("p/s") == "scenario: p/s\n"  # the folder is kept open now
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not a snapshot")
+    path = store.path("p/s")
+    path.unlink()
+    path.symlink_to(secret)
+    with pytest.raises(snap.SnapshotUnreadable, match="symbolic link"):
+        store.read("p/s")
+    store.close()

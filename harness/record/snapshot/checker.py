@@ -118,6 +118,7 @@ class Checker:
         out = self.out
         if self._read is not None:
             self._read.keep()
+        self.store.close()  # the folders its reads kept open
         known = set(known_ids)
         out.orphans = [scenario_id for scenario_id in self.store.ids() if scenario_id not in known]
         if self.update and prune:

@@ -9,11 +9,12 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.containment.paths import resolve
 from harness.record.snapshot.normalise import SUFFIX
 from harness.util import limits
-from harness.util.fileio import READ_FLAGS, WRITE_FLAGS, read_capped
+from harness.util.fileio import DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, read_capped
 from harness.util.places import default_snapshot_root
 
 
@@ -58,8 +59,58 @@ class SnapshotStore:
         return self.path(scenario_id).relative_to(self.root).as_posix()
 
     def read(self, scenario_id: str) -> str | None:
-        """Returns the stored text, or None when there is none; raises SnapshotUnreadable."""
-        return read_below(self.root, self._rel(scenario_id))
+        """Returns the stored text, or None when there is none; raises SnapshotUnreadable.
+
+        The folder a snapshot lies in is walked to once per store and kept open (:meth:`close`): a
+        run reads hundreds of snapshots from a few dozen folders, and the walk from the root, one
+        system call per name, was most of a read. A file opened there is never a link
+        (``O_NOFOLLOW``); one that is, or a folder the walk refuses, is read as :func:`read_below` does.
+        """
+        rel = self._rel(scenario_id)
+        folder, _, name = rel.rpartition("/")
+        fd = self._open_folder(folder)
+        if fd is None:
+            return read_below(self.root, rel)
+        try:
+            file_fd = os.open(name, READ_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            return None
+        except OSError:  # a link (ELOOP), or anything else: the whole walk decides and explains
+            return read_below(self.root, rel)
+        return _read_open(file_fd, Path(self.root) / rel)
+
+    def _open_folder(self, folder: str) -> int | None:
+        """Returns a descriptor of ``folder`` (below the root), opened by the walk from the root and
+        kept; None when it cannot be (missing, a link out, not a folder: the caller reads the slow way)."""
+        held: dict[str, int] = self.__dict__.setdefault("_open_folders", {})
+        if folder in held:
+            return held[folder]
+        try:
+            _not_a_link(self.root)
+            with resolve(os.path.abspath(self.root), folder, follow_last=False, what="the snapshot folder") as at:
+                fd = os.open(at.name, DIR_FLAGS, dir_fd=at.dir_fd) if at.name else os.dup(at.dir_fd)
+        except (OSError, ValueError):
+            return None
+        if len(held) >= MAX_HELD_FOLDERS:
+            self.close()
+            held = self.__dict__.setdefault("_open_folders", {})
+        held[folder] = fd
+        return fd
+
+    def close(self) -> None:
+        """Closes the folders :meth:`read` kept open (a later read opens them again)."""
+        for fd in self.__dict__.pop("_open_folders", {}).values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The store without its open folders (descriptors mean nothing in another process)."""
+        return {key: value for key, value in self.__dict__.items() if key != "_open_folders"}
 
     def write(self, scenario_id: str, text: str) -> bool:
         """Stores ``text``; returns True when the file changed (or is new); raises SnapshotUnreadable."""
@@ -145,6 +196,10 @@ def folder_ids(folder: Path) -> list[str]:
     return sorted(out)
 
 
+#: Folders one store keeps open for its reads (more, and it closes them and starts again).
+MAX_HELD_FOLDERS = 256
+
+
 def read_below(root: Path | str, rel: str) -> str | None:
     """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
     link), None when it does not exist; raises SnapshotUnreadable for anything else."""
@@ -162,6 +217,12 @@ def read_below(root: Path | str, rel: str) -> str | None:
         raise
     except OSError as exc:
         raise SnapshotUnreadable(f"{where}: not read: {_why(exc)}") from None
+    return _read_open(fd, where)
+
+
+def _read_open(fd: int, where: Path) -> str:
+    """Returns the text of the open file ``fd`` (``where``, for messages); raises SnapshotUnreadable
+    when it is no regular file, holds more than the cap or is not UTF-8. Closes ``fd``."""
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
