@@ -270,3 +270,10 @@ def test_a_snapshot_that_became_a_link_after_its_folder_was_kept_is_not_read_thr
     with pytest.raises(snap.SnapshotUnreadable, match="symbolic link"):
         store.read("p/s")
     store.close()
+
+
+@pytest.mark.parametrize("scenario_id", ["claude-code/read/a", "p/" + "x" * 300 + "/y.z", "p/a..b/c", "Weird//id/./x",
+                                         "../up/x", "<invalid> /tmp/s.yaml"])
+def test_a_snapshots_place_below_the_root_is_its_path_relative_to_it(tmp_path, scenario_id):
+    store = snap.SnapshotStore(tmp_path, "reference")
+    assert store._rel(scenario_id) == store.path(scenario_id).relative_to(tmp_path).as_posix()

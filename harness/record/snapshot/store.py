@@ -56,6 +56,8 @@ class SnapshotStore:
         return self.folder.joinpath(*parts)
 
     def _rel(self, scenario_id: str) -> str:
+        if _PLAIN_ID.match(scenario_id):  # as the scenario schema has ids: no empty, `.` or `..` part
+            return "/".join([self.slug, *map(_bounded, scenario_id.split("/"))]) + SUFFIX
         return self.path(scenario_id).relative_to(self.root).as_posix()
 
     def read(self, scenario_id: str) -> str | None:
@@ -195,6 +197,9 @@ def folder_ids(folder: Path) -> list[str]:
         out.append(found)
     return sorted(out)
 
+
+#: A scenario id whose file path is its parts joined (what pathlib would make of it too, without the objects).
+_PLAIN_ID = re.compile(r"[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*\Z")
 
 #: Folders one store keeps open for its reads (more, and it closes them and starts again).
 MAX_HELD_FOLDERS = 256
