@@ -277,3 +277,18 @@ def test_a_snapshot_that_became_a_link_after_its_folder_was_kept_is_not_read_thr
 def test_a_snapshots_place_below_the_root_is_its_path_relative_to_it(tmp_path, scenario_id):
     store = snap.SnapshotStore(tmp_path, "reference")
     assert store._rel(scenario_id) == store.path(scenario_id).relative_to(tmp_path).as_posix()
+
+
+def test_the_ids_of_a_folder_leave_out_links_and_what_is_no_snapshot(tmp_path):
+    store = snap.SnapshotStore(tmp_path / "snapshots", "reference")
+    store.write("p/group/kept", "scenario: p/group/kept\n")
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "not-mine.yaml").write_text("scenario: not/mine\n")
+    (outside / "alone.yaml").write_text("scenario: alone\n")
+    folder = store.folder
+    (folder / "p" / "linked-folder").symlink_to(outside)
+    (folder / "p" / "linked-file.yaml").symlink_to(outside / "alone.yaml")
+    (folder / "p" / "notes.txt").write_text("not a snapshot")
+    (folder / "p" / "a-folder.yaml").mkdir()
+    assert store.ids() == ["p/group/kept"]

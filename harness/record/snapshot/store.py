@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -181,10 +182,7 @@ def folder_ids(folder: Path) -> list[str]:
     if not folder.is_dir() or folder.is_symlink() or folder.parent.is_symlink():
         return []  # a linked root or target folder is not walked (see SnapshotStore)
     out = []
-    for path in folder.rglob(f"*{SUFFIX}"):  # rglob walks into no linked folder
-        if path.is_symlink() or not path.is_file():
-            continue
-        found = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
+    for found in _files_below(str(folder)):
         if any(_HASHED.search(part) for part in found.split("/")):
             try:
                 text = read_below(folder, found + SUFFIX) or ""
@@ -203,6 +201,24 @@ _PLAIN_ID = re.compile(r"[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*\Z")
 
 #: Folders one store keeps open for its reads (more, and it closes them and starts again).
 MAX_HELD_FOLDERS = 256
+
+
+def _files_below(folder: str) -> Iterator[str]:
+    """Yields the paths (relative to ``folder``, without the suffix) of the regular snapshot files
+    below it, walked one folder at a time (no recursion) and into no linked folder."""
+    todo = [""]
+    while todo:
+        rel = todo.pop()
+        try:
+            with os.scandir(os.path.join(folder, rel) if rel else folder) as entries:
+                for entry in entries:
+                    name = f"{rel}/{entry.name}" if rel else entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(name)
+                    elif entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                        yield name[: -len(SUFFIX)]
+        except OSError:
+            continue
 
 
 def read_below(root: Path | str, rel: str) -> str | None:
