@@ -241,6 +241,11 @@ class ProcessTarget(Target):
     sandbox: bool = False
     #: The run's temporary folder given to the process (`use_tmp`), writable in its sandbox.
     _tmp: str | None = None
+    #: Whether the process started to learn what the candidate offers can be started in the sandbox
+    #: on the run's one workspace folder and serve the scenarios (no second start): `use_workspace`.
+    starts_on_workspace = False
+    #: That folder, given before the start (`use_workspace`).
+    _fixed: Path | None = None
 
     def use_tmp(self, folder: str) -> bool:
         """Points the process's temporary folder at ``folder`` (the harness removes it after the run)."""
@@ -255,6 +260,15 @@ class ProcessTarget(Target):
             return False
         self.argv = anchored(self.argv)
         self.cwd = folder
+        return True
+
+    def use_workspace(self, folder: str) -> bool:
+        """Takes the run's one workspace folder of a sandboxed process that ``starts_on_workspace``:
+        the process started to learn what the candidate offers is then started in the sandbox that
+        binds it, and serves the scenarios."""
+        if not (self.sandbox and self.starts_on_workspace):
+            return False
+        self._fixed = Path(folder).absolute()
         return True
 
     @property

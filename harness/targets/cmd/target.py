@@ -102,6 +102,7 @@ class CmdTarget(ProcessTarget):
     """A candidate reached through the cmd: protocol, version 1."""
 
     lone_surrogates_refused = None  # requests are ASCII JSON: a lone surrogate travels as its \\ud800 escape
+    starts_on_workspace = True  # in the sandbox: started once, on the run's workspace folder
     honours = frozenset({"sandbox", "run_as"})
 
     @classmethod
@@ -146,7 +147,6 @@ class CmdTarget(ProcessTarget):
         if self.sandbox:
             launch.decide(True)  # ValueError (a usage error) when no sandbox can be made here
         self._slot: launch.Slot | None = None  # the workspace the sandboxed candidate was started with
-        self._fixed: Path | None = None  # the run's one workspace folder when sandboxed (use_workspace)
         self.realises = frozenset(_PERMISSION_CONDITIONS if self._modes_bite() else ())
         self.info: TargetInfo | None = None
         self._channel: Channel | None = None
@@ -170,15 +170,6 @@ class CmdTarget(ProcessTarget):
         if not super().use_cwd(folder):
             return False
         self._cwd_given = folder
-        return True
-
-    def use_workspace(self, folder: str) -> bool:
-        """Takes the run's one workspace folder of a sandboxed candidate: the candidate started to learn
-        what it offers is then started in the sandbox that binds it, and serves the scenarios (no
-        second start)."""
-        if not self.sandbox:
-            return False
-        self._fixed = Path(folder).absolute()
         return True
 
     def _give_folder(self, folder: str) -> None:

@@ -250,6 +250,7 @@ def _parsed(text: Any) -> Any:
 class McpTarget(ProcessTarget):
     """A server reached over MCP stdio."""
 
+    starts_on_workspace = True  # in the sandbox: started once, on the run's workspace folder
     lone_surrogates_refused = ("the mcp SDK writes its requests through pydantic, whose JSON encoder refuses a "
                                "lone surrogate")
 
@@ -277,7 +278,6 @@ class McpTarget(ProcessTarget):
         self.sandbox = bool(sandbox) and self.url is None
         self._named_env = dict(env or {})  # what a sandboxed server gets besides the allowlist
         self._slot: launch.Slot | None = None  # the workspace folder the sandboxed server was started with
-        self._fixed: Path | None = None  # the run's one workspace folder when sandboxed (use_workspace)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
         # The profile's tools as this server names and shapes them (harness/targets/bindings/); raises BindingError.
         self.binding = bindings.from_options(binding, tool_map, tool_map_file)
@@ -302,14 +302,6 @@ class McpTarget(ProcessTarget):
         """Starts the server in ``folder`` (the run's working folder), its relative words made
         absolute first; a working folder chosen for it, or a server reached over HTTP, keeps its own."""
         return self.url is None and super().use_cwd(folder)
-
-    def use_workspace(self, folder: str) -> bool:
-        """Takes the run's one workspace folder of a sandboxed server: the server started to learn its
-        tools is then started in the sandbox that binds it, and serves the scenarios (no second start)."""
-        if not self.sandbox:
-            return False
-        self._fixed = Path(folder).absolute()
-        return True
 
     def start(self) -> TargetInfo:
         """Starts the server once to learn its name and tools; raises TargetError when it cannot."""
