@@ -3,6 +3,7 @@ the next, also with another user of pyfakefs in between (harness/targets/faults.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 from pathlib import Path
 
@@ -158,12 +159,23 @@ def _disk_full(scenario_from):
     return outcomes, target, _scenario(scenario_from, "full", "disk-full", "  files: {b.txt: b}\n  disk_free: 4")
 
 
-def _wrapped_open(monkeypatch):
-    """Replaces ``open`` by a wrapper of the real one, as a test's or a tool's own wrapper would."""
+@contextlib.contextmanager
+def _open_wrapped_and_pyfakefs_forgetful(monkeypatch):
+    """Runs the block with ``open`` replaced by a wrapper of the real one (as a test's or a tool's own
+    wrapper would) and pyfakefs' memory of the modules it looked at cleared, no patcher held; puts
+    ``open`` back (also where the block did) and clears that memory again at the end."""
     import builtins
 
+    from pyfakefs.fake_filesystem_unittest import Patcher
+    faults._held = None
+    Patcher.clear_fs_cache()
     real = builtins.open
     monkeypatch.setattr(builtins, "open", lambda *args, **kwargs: real(*args, **kwargs))
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        Patcher.clear_fs_cache()
 
 
 def test_fault_scenarios_run_on_the_fake_file_system_after_pyfakefs_looked_at_a_wrapped_open(
@@ -174,19 +186,13 @@ def test_fault_scenarios_run_on_the_fake_file_system_after_pyfakefs_looked_at_a_
     from pyfakefs.fake_filesystem_unittest import Patcher
 
     outcomes, target, full = _disk_full(scenario_from)
-    faults._held = None
-    try:
-        Patcher.clear_fs_cache()
-        _wrapped_open(monkeypatch)
+    with _open_wrapped_and_pyfakefs_forgetful(monkeypatch):
         with Patcher(allow_root_user=False):
             pass
         monkeypatch.undo()
         with Runner(target) as runner:
             assert runner.run(full).verdict is Verdict.PASS
             assert runner.run(full).verdict is Verdict.PASS
-    finally:
-        monkeypatch.undo()
-        Patcher.clear_fs_cache()
     assert outcomes == ["ENOSPC", "ENOSPC"]
     assert not target.workspaces[0].parent.exists()  # nothing on the real file system
 
@@ -196,15 +202,8 @@ def test_a_fault_scenario_that_cannot_have_the_fake_file_system_is_an_error_and_
     from pyfakefs.fake_filesystem_unittest import Patcher
 
     outcomes, target, full = _disk_full(scenario_from)
-    faults._held = None
-    try:
-        Patcher.clear_fs_cache()
-        _wrapped_open(monkeypatch)  # still in place while the scenario runs: pyfakefs cannot reach it
-        with Runner(target) as runner:
-            result = runner.run(full)
-    finally:
-        monkeypatch.undo()
-        Patcher.clear_fs_cache()
+    with _open_wrapped_and_pyfakefs_forgetful(monkeypatch), Runner(target) as runner:  # still wrapped: out of reach
+        result = runner.run(full)
     assert result.verdict is Verdict.ERROR
     assert "fake file system is not in effect" in result.reason
     assert outcomes == [] and target.workspaces == []
