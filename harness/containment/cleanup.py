@@ -440,11 +440,12 @@ class _MountTable:
         try:
             namespace = os.stat(f"{_PROC}/ns/mnt").st_ino
             if self._pid != _forks[0]:
-                self._tables, self._pid = {}, _forks[0]  # the parent's open files are not this process's
+                self._forget()  # the parent's tables: this process reads its own
+                self._pid = _forks[0]
             table = self._tables.get(namespace)
             if table is None:
                 if len(self._tables) >= 8:
-                    self._tables.clear()
+                    self._forget()
                 table = self._tables[namespace] = _Table(open(f"{_PROC}/mountinfo", "rb"), select.poll())
                 table.poll.register(table.file, select.POLLPRI | select.POLLERR)
                 table.poll.poll(0)  # the first poll reports the table as changed: consumed here
@@ -459,6 +460,11 @@ class _MountTable:
         # After the optional fields, " - " and the file system type (proc(5)).
         table.types = {_unescape_mount(f[4]): f[f.index("-", 6) + 1] for f in fields if len(f) > 4 and "-" in f[6:-1]}
         return table
+
+    def _forget(self) -> None:
+        for table in self._tables.values():
+            table.file.close()
+        self._tables = {}
 
     def points(self) -> tuple[str, ...]:
         """Returns every mount point (decoded); empty where the table cannot be read (not Linux)."""

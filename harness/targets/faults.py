@@ -60,11 +60,12 @@ _real: frozenset[str] | None = None
 def real_conditions() -> frozenset[str]:
     """The conditions this process realises on the real file system, found once per process.
 
-    ``permissions``: a file's mode is enforced on the calls a candidate makes, either because the
-    process runs as a user other than root, or because root can put down the capabilities that let
-    it past modes for the duration of each call (:func:`harness.util.capabilities.modes_bite`,
-    entered by the runner around the candidate's calls only: the harness still lays out and reads
-    back everything). Probed for real: a file of mode 0000 must refuse to be read in that state.
+    ``permissions``: a file's mode is enforced, either because the process runs as a user other than
+    root, or because root can put down the capabilities that let it past modes
+    (:func:`harness.util.capabilities.modes_bite`, entered by the runner from the layout of ``given``
+    to the last reading of the workspace, as pyfakefs' user is held to modes for all of it). Probed
+    for real: a file of mode 0000 must refuse to be read in that state. ``read-only-fs``: besides,
+    a read-only bind mount can be made (:func:`harness.util.mounts.available`).
     ``HARNESS_FAULTS=fake`` realises none of them here (every fault scenario on pyfakefs)."""
     global _real
     if _real is None:
