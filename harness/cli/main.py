@@ -20,7 +20,7 @@ from pathlib import Path
 from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the command's exit codes, named
 from harness.cli.console import add_color
 from harness.run.options import add_arguments
-from harness.util import processes
+from harness.util import collector, processes
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -135,7 +135,8 @@ def entry(argv: Sequence[str] | None = None) -> int:
     (nothing, unless a keeper itself was killed) is killed (harness/util/processes.py).
     """
     processes.own_tree()
-    _freeze_at_exit()
+    # The interpreter's last collection walked the whole heap: some 40-60 ms of a run of the catalog.
+    collector.freeze_at_exit()
     try:
         return main(argv)
     except BaseException as exc:  # before main's own handling began (still importing)
@@ -163,18 +164,3 @@ def _terminated_by(exc: BaseException | None) -> int | None:
 
 if __name__ == "__main__":
     sys.exit(entry())
-
-
-_FREEZE_AT_EXIT: list[bool] = []
-
-
-def _freeze_at_exit() -> None:
-    """Has the heap frozen as the process exits (after the other exit handlers, registered later):
-    the interpreter's last garbage collection then leaves it alone, as it leaves every object still
-    alive when a process ends (Python never promises ``__del__`` runs then); that collection walked
-    the whole heap, some 40-60 ms of a run of the catalog. Once per process."""
-    if not _FREEZE_AT_EXIT:
-        import atexit
-        import gc
-        _FREEZE_AT_EXIT.append(True)
-        atexit.register(gc.freeze)

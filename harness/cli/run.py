@@ -18,11 +18,9 @@ The Markdown and HTML reports (the matrix of every target) are written at the en
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from harness.cli.console import make_console
 from harness.run.options import RunOptions
 from harness.targets.base import spec_slug
+from harness.util import collector
 from harness.util.printable import shown
 
 
@@ -101,7 +100,7 @@ def run(options: RunOptions) -> int:
         console.print(f"[red]error:[/red] cannot write a report: {escape(shown(str(exc)))}", highlight=False)
         return EXIT_USAGE
     try:
-        with _held_from_the_collector():
+        with collector.frozen():  # modules, the catalog, the targets: out of the collector's full walks
             runs = _run_with_progress(options, targets, scenarios, console, reports.add)
     except BaseException:  # Ctrl-C, SIGTERM: the report files are completed with what ran, marked so
         reports.close(interrupted=True)
@@ -180,24 +179,6 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
     console.print(f"--lf: running the {len(chosen)} scenario(s) that failed last time "
                   f"({len(scenarios) - len(chosen)} deselected)")
     return chosen
-
-
-@contextlib.contextmanager
-def _held_from_the_collector() -> Iterator[None]:
-    """Moves what is alive before the scenarios (modules, the catalog, the targets) out of the garbage
-    collector's full walks while they run (``gc.freeze``; forked workers share those pages
-    untouched), and gives it back afterwards. The young garbage is freed first. Nothing is frozen
-    when something already is (a caller that froze for its own reasons)."""
-    import gc
-    if not gc.isenabled() or gc.get_freeze_count():
-        yield
-        return
-    gc.collect(1)
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any, emit: Any) -> list:

@@ -24,7 +24,6 @@ import-time side effect.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import gc
 import os
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
 from harness.run.options import add_pytest_options
+from harness.util import collector
 from harness.util.printable import defused, shown
 
 _RUNNER = pytest.StashKey["Any"]()
@@ -132,11 +132,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     scenario_items = [item for item in session.items if isinstance(item, ScenarioItem)]
     for item in scenario_items:  # no conftest file is loaded after collection: the item's hooks are known now
         item._hooks = item.session.gethookproxy(item.path)
-    if not scenario_items or not gc.isenabled() or gc.get_freeze_count():
-        return
-    gc.collect(1)
-    gc.freeze()
-    session.config.stash[_FROZEN] = True
+    if scenario_items and collector.freeze():
+        session.config.stash[_FROZEN] = True
 
 
 def _unfreeze(config: pytest.Config) -> None:
@@ -152,12 +149,7 @@ def _unfreeze(config: pytest.Config) -> None:
     if config.stash.get(_FROZEN, False):
         del config.stash[_FROZEN]
         gc.unfreeze()
-        if not _FREEZE_AT_EXIT:
-            _FREEZE_AT_EXIT.append(True)
-            atexit.register(gc.freeze)
-
-
-_FREEZE_AT_EXIT: list[bool] = []  # the exit's freeze registered in this process
+        collector.freeze_at_exit()
 
 
 class _Counter:
