@@ -1,6 +1,6 @@
 """Faults realised by the kernel for an in-process target: modes that bite root for a block
 (harness/util/capabilities.py), read-only folders as mounts of the thread's own
-(harness/util/mounts.py), and the runner choosing them over pyfakefs (harness/targets/faults.py)."""
+(harness/containment/mounts.py), and the runner choosing them over pyfakefs (harness/targets/faults.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from fakes import ScriptedTarget, fault_scenario
 
+from harness.containment import mounts
 from harness.run.runner import Runner
 from harness.scenario.model import Verdict
 from harness.targets import faults
 from harness.targets.base import CallResult
-from harness.util import capabilities, mounts
+from harness.util import capabilities
 
 FAULTS = frozenset({"read-only-fs", "permissions", "disk-full"})
 

@@ -425,7 +425,7 @@ class _MountTable:
     POLLPRI (proc(5)), so removing a workspace costs one ``poll`` instead of reading and parsing
     the table. A forked worker opens its own (the mark is per open file). An open table stays the
     one of the mount namespace it was opened in, and a thread that moved to a namespace of its own
-    (harness/util/mounts.py, for a read-only folder) mounts there, as the processes it starts do:
+    (harness/containment/mounts.py, for a read-only folder) mounts there, as the processes it starts do:
     a table is kept for each namespace the harness's threads are in.
     """
 

@@ -8,7 +8,7 @@ be made for the whole machine. For a target that runs in this process (the refer
   the workspace, the runner's thread holds no capability that passes a mode
   (harness/util/capabilities.py), so modes bite as they would a user's, and each
   ``given.read_only`` folder is a read-only bind mount in that thread's own mount namespace
-  (harness/util/mounts.py), taken down before the workspace is moved out. The folders' modes are
+  (harness/containment/mounts.py), taken down before the workspace is moved out. The folders' modes are
   set as on pyfakefs (files 0444, folders 0555), so both ways give the same states, answers and
   snapshots. ``HARNESS_FAULTS=fake`` puts these scenarios on pyfakefs too.
 - **disk-full**, and the others where the kernel cannot: the whole scenario runs on a pyfakefs file
@@ -65,7 +65,7 @@ def real_conditions() -> frozenset[str]:
     (:func:`harness.util.capabilities.modes_bite`, entered by the runner from the layout of ``given``
     to the last reading of the workspace, as pyfakefs' user is held to modes for all of it). Probed
     for real: a file of mode 0000 must refuse to be read in that state. ``read-only-fs``: besides,
-    a read-only bind mount can be made (:func:`harness.util.mounts.available`).
+    a read-only bind mount can be made (:func:`harness.containment.mounts.available`).
     ``HARNESS_FAULTS=fake`` realises none of them here (every fault scenario on pyfakefs)."""
     global _real
     if _real is None:
@@ -102,7 +102,7 @@ def _probe_real() -> frozenset[str]:
         with contextlib.suppress(OSError):
             os.rmdir(folder)
     if "permissions" in found:  # the read-only scenarios run where modes bite too, as on pyfakefs
-        from harness.util import mounts
+        from harness.containment import mounts
         if mounts.available(tempfile.gettempdir()):
             found.add("read-only-fs")
     return frozenset(found)
@@ -277,11 +277,11 @@ def apply(fs: Any, given: dict[str, Any], root: Path) -> None:
 def realise(given: dict[str, Any], root: Path) -> contextlib.AbstractContextManager[None]:
     """Applies ``given.read_only`` on the real file system (a scenario :func:`on_real_fs`): the
     folders' modes as on the fake file system, then each made a read-only mount until the block
-    ends (harness/util/mounts.py). Raises OSError or ValueError if a folder cannot be."""
+    ends (harness/containment/mounts.py). Raises OSError or ValueError if a folder cannot be."""
     folders = list(given.get("read_only", ()))
     if not folders:
         return contextlib.nullcontext()
-    from harness.util import mounts
+    from harness.containment import mounts
 
     for folder in folders:  # a folder reached without a link (ELOOP, ENOTDIR; the mount checks it again)
         os.close(mounts.open_folder(str(root), folder))

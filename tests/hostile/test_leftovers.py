@@ -175,11 +175,11 @@ def test_a_mount_made_after_the_table_was_read_is_seen(tmp_path, unmount_after):
 
 
 def test_a_mount_made_in_a_threads_own_namespace_after_the_table_was_read_is_seen_there(tmp_path, unmount_after):
-    # A read-only folder moves the runner's thread to a mount namespace of its own (harness/util/mounts.py),
+    # A read-only folder moves the runner's thread to a mount namespace of its own (harness/containment/mounts.py),
     # and a candidate it starts mounts there: the table read before, in the other namespace, was kept.
     import threading
 
-    from harness.util import mounts
+    from harness.containment import mounts
     base, mount, unmount = _mount_point(tmp_path)
     seen: dict[str, object] = {}
 

@@ -26,6 +26,8 @@ import os
 import threading
 from collections.abc import Iterator
 
+from harness.containment.paths import resolve
+
 _CLONE_NEWNS = 0x00020000
 _MS_RDONLY = 1
 _MS_REMOUNT = 32
@@ -97,21 +99,11 @@ _FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def open_folder(root: str, folder: str) -> int:
-    """Opens ``folder`` (relative to ``root``; ``.`` is ``root``) one name at a time, never following
-    a link (ELOOP) and only through folders (ENOTDIR); returns its descriptor (``O_PATH``)."""
-    names = [name for name in folder.split("/") if name not in ("", ".")]
-    if ".." in names:
-        raise ValueError(f"not a folder below the workspace: {folder!r}")
-    fd = os.open(root, _FOLDER)
-    try:
-        for name in names:
-            below = os.open(name, _FOLDER, dir_fd=fd)
-            os.close(fd)
-            fd = below
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    """Opens ``folder`` below ``root`` (``.`` is ``root``), walked as every path below a workspace is
+    (harness/containment/paths.py: no link followed out of it, Outside otherwise), a link as its own
+    last name refused (ELOOP), a file too (ENOTDIR); returns its descriptor (``O_PATH``)."""
+    with resolve(root, folder, follow_last=False) as at:
+        return os.open(at.name or ".", _FOLDER, dir_fd=at.dir_fd)
 
 
 _available: bool | None = None
