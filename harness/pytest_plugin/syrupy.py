@@ -24,7 +24,6 @@ Two deliberate departures from syrupy's defaults, both because scenario items ar
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syrupy.data import SnapshotCollections
@@ -123,17 +122,6 @@ def _location(item: Any) -> str:
     return location
 
 
-class _Store(snap.SnapshotStore):
-    """A snapshot store that knows its folder's name (asked for every item)."""
-
-    @property
-    def folder(self) -> Path:
-        folder: Path | None = self.__dict__.get("_folder")
-        if folder is None:
-            folder = self.__dict__["_folder"] = super().folder
-        return folder
-
-
 def _store(item: Any) -> snap.SnapshotStore:
     """Returns the store of the item's snapshot folder, one per folder for the session (asked for
     several times per item: kept on the item too)."""
@@ -144,7 +132,7 @@ def _store(item: Any) -> snap.SnapshotStore:
         stores = item.config.stash.setdefault(SNAPSHOT_STORES, {})
         store = stores.get((root, slug))
         if store is None:
-            store = stores[root, slug] = _Store(root, slug)
+            store = stores[root, slug] = snap.SnapshotStore(root, slug)
         item._snapshot_store = store
     return store
 

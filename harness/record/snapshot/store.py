@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -45,9 +46,10 @@ class SnapshotStore:
     root: Path
     slug: str
 
-    @property
+    @functools.cached_property
     def folder(self) -> Path:
-        """Returns the folder holding this target's snapshots."""
+        """Returns the folder holding this target's snapshots (worked out once: asked for every item
+        of a pytest session)."""
         return Path(self.root) / self.slug
 
     def path(self, scenario_id: str) -> Path:
