@@ -488,7 +488,7 @@ class Connection:
 
     @staticmethod
     async def _cancel(life: asyncio.Task) -> None:
-        # Cancelled on the loop's own thread: a LoopThread's loop runs on another thread than close's caller.
+        # Cancelled and awaited within one run of the loop: its end (the pipes closed) is then complete.
         life.cancel()
         await asyncio.wait({life})
 
