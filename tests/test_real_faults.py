@@ -25,6 +25,8 @@ root_only = pytest.mark.skipif(
     os.geteuid() != 0 or not capabilities.effective_past_modes(), reason="needs root with its capabilities")
 mounting = pytest.mark.skipif(
     not faults.real_conditions() >= {"read-only-fs"}, reason="this machine gives no mount namespace of a thread's own")
+full_disk = pytest.mark.skipif(
+    not faults.real_conditions() >= {"disk-full"}, reason="this machine mounts no file system of a thread's own")
 
 
 class _OtherThread:
@@ -120,6 +122,52 @@ def test_a_read_only_folder_is_never_reached_through_a_link_and_must_be_a_folder
     assert b"/outside" not in Path("/proc/thread-self/mountinfo").read_bytes()
 
 
+@full_disk
+def test_a_full_disk_takes_no_byte_more_in_its_thread_only_and_keeps_the_folders_owner_and_mode(tmp_path):
+    root = tmp_path / "workspace"
+    root.mkdir()
+    os.chmod(root, 0o751)
+    os.chown(root, 1234, 5678)
+
+    def block(other: _OtherThread) -> None:
+        with mounts.full_disk(str(root)) as fill:
+            (root / "given").mkdir()
+            (root / "given" / "f.txt").write_bytes(b"")
+            fill()
+            info = os.stat(root)
+            assert (oct(info.st_mode & 0o7777), info.st_uid, info.st_gid) == ("0o751", 1234, 5678)
+            assert sorted(os.listdir(root)) == ["given"]  # the block that keeps it full is out of sight
+            with pytest.raises(OSError) as raised, open(root / "given" / "f.txt", "ab", buffering=0) as handle:
+                handle.write(b"x")
+            assert raised.value.errno == errno.ENOSPC
+            (root / "new").mkdir()  # a folder, an empty file: no block needed, as on pyfakefs
+            (root / "new" / "empty.txt").write_bytes(b"")
+            assert other.run(lambda: os.listdir(root)) == []  # the harness's other threads see the folder itself
+        assert os.listdir(root) == []
+        (root / "a.txt").write_bytes(b"x" * 10000)  # the folder's own disk again
+
+    with _OtherThread() as other:
+        assert _in_other_thread(lambda: block(other)) is None
+    assert b"harness-full-disk" not in Path("/proc/self/mountinfo").read_bytes()
+
+
+@pytest.mark.parametrize(("given", "real"), [
+    ({"disk_free": 0}, True),
+    ({"disk_free": 0, "dirs": ["d"], "files": {"e.txt": "", "h.txt": {"hex": ""}}, "symlinks": {"l": "e.txt"}}, True),
+    ({}, True),  # no limit at all
+    ({"disk_free": 0, "files": {"a.txt": "x"}}, False),  # its block has room left on a real disk
+    ({"disk_free": 0, "files": {"a.txt": {"content": {"base64": "AA=="}, "mode": "0644"}}}, False),
+    ({"disk_free": 1000}, False),  # bytes: a real disk counts whole blocks
+    ({"disk_free": 4096}, False),
+])
+def test_a_full_disk_is_real_only_where_a_real_one_gives_what_pyfakefs_does(monkeypatch, given, real):
+    monkeypatch.setattr(faults, "_real", frozenset({"permissions", "disk-full"}))
+    assert faults.on_real_fs(["disk-full"], given) is real
+    assert faults.on_real_fs(["disk-full", "permissions"], given) is real
+    monkeypatch.setattr(faults, "_real", frozenset({"permissions"}))
+    assert not faults.on_real_fs(["disk-full"], given)
+
+
 _scenario = fault_scenario
 
 
@@ -145,8 +193,11 @@ def _writing(rel: str, seen: list[object]):
     ("read-only-fs", "  dirs: [ro]\n  read_only: [ro]", "a.txt", "written"),
     ("read-only-fs", "  dirs: [ro]\n  read_only: [.]", "ro/a.txt", "EROFS"),
     ("read-only-fs", "  dirs: [ro]\n  read_only: [./ro/.]", "a.txt", "written"),
+    pytest.param("disk-full", "  dirs: [d]\n  disk_free: 0", "d/a.txt", "ENOSPC", marks=full_disk),
+    pytest.param("disk-full", '  files: {e.txt: ""}\n  disk_free: 0', "e.txt", "ENOSPC", marks=full_disk),
+    pytest.param("disk-full", "  dirs: [d]", "d/a.txt", "written", marks=full_disk),  # no disk_free: no limit
 ])
-def test_the_runner_realises_permissions_and_read_only_folders_on_the_real_file_system(
+def test_the_runner_realises_permissions_read_only_folders_and_full_disks_on_the_real_file_system(
         scenario_from, requires, given, rel, outcome):
     seen: list[object] = []
     target = ScriptedTarget({"write_text_file": _writing(rel, seen)}, realises=FAULTS, in_process=True)
@@ -176,6 +227,20 @@ def test_harness_faults_fake_puts_every_fault_scenario_on_pyfakefs(monkeypatch):
     assert faults.real_conditions() == frozenset()
     assert not faults.on_real_fs(["permissions"])
     assert faults.on_real_fs([])
+
+
+@root_only
+@full_disk
+def test_a_full_disk_that_cannot_be_mounted_makes_the_scenario_an_error_with_nothing_run(scenario_from, monkeypatch):
+    def refused(root):
+        raise OSError(errno.EPERM, "mount -t tmpfs: Operation not permitted", root)
+    monkeypatch.setattr(mounts, "full_disk", refused)
+    target = ScriptedTarget({"write_text_file": CallResult(output={})}, realises=FAULTS, in_process=True)
+    with Runner(target) as runner:
+        result = runner.run(_scenario(scenario_from, "refused", "disk-full", "  disk_free: 0"))
+        assert capabilities.effective_past_modes() == capabilities.PAST_MODES
+    assert result.verdict is Verdict.ERROR and "cannot be realised" in (result.reason or ""), result.reason
+    assert target.calls == []
 
 
 @root_only

@@ -1,4 +1,4 @@
-"""Read-only folders for real: a bind mount, made read-only, in the calling thread's own mount namespace.
+"""Read-only folders and a full disk for real, as mounts in the calling thread's own mount namespace.
 
 A read-only file system is realised by mounting a folder onto itself and remounting that mount
 read-only (mount(2): ``MS_BIND``, then ``MS_REMOUNT | MS_BIND | MS_RDONLY``): every write below it
@@ -12,7 +12,11 @@ folders), so what a candidate it starts mounts is there too: the harness reads e
 mount table (harness/containment/cleanup.py). The mount is taken down (``MNT_DETACH``) when the
 block ends, before the folder is removed or moved.
 
-Needs ``CAP_SYS_ADMIN``; :func:`available` tells. Three system calls through ctypes, as
+A full disk (:func:`full_disk`) is a memory file system (tmpfs) of its own mounted on the
+workspace, shrunk once ``given`` is laid out to the blocks then in use, so that no byte more can be
+written there; it is taken down the same way.
+
+Needs ``CAP_SYS_ADMIN``; :func:`available` and :func:`full_disk_available` tell. Three system calls through ctypes, as
 harness/util/processes.py calls ``prctl``: ``os.unshare`` comes with Python 3.12, and the standard
 library has no ``mount``; the PyPI bindings for them (python-unshare, unshare) are unmaintained
 since 2016-2019.
@@ -22,14 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
+import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from harness.containment.paths import resolve
 
 _CLONE_NEWNS = 0x00020000
 _MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
 _MS_REMOUNT = 32
 _MS_BIND = 4096
 _MS_REC = 16384
@@ -94,6 +102,70 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
                 os.close(top)
 
 
+#: The flags of a full disk's mount (and of its remount, which would otherwise clear them).
+_FULL_FLAGS = _MS_NOSUID | _MS_NODEV
+#: The size a full disk's file system has while ``given`` is laid out on it (memory is taken only as written).
+_LAYOUT_SIZE = 64 << 20
+
+
+@contextlib.contextmanager
+def full_disk(root: str) -> Iterator[Callable[[], None]]:
+    """Mounts a file system of its own on the folder ``root`` (empty; the calling thread's own mount
+    namespace) for the block, and yields the function that fills it: called once ``given`` is laid
+    out, it shrinks the file system to the blocks then in use, so that a byte more written anywhere
+    below ``root`` fails with ENOSPC. Raises OSError if either cannot be done.
+
+    The file system is a tmpfs, and below ``root`` is its folder ``ws`` (bound onto ``root``, with
+    ``root``'s owner and mode): one block is written beside that folder before the file system is
+    shrunk, out of the workspace's sight, as a tmpfs given no size at all would have no limit.
+    A tmpfs counts whole blocks, so a file's last block may have room left: a full disk is exact
+    only where no file holds a byte (harness/targets/faults.py chooses it only then)."""
+    own_namespace()
+    libc = _calls()
+    at = os.open(root, _FOLDER)
+    try:
+        info = os.fstat(at)
+        target = f"/proc/thread-self/fd/{at}".encode()
+        options = f"size={_LAYOUT_SIZE},mode=0700".encode()
+        _check(libc.mount(b"harness-full-disk", target, b"tmpfs", _FULL_FLAGS, options), "mount -t tmpfs", root)
+    finally:
+        os.close(at)
+    held: list[int] = []  # the two mounts' roots, the bound folder on top: taken down in reverse
+    try:
+        disk = open_folder(root, ".")  # the new file system's own root, where the block goes
+        held.append(disk)
+        os.mkdir("ws", 0o700, dir_fd=disk)
+        os.chown("ws", info.st_uid, info.st_gid, dir_fd=disk, follow_symlinks=False)
+        os.chmod("ws", stat.S_IMODE(info.st_mode), dir_fd=disk, follow_symlinks=False)
+        folder = f"/proc/thread-self/fd/{disk}/ws".encode()
+        _check(libc.mount(folder, f"/proc/thread-self/fd/{disk}".encode(), None, _MS_BIND, None), "mount --bind", root)
+        held.append(open_folder(root, "."))
+
+        def fill() -> None:
+            block = os.statvfs(f"/proc/thread-self/fd/{disk}").f_frsize
+            spare = os.open("block", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                            dir_fd=disk)
+            try:
+                os.write(spare, b"\0" * block)
+            finally:
+                os.close(spare)
+            now = os.statvfs(f"/proc/thread-self/fd/{disk}")
+            used = (now.f_blocks - now.f_bfree) * now.f_frsize
+            _check(libc.mount(b"none", f"/proc/thread-self/fd/{disk}".encode(), None, _MS_REMOUNT | _FULL_FLAGS,
+                              f"size={used}".encode()), "mount -o remount,size", root)
+            if os.statvfs(f"/proc/thread-self/fd/{held[-1]}").f_bavail != 0:
+                raise OSError(errno.ENOSPC, "the file system mounted as a full disk still has room", root)
+
+        yield fill
+    finally:
+        try:
+            for top in reversed(held):
+                _check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
+        finally:
+            for top in held:
+                os.close(top)
+
+
 #: A folder opened only to name it, never through a link.
 _FOLDER = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -119,7 +191,6 @@ def available(folder: str) -> bool:
 
 
 def _try(parent: str) -> bool:
-    import errno
     import tempfile
 
     try:
@@ -146,5 +217,53 @@ def _try(parent: str) -> bool:
         return False
     finally:
         for path, remove in ((probe, os.remove), (below, os.rmdir), (folder, os.rmdir)):
+            with contextlib.suppress(OSError):
+                remove(path)
+
+
+_full_disk: bool | None = None
+
+
+def full_disk_available(folder: str) -> bool:
+    """Whether :func:`full_disk` works in this process, tried once on a new folder in ``folder`` (an
+    empty file can be made there, a byte written to it fails with ENOSPC, and the folder is empty
+    and writable again afterwards)."""
+    global _full_disk
+    if _full_disk is None:
+        _full_disk = _try_full(folder)
+    return _full_disk
+
+
+def _try_full(parent: str) -> bool:
+    import tempfile
+
+    try:
+        folder = tempfile.mkdtemp(prefix="harness-full-", dir=parent)
+    except OSError:
+        return False
+    probe = os.path.join(folder, "probe")
+    try:
+        try:
+            with full_disk(folder) as fill:
+                fill()
+                with open(probe, "wb", buffering=0) as handle:
+                    try:
+                        handle.write(b"x")
+                    except OSError as exc:
+                        if exc.errno != errno.ENOSPC:
+                            return False
+                    else:
+                        return False
+        except OSError:
+            return False
+        if os.listdir(folder):
+            return False
+        with open(probe, "wb") as handle:
+            handle.write(b"x")
+        return True
+    except OSError:
+        return False
+    finally:
+        for path, remove in ((probe, os.remove), (folder, os.rmdir)):
             with contextlib.suppress(OSError):
                 remove(path)

@@ -268,7 +268,7 @@ class Runner:
         if reason:
             return Result(scenario, Verdict.SKIP, reason)
         faulted = bool(scenario.requires) and self.target.in_process
-        fake = faulted and not faults.on_real_fs(scenario.requires)
+        fake = faulted and not faults.on_real_fs(scenario.requires, scenario.given)
         if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
             self._remover.drain()
         with contextlib.ExitStack() as faked:
@@ -291,19 +291,21 @@ class Runner:
                         self._enclosure = Enclosure(parent=self.tmp, fixed=self.target.fixed_workspace)
                     workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
                                           enclosure=self._enclosure if fs is None else None)
-                if faulted and not fake:  # realised by the kernel: modes bite from the layout to the last
-                    from harness.util import capabilities  # reading, as for the fake file system's user (faults.py)
-                    try:
+                laid_out = None
+                if faulted and not fake:  # realised by the kernel (taken down before the workspace is moved
+                    from harness.util import capabilities  # out): modes bite from the layout to the last
+                    try:  # reading, as for the fake file system's user (faults.py)
+                        laid_out = faked.enter_context(faults.realised(scenario.given, workspace.root))
                         faked.enter_context(capabilities.modes_bite())
-                    except OSError as exc:
+                    except (OSError, ValueError) as exc:
                         return Result(scenario, Verdict.ERROR, f"the scenario's faults cannot be realised: {exc}")
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
                                        record_initial=_compares_with_given(scenario))
                     if fs is not None:
                         faults.apply(fs, scenario.given, workspace.root)
-                    elif faulted:  # taken down before the workspace is moved out (at the end of `faked`)
-                        faked.enter_context(faults.realise(scenario.given, workspace.root))
+                    elif laid_out is not None:
+                        laid_out()
                 except (OSError, ValueError) as exc:
                     return Result(scenario, Verdict.ERROR, f"could not lay out `given`: {exc}")
                 return self._play(scenario, workspace)

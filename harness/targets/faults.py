@@ -3,19 +3,22 @@
 The tests run as root, so a mode denies root nothing, and a read-only mount or a full disk cannot
 be made for the whole machine. For a target that runs in this process (the reference):
 
-- **permissions** and **read-only-fs**, where the machine allows (:func:`real_conditions`, probed
-  once per process), on the real file system: from the layout of ``given`` to the last reading of
-  the workspace, the runner's thread holds no capability that passes a mode
-  (harness/util/capabilities.py), so modes bite as they would a user's, and each
+- **permissions**, **read-only-fs** and **disk-full**, where the machine allows
+  (:func:`real_conditions`, probed once per process), on the real file system: from the layout of
+  ``given`` to the last reading of the workspace, the runner's thread holds no capability that
+  passes a mode (harness/util/capabilities.py), so modes bite as they would a user's, and each
   ``given.read_only`` folder is a read-only bind mount in that thread's own mount namespace
   (harness/containment/mounts.py), taken down before the workspace is moved out. The folders' modes are
   set as on pyfakefs (files 0444, folders 0555), so both ways give the same states, answers and
-  snapshots. ``HARNESS_FAULTS=fake`` puts these scenarios on pyfakefs too.
-- **disk-full**, and the others where the kernel cannot: the whole scenario runs on a pyfakefs file
-  system instead: modes bite (``allow_root_user=False``), ``disk_free`` sets the free space in bytes
-  (a real small file system counts whole blocks, which would change what fits), and writes under
-  ``read_only`` folders fail with EROFS. Out-of-process targets realise these conditions their own
-  way or skip the scenario (see ``Target.realises``).
+  snapshots. A full disk (``disk_free: 0``) is a file system of the workspace's own, shrunk to
+  what ``given`` uses once it is laid out; it is chosen only where no file of ``given`` holds a
+  byte (:func:`on_real_fs`), as a real file system counts whole blocks: a file's last block may
+  have room left. ``HARNESS_FAULTS=fake`` puts these scenarios on pyfakefs too.
+- the others (``disk_free`` above 0, or beside files that hold bytes), where the kernel cannot: the
+  whole scenario runs on a pyfakefs file system instead: modes bite (``allow_root_user=False``),
+  ``disk_free`` sets the free space in bytes, and writes under ``read_only`` folders fail with
+  EROFS. Out-of-process targets realise these conditions their own way or skip the scenario (see
+  ``Target.realises``).
 
 The fake file system is set up once per process and emptied for each scenario: pyfakefs' own
 set-up (finding the modules to patch, a new file system and fake modules) cost a fault scenario
@@ -38,7 +41,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +51,27 @@ FAKEABLE = frozenset({"permissions", "read-only-fs", "disk-full"})
 FAULTS_VARIABLE = "HARNESS_FAULTS"
 
 
-def on_real_fs(requires: Iterable[str]) -> bool:
-    """Whether a scenario requiring ``requires`` runs on the real file system, its faults realised
-    by the kernel (see :func:`real_conditions`), rather than on pyfakefs."""
-    return set(requires) <= real_conditions()
+def on_real_fs(requires: Iterable[str], given: dict[str, Any] | None = None) -> bool:
+    """Whether a scenario requiring ``requires``, with ``given``, runs on the real file system, its
+    faults realised by the kernel (see :func:`real_conditions`), rather than on pyfakefs: a
+    ``disk_free`` only where the kernel's full disk is exact (:func:`_full_disk_exact`)."""
+    needs = set(requires)
+    if not needs <= real_conditions():
+        return False
+    return "disk-full" not in needs or _full_disk_exact(given or {})
+
+
+def _full_disk_exact(given: dict[str, Any]) -> bool:
+    """Whether a real full disk gives what pyfakefs' ``disk_free`` does for ``given``: no
+    ``disk_free`` (no limit), or none at all (0) where no file holds a byte, so that no block has
+    room left either (a real file system counts whole blocks, pyfakefs bytes)."""
+    if "disk_free" not in given:
+        return True
+    if given["disk_free"] != 0:
+        return False
+    from harness.scenario.content_spec import to_bytes
+    return not any(to_bytes(spec["content"] if isinstance(spec, dict) and "content" in spec else spec)
+                   for spec in given.get("files", {}).values())
 
 
 _real: frozenset[str] | None = None
@@ -65,7 +85,8 @@ def real_conditions() -> frozenset[str]:
     (:func:`harness.util.capabilities.modes_bite`, entered by the runner from the layout of ``given``
     to the last reading of the workspace, as pyfakefs' user is held to modes for all of it). Probed
     for real: a file of mode 0000 must refuse to be read in that state. ``read-only-fs``: besides,
-    a read-only bind mount can be made (:func:`harness.containment.mounts.available`).
+    a read-only bind mount can be made (:func:`harness.containment.mounts.available`). ``disk-full``:
+    besides, a full disk can be mounted (:func:`harness.containment.mounts.full_disk_available`).
     ``HARNESS_FAULTS=fake`` realises none of them here (every fault scenario on pyfakefs)."""
     global _real
     if _real is None:
@@ -105,6 +126,8 @@ def _probe_real() -> frozenset[str]:
         from harness.containment import mounts
         if mounts.available(tempfile.gettempdir()):
             found.add("read-only-fs")
+        if mounts.full_disk_available(tempfile.gettempdir()):
+            found.add("disk-full")
     return frozenset(found)
 
 
@@ -274,19 +297,30 @@ def apply(fs: Any, given: dict[str, Any], root: Path) -> None:
         fs.set_disk_usage(used + given["disk_free"], str(root))
 
 
-def realise(given: dict[str, Any], root: Path) -> contextlib.AbstractContextManager[None]:
-    """Applies ``given.read_only`` on the real file system (a scenario :func:`on_real_fs`): the
-    folders' modes as on the fake file system, then each made a read-only mount until the block
-    ends (harness/containment/mounts.py). Raises OSError or ValueError if a folder cannot be."""
-    folders = list(given.get("read_only", ()))
-    if not folders:
-        return contextlib.nullcontext()
+@contextlib.contextmanager
+def realised(given: dict[str, Any], root: Path) -> Iterator[Callable[[], None]]:
+    """Realises ``given``'s faults on the real file system (a scenario :func:`on_real_fs`) until the
+    block ends; entered on the empty workspace, before capabilities are put down: a full disk
+    (``disk_free``) is mounted on it now. Yields the function to call once ``given`` is laid out: it
+    fills the disk and applies ``given.read_only`` (the folders' modes as on the fake file system,
+    then each made a read-only mount; harness/containment/mounts.py). Raises OSError or ValueError
+    if a fault cannot be realised."""
     from harness.containment import mounts
 
-    for folder in folders:  # a folder reached without a link (ELOOP, ENOTDIR; the mount checks it again)
-        os.close(mounts.open_folder(str(root), folder))
-    _read_only_modes([str(root / folder) for folder in folders])
-    return mounts.read_only(str(root), folders)
+    with contextlib.ExitStack() as stack:
+        fill = stack.enter_context(mounts.full_disk(str(root))) if "disk_free" in given else None
+
+        def laid_out() -> None:
+            if fill is not None:
+                fill()
+            folders = list(given.get("read_only", ()))
+            if folders:
+                for folder in folders:  # reached without a link (ELOOP, ENOTDIR; the mount checks it again)
+                    os.close(mounts.open_folder(str(root), folder))
+                _read_only_modes([str(root / folder) for folder in folders])
+                stack.enter_context(mounts.read_only(str(root), folders))
+
+        yield laid_out
 
 
 def _read_only_modes(directories: list[str]) -> None:

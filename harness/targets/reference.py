@@ -89,7 +89,7 @@ class ReferenceTarget(Target):
         for profile in {scenario.profile for scenario in scenarios} & set(reference_impl.PROFILES):
             with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
                 reference_impl.profile_module(profile)
-        if forking and any(FAKEABLE & set(scenario.requires) and not on_real_fs(scenario.requires)
+        if forking and any(FAKEABLE & set(scenario.requires) and not on_real_fs(scenario.requires, scenario.given)
                            for scenario in scenarios):  # (faults the kernel realises need no pyfakefs)
             import pyfakefs.fake_filesystem_unittest  # noqa: F401
 
