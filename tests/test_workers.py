@@ -524,6 +524,19 @@ def test_the_default_jobs_keep_a_small_run_or_a_busy_machine_serial() -> None:
     assert workers.auto_jobs([only], scenarios * 20, cores=2, load=0.0) == 1
 
 
+def test_the_default_jobs_count_a_fault_the_kernel_realises_as_a_plain_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.run import assemble
+    from harness.targets import faults
+    reference = assemble.target("reference")
+    permissions = [s for s in _catalog_reference_scenarios() if list(s.requires) == ["permissions"]]
+    assert permissions
+    many = permissions * (400 // len(permissions))  # ~3 s on pyfakefs, ~0.3 s on the real file system
+    monkeypatch.setattr(faults, "_real", frozenset())
+    assert workers.auto_jobs([reference], many, cores=2, load=0.0) == 2
+    monkeypatch.setattr(faults, "_real", frozenset({"permissions"}))
+    assert workers.auto_jobs([reference], many, cores=2, load=0.0) == 1
+
+
 def test_the_default_jobs_give_a_live_agent_every_idle_core() -> None:
     agent = ScriptedTarget()  # neither in this process nor cmd:/mcp:: its calls are mostly waiting
     scenarios = _catalog_reference_scenarios()[:3]

@@ -101,7 +101,8 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
 #: scenario, and per worker beyond the first (forking it and its copy-on-write faults, and its own
 #: runner and enclosure, for a target in this process; for one in a process of its own, also that
 #: process's start, which every worker pays). Measured on the reference (docs/performance.md): a
-#: plain scenario in this process about 0.7 ms, one on pyfakefs 7 ms; a worker 60-80 ms; through
+#: plain scenario in this process about 0.7 ms, one on pyfakefs 7 ms (a fault the kernel realises
+#: costs about a plain one: harness/targets/faults.py); a worker 60-80 ms; through
 #: ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
 IN_PROCESS_COST = (0.001, 0.008, 0.08)  # plain scenario, fault scenario, worker
 CMD_COST = (0.003, 0.003, 0.25)
@@ -141,7 +142,9 @@ def auto_jobs(targets: Sequence[Target], scenarios: Sequence[Scenario], *, cores
             plain, fault, start = MCP_COST
         else:
             return idle
-        work += sum(fault if scenario.requires else plain for scenario in ran)
+        from harness.targets.faults import on_real_fs
+        work += sum(fault if scenario.requires and not (target.in_process and on_real_fs(scenario.requires, scenario.given))
+                    else plain for scenario in ran)
         worker += start
     return max(1, min(idle, 1 + int(WORKER_SHARE * work / worker)))
 
