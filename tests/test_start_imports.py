@@ -98,24 +98,30 @@ def test_a_changed_scenario_file_is_parsed_again(tmp_path: Path, tiny: Path) -> 
 
 
 def test_a_serial_run_imports_pyfakefs_at_its_first_fault_scenario_on_it(tmp_path: Path, tiny: Path) -> None:
-    # After the plain scenario (files are run in their order): a full disk, realised on pyfakefs.
-    profile = ROOT / "scenarios" / "mcp-write-text-file"
+    # After the plain scenario (files are run in their order): a disk with 1000 bytes free, on pyfakefs.
+    profile = ROOT / "scenarios" / "aptix-tul-004"
     (tiny / profile.name).mkdir()
-    for name in ("profile.yaml", "errors/disk-full.yaml"):
+    for name in ("profile.yaml", "write/disk-full.yaml"):
         shutil.copy(profile / name, tiny / profile.name)
     seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
     assert "pyfakefs" not in seen["first-scenario"] and "pyfakefs" in seen["end"]
 
 
 @pytest.mark.parametrize("faults", ["", "fake"])
-def test_a_permission_scenario_realised_by_the_kernel_never_imports_pyfakefs(
-        tmp_path: Path, tiny: Path, monkeypatch: pytest.MonkeyPatch, faults: str) -> None:
+@pytest.mark.parametrize(("condition", "scenario"), [
+    ("permissions", "anthropic-text-editor/create/permission-denied.yaml"),
+    ("disk-full", "mcp-write-text-file/errors/disk-full.yaml"),  # disk_free: 0
+])
+def test_a_fault_scenario_realised_by_the_kernel_never_imports_pyfakefs(
+        tmp_path: Path, tiny: Path, monkeypatch: pytest.MonkeyPatch, faults: str, condition: str, scenario: str) -> None:
     from harness.targets.faults import FAULTS_VARIABLE, real_conditions
-    if "permissions" not in real_conditions():
-        pytest.skip("this machine realises no permission fault for the reference (harness/targets/faults.py)")
+    if condition not in real_conditions():
+        pytest.skip(f"this machine does not realise {condition} for the reference (harness/targets/faults.py)")
     monkeypatch.setenv(FAULTS_VARIABLE, faults)
-    shutil.copy(ROOT / "scenarios" / "anthropic-text-editor" / "create" / "permission-denied.yaml",
-                tiny / "anthropic-text-editor")
+    profile = scenario.split("/")[0]
+    (tiny / profile).mkdir(exist_ok=True)
+    shutil.copy(ROOT / "scenarios" / profile / "profile.yaml", tiny / profile)
+    shutil.copy(ROOT / "scenarios" / scenario, tiny / profile)
     seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))
     assert ("pyfakefs" in seen["end"]) is (faults == "fake")
 

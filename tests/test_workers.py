@@ -492,8 +492,9 @@ def test_the_parent_imports_what_every_in_process_worker_would_import_before_for
         "import sys\n"
         "from harness.scenario import catalog\n"
         "from harness.targets.reference import ReferenceTarget\n"
-        f"scenarios = catalog.load([catalog.builtin_dir() / {PROFILE!r}]).scenarios\n"
-        "names = ('reference_impl.mcp_write_text_file', 'pyfakefs.fake_filesystem_unittest', 'reference_impl.claude_code')\n"
+        # Its disk with 1000 bytes free is on pyfakefs (harness/targets/faults.py).
+        "scenarios = catalog.load([catalog.builtin_dir() / 'aptix-tul-004']).scenarios\n"
+        "names = ('reference_impl.aptix_tul_004', 'pyfakefs.fake_filesystem_unittest', 'reference_impl.claude_code')\n"
         "print([name in sys.modules for name in names])\n"
         "ReferenceTarget('reference').before_workers(scenarios)\n"
         "print([name in sys.modules for name in names])\n")
