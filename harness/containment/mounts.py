@@ -104,8 +104,13 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
 
 #: The flags of a full disk's mount (and of its remount, which would otherwise clear them).
 _FULL_FLAGS = _MS_NOSUID | _MS_NODEV
-#: The size a full disk's file system has while ``given`` is laid out on it (memory is taken only as written).
-_LAYOUT_SIZE = 64 << 20
+
+def _layout_size() -> int:
+    """The size a full disk's file system has while ``given`` is laid out on it: room for as many
+    links as ``given`` may hold, a block each (its files hold no byte; memory is taken only as
+    written, and the file system is shrunk afterwards)."""
+    from harness.util import limits
+    return (limits.MAX_GIVEN_ENTRIES + 16) * os.sysconf("SC_PAGE_SIZE")
 
 
 @contextlib.contextmanager
@@ -126,7 +131,7 @@ def full_disk(root: str) -> Iterator[Callable[[], None]]:
     try:
         info = os.fstat(at)
         target = f"/proc/thread-self/fd/{at}".encode()
-        options = f"size={_LAYOUT_SIZE},mode=0700".encode()
+        options = f"size={_layout_size()},mode=0700".encode()
         _check(libc.mount(b"harness-full-disk", target, b"tmpfs", _FULL_FLAGS, options), "mount -t tmpfs", root)
     finally:
         os.close(at)
