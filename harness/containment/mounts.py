@@ -94,16 +94,24 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
                               _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None), "mount -o remount,bind,ro", folder)
         yield
     finally:
-        try:
-            for top in reversed(held):
-                _check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
-        finally:
-            for top in held:
-                os.close(top)
+        _take_down(held)
+
+
+def _take_down(held: list[int]) -> None:
+    """Takes down the mounts whose roots ``held`` holds open, the last made first (``MNT_DETACH``),
+    and closes them."""
+    libc = _calls()
+    try:
+        for top in reversed(held):
+            _check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
+    finally:
+        for top in held:
+            os.close(top)
 
 
 #: The flags of a full disk's mount (and of its remount, which would otherwise clear them).
 _FULL_FLAGS = _MS_NOSUID | _MS_NODEV
+
 
 def _layout_size() -> int:
     """The size a full disk's file system has while ``given`` is laid out on it: room for as many
@@ -137,7 +145,11 @@ def full_disk(root: str) -> Iterator[Callable[[], None]]:
         os.close(at)
     held: list[int] = []  # the two mounts' roots, the bound folder on top: taken down in reverse
     try:
-        disk = open_folder(root, ".")  # the new file system's own root, where the block goes
+        try:
+            disk = open_folder(root, ".")  # the new file system's own root, where the block goes
+        except BaseException:
+            libc.umount2(root.encode(), _MNT_DETACH)  # (the harness's own folder, reached by its path)
+            raise
         held.append(disk)
         os.mkdir("ws", 0o700, dir_fd=disk)
         os.chown("ws", info.st_uid, info.st_gid, dir_fd=disk, follow_symlinks=False)
@@ -163,12 +175,7 @@ def full_disk(root: str) -> Iterator[Callable[[], None]]:
 
         yield fill
     finally:
-        try:
-            for top in reversed(held):
-                _check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
-        finally:
-            for top in held:
-                os.close(top)
+        _take_down(held)
 
 
 #: A folder opened only to name it, never through a link.
@@ -183,92 +190,66 @@ def open_folder(root: str, folder: str) -> int:
         return os.open(at.name or ".", _FOLDER, dir_fd=at.dir_fd)
 
 
-_available: bool | None = None
+#: What :func:`available` and :func:`full_disk_available` found, tried once per process.
+_tried: dict[str, bool] = {}
 
 
 def available(folder: str) -> bool:
     """Whether :func:`read_only` works in this process, tried once on a new folder in ``folder``
     (a write below it must fail with EROFS, and succeed again afterwards)."""
-    global _available
-    if _available is None:
-        _available = _try(folder)
-    return _available
-
-
-def _try(parent: str) -> bool:
-    import tempfile
-
-    try:
-        folder = tempfile.mkdtemp(prefix="harness-ro-", dir=parent)
-    except OSError:
-        return False
-    below = os.path.join(folder, "ro")
-    probe = os.path.join(below, "probe")
-    try:
-        os.mkdir(below)
-        try:
-            with read_only(folder, ["ro"]):
-                try:
-                    with open(probe, "wb"):
-                        return False
-                except OSError as exc:
-                    if exc.errno != errno.EROFS:
-                        return False
-        except OSError:
-            return False
-        with open(probe, "wb"):
-            return True
-    except OSError:
-        return False
-    finally:
-        for path, remove in ((probe, os.remove), (below, os.rmdir), (folder, os.rmdir)):
-            with contextlib.suppress(OSError):
-                remove(path)
-
-
-_full_disk: bool | None = None
+    return _once("read-only", folder, _read_only_works)
 
 
 def full_disk_available(folder: str) -> bool:
-    """Whether :func:`full_disk` works in this process, tried once on a new folder in ``folder`` (an
-    empty file can be made there, a byte written to it fails with ENOSPC, and the folder is empty
-    and writable again afterwards)."""
-    global _full_disk
-    if _full_disk is None:
-        _full_disk = _try_full(folder)
-    return _full_disk
+    """Whether :func:`full_disk` works in this process, tried once on a new folder in ``folder`` (a
+    byte written there must fail with ENOSPC, and the folder be empty and writable afterwards)."""
+    return _once("full-disk", folder, _full_disk_works)
 
 
-def _try_full(parent: str) -> bool:
-    import tempfile
+def _once(name: str, parent: str, works: Callable[[str], bool]) -> bool:
+    """Returns ``works(folder)`` for a new folder in ``parent`` (False if it raises OSError), found
+    once per process; the folder is removed afterwards with whatever it holds."""
+    if name not in _tried:
+        import shutil
+        import tempfile
 
-    try:
-        folder = tempfile.mkdtemp(prefix="harness-full-", dir=parent)
-    except OSError:
-        return False
-    probe = os.path.join(folder, "probe")
-    try:
         try:
-            with full_disk(folder) as fill:
-                fill()
-                with open(probe, "wb", buffering=0) as handle:
-                    try:
-                        handle.write(b"x")
-                    except OSError as exc:
-                        if exc.errno != errno.ENOSPC:
-                            return False
-                    else:
-                        return False
+            folder = tempfile.mkdtemp(prefix="harness-mounts-", dir=parent)
         except OSError:
+            _tried[name] = False
+        else:
+            try:
+                _tried[name] = works(folder)
+            except OSError:
+                _tried[name] = False
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+    return _tried[name]
+
+
+def _read_only_works(folder: str) -> bool:
+    os.mkdir(os.path.join(folder, "ro"))
+    probe = os.path.join(folder, "ro", "probe")
+    with read_only(folder, ["ro"]):
+        if _refused(probe) != errno.EROFS:
             return False
-        if os.listdir(folder):
+    return _refused(probe) is None
+
+
+def _full_disk_works(folder: str) -> bool:
+    probe = os.path.join(folder, "probe")
+    with full_disk(folder) as fill:
+        fill()
+        if _refused(probe) != errno.ENOSPC:
             return False
-        with open(probe, "wb") as handle:
+    return not os.listdir(folder) and _refused(probe) is None
+
+
+def _refused(path: str) -> int | None:
+    """Writes one byte to a new file ``path``; returns the error number it was refused with, or None."""
+    try:
+        with open(path, "wb", buffering=0) as handle:
             handle.write(b"x")
-        return True
-    except OSError:
-        return False
-    finally:
-        for path, remove in ((probe, os.remove), (folder, os.rmdir)):
-            with contextlib.suppress(OSError):
-                remove(path)
+    except OSError as exc:
+        return exc.errno
+    return None
