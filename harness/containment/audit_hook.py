@@ -121,7 +121,8 @@ class Confinement:
         self.python = _python_roots()
         self.code = _code_roots()
         # The folders above the enclosure and above Python's: a path resolved there looks at each.
-        self.above = _ancestors(self.bounds + self.python + self.code)
+        # (Python's are the same for every session: worked out once.)
+        self.above = _ancestors(self.bounds) | _ancestors(self.python + self.code)
 
     def where(self, raw: str, dir_fd: object = None) -> str:
         """Returns where ``raw`` leads: absolute (from ``dir_fd`` when given one) and normalised,
@@ -215,9 +216,18 @@ def _ancestors(roots: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
     for root in roots:
         while root not in ("/", ""):
-            root = os.path.dirname(root)
+            root = _dirname(root)
             out.add(root)
     return frozenset(out)
+
+
+def _dirname(path: str) -> str:
+    """``posixpath.dirname`` of a text path, worked out on the text alone: under pyfakefs this module's
+    ``os.path`` is a fake one, whose every call sets up a path lookup (a session's bounds cost 40)."""
+    head = path[:path.rfind("/") + 1]
+    if head and head != "/" * len(head):
+        head = head.rstrip("/")
+    return head
 
 
 @functools.lru_cache(maxsize=64)

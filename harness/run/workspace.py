@@ -266,13 +266,7 @@ class Workspace:
         budget = _Budget(entries)
         budget.settled = self._settled_now()  # before any file is looked at
         if not self.contained:
-            for dirpath, dirnames, filenames in os.walk(self.root):
-                if dirnames and os.path.relpath(dirpath, self.root).count(os.sep) >= limits.MAX_DEPTH - 1:
-                    dirnames.clear()  # os.walk recurses once per level: it goes no deeper
-                for name in sorted(dirnames + filenames):
-                    full = os.path.join(dirpath, name)
-                    rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                    out[rel] = entry_state(full, with_text=with_text, cache=self._states)
+            self._walk_plainly(str(self.root), "", out, with_text)
             return dict(sorted(out.items()))
         try:  # never through a link, and only a folder (a FIFO is not opened: O_DIRECTORY fails first)
             fd = os.open(str(self.root), WALK_FLAGS)
@@ -285,6 +279,29 @@ class Workspace:
         finally:
             os.close(fd)
         return dict(sorted(out.items()))
+
+    def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
+        """Records the entries below ``folder`` by path (on pyfakefs, where nothing real can be reached),
+        as a walk with ``os.walk`` would: a folder that cannot be listed gives nothing, the entries of
+        each folder are looked at in sorted order, then its folders (never a link) are entered in the
+        order they were listed, down to ``limits.MAX_DEPTH`` levels. One ``lstat`` per entry, which
+        also tells the folders: ``os.walk`` would ask pyfakefs of each entry twice more, and each
+        asking resolves its path anew."""
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        folders: set[str] = set()
+        for name in sorted(names):
+            full = f"{folder}/{name}"
+            info = os.lstat(full)
+            if stat.S_ISDIR(info.st_mode):
+                folders.add(name)
+            out[prefix + name] = entry_state(full, with_text=with_text, cache=self._states, info=info)
+        if folders and prefix[:-1].count("/") < limits.MAX_DEPTH - 1:  # as os.walk's relpath counts (root: ".")
+            for name in names:
+                if name in folders:
+                    self._walk_plainly(f"{folder}/{name}", f"{prefix}{name}/", out, with_text)
 
     def _settled_now(self) -> int | None:
         """Returns the coarse clock now when file time stamps come from it (see :func:`_settled`), else None."""
