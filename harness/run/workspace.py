@@ -165,7 +165,7 @@ class Workspace:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         if not self.contained:
             path = self.path(rel)
-            if parents:
+            if parents and "/" in rel:  # (a name alone is made in the root, there since the layout began)
                 path.parent.mkdir(parents=True, exist_ok=True)
             before = _mtime_ns(path)
             wanted = None if mtime is None else mtime_after(mtime, before)
@@ -684,12 +684,14 @@ def _advance_mtime(path: Path, before: int | None) -> None:
 
 
 def _kind(path: Path) -> str:
-    if not os.path.lexists(path):
+    """The kind of entry at ``path`` on pyfakefs, told by one ``lstat`` (a link is a symlink; any
+    other entry that is no folder, a file)."""
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError):
         return "<missing>"
-    if path.is_symlink():
+    if stat.S_ISLNK(info.st_mode):
         return "symlink"
-    if path.is_dir():
-        return "dir"
-    return "file" if path.exists() else "<missing>"
+    return "dir" if stat.S_ISDIR(info.st_mode) else "file"
 
 

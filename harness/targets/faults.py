@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import operator
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -207,7 +208,7 @@ def _only_added(modules: dict[str, Any]) -> bool:
     import sys
     now = sys.modules
     if len(now) == len(modules):  # the common case, none came: compared in C, names and identities in order
-        return list(now) == list(modules) and list(map(id, now.values())) == list(map(id, modules.values()))
+        return list(now) == list(modules) and all(map(operator.is_, now.values(), modules.values()))
     return len(now) > len(modules) and all(now.get(name) is module for name, module in modules.items())
 
 
@@ -282,7 +283,7 @@ def _put_back(patcher: Any) -> None:
     Patcher.PATCHER, Patcher.REF_COUNT = None, 0
     helpers.reset_ids()
     seen = getattr(patcher, "modules_seen", None)
-    if seen is not None and _only_added(seen):  # none replaced or gone: the next scenario looks at the new ones
+    if seen is not None:  # the next scenario resumes it if none of these was replaced or went meanwhile (_take)
         _held = (patcher, seen)
 
 
