@@ -160,17 +160,17 @@ def _disk_full(scenario_from):
 
 
 @contextlib.contextmanager
-def _open_wrapped_and_pyfakefs_forgetful(monkeypatch):
+def _open_wrapped_and_pyfakefs_forgetful(monkeypatch, replacement=None):
     """Runs the block with ``open`` replaced by a wrapper of the real one (as a test's or a tool's own
-    wrapper would) and pyfakefs' memory of the modules it looked at cleared, no patcher held; puts
-    ``open`` back (also where the block did) and clears that memory again at the end."""
+    wrapper would), or by ``replacement``, and pyfakefs' memory of the modules it looked at cleared,
+    no patcher held; puts ``open`` back (also where the block did) and clears that memory again at the end."""
     import builtins
 
     from pyfakefs.fake_filesystem_unittest import Patcher
     faults._held = None
     Patcher.clear_fs_cache()
     real = builtins.open
-    monkeypatch.setattr(builtins, "open", lambda *args, **kwargs: real(*args, **kwargs))
+    monkeypatch.setattr(builtins, "open", replacement or (lambda *args, **kwargs: real(*args, **kwargs)))
     try:
         yield
     finally:
@@ -305,3 +305,84 @@ def test_a_module_imported_between_fault_scenarios_is_patched_without_a_new_set_
         sys.modules.pop("laterwriter", None)
     assert outcomes == ["EROFS"]
     assert not (target.workspaces[1] / "ro" / "a.txt").exists()
+
+
+def test_the_check_that_the_fake_file_system_is_in_effect_makes_nothing_on_it():
+    # A scenario's file system is as pyfakefs empties it: nothing made (no inode taken) by the check.
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    with faults.fake_filesystem() as fs:
+        patcher = Patcher.PATCHER
+        inodes, entries, root = fs.last_ino, dict(fs.root.entries), fs.root.st_mtime
+        assert faults._in_effect(patcher)
+        assert (fs.last_ino, dict(fs.root.entries), fs.root.st_mtime) == (inodes, entries, root)
+
+
+def test_a_fault_scenario_with_another_patchers_open_left_behind_is_an_error_and_writes_nothing(
+        scenario_from, monkeypatch):
+    # Another file system's `open` standing in `builtins` (a patcher's fakes left behind): pyfakefs,
+    # looking at `builtins` then, never patches it again, and a candidate would write there.
+    from pyfakefs.fake_filesystem import FakeFilesystem
+    from pyfakefs.fake_io import FakeIoModule
+
+    other = FakeFilesystem()
+    outcomes, target, full = _disk_full(scenario_from)
+    with _open_wrapped_and_pyfakefs_forgetful(monkeypatch, FakeIoModule(other).open), Runner(target) as runner:
+        result = runner.run(full)
+    assert result.verdict is Verdict.ERROR
+    assert "fake file system is not in effect" in result.reason
+    assert outcomes == [] and target.workspaces == []
+    assert other.listdir("/") == []  # (its own temporary folder is not made: nothing at all)
+
+
+@pytest.mark.parametrize("astray", ["wrapped open", "another file system's open", "the real os",
+                                    "another file system's os", "the fake os sent to the real one"])
+def test_the_fake_file_system_is_not_in_effect_when_open_or_os_lead_elsewhere(monkeypatch, astray):
+    import builtins
+    import os
+
+    from pyfakefs.fake_filesystem import FakeFilesystem
+    from pyfakefs.fake_filesystem_unittest import Patcher
+    from pyfakefs.fake_io import FakeIoModule
+    from pyfakefs.fake_os import FakeOsModule
+
+    with faults.fake_filesystem():
+        patcher = Patcher.PATCHER
+        assert faults._in_effect(patcher)
+        with monkeypatch.context() as patch:
+            if astray == "wrapped open":  # (even one leading to this very file system: where a wrapper
+                fake = builtins.open     # leads cannot be told without a call, nor whether it will stay so)
+                patch.setattr(builtins, "open", lambda *args, **kwargs: fake(*args, **kwargs))
+            elif astray == "another file system's open":
+                patch.setattr(builtins, "open", FakeIoModule(FakeFilesystem()).open)
+            elif astray == "the real os":
+                patch.setattr(faults, "os", faults.os.os_module)  # (the module the fake one stands for)
+            elif astray == "another file system's os":
+                patch.setattr(faults, "os", FakeOsModule(FakeFilesystem()))
+            else:  # (pyfakefs' own switch, for its use_original_os)
+                patch.setattr(FakeOsModule, "use_original", True)
+            assert not faults._in_effect(patcher)
+        assert faults._in_effect(patcher) and faults.os is not os  # (put back: the fake one again)
+
+
+def test_what_is_outside_a_fake_workspace_when_it_is_placed_is_what_the_fake_os_lists():
+    # The listing taken when the workspace is placed is read from pyfakefs' records; the one after
+    # the scenario through the fake os: the two must agree on every entry and signature, or every
+    # fault scenario would name escapes. Here with more than the harness makes: files, a link, a
+    # folder of another mode, as a later pyfakefs might lay out on its own.
+    from harness.containment import enclosure
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem() as fs:
+        import os
+        os.makedirs("/var/lib/x")
+        with open("/var/lib/x/f.txt", "w") as handle:
+            handle.write("f")
+        os.symlink("/var/lib", "/var/to-lib")
+        os.chmod("/var/lib", 0o711)
+        workspace = Workspace(contained=False)
+        placed = f"{workspace.base}/{workspace.enclosure.current}"
+        listed, cut = enclosure._listing(placed)
+        assert cut is None and enclosure._laid_out(fs, placed) == listed
+        assert {"/tmp", str(workspace.base), "/var/lib/x/f.txt", "/var/to-lib"} <= set(listed)
+        assert workspace.escapes() == []

@@ -154,3 +154,59 @@ def test_a_canary_replaced_by_a_file_of_the_same_bytes_is_an_escape(tmp_path):
         assert enclosure.escapes() == [f"changed {canary} (rewritten: inode or ctime differs)"]
     finally:
         enclosure.remove()
+
+
+# -- on pyfakefs (a fault scenario of an in-process target): read by path, nothing real there ----------------------
+
+
+def _oswalk_state(ws: Workspace, with_text: bool = True) -> dict:
+    """The workspace state as os.walk visits it on pyfakefs, each entry read afresh (what the reading
+    by path is held to: the same entries, the same records, the same errors)."""
+    out: dict = {}
+    for dirpath, dirnames, filenames in os.walk(ws.root):
+        if dirnames and os.path.relpath(dirpath, ws.root).count(os.sep) >= limits.MAX_DEPTH - 1:
+            dirnames.clear()
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(dirpath, name)
+            out[os.path.relpath(full, ws.root).replace(os.sep, "/")] = entry_state(full, with_text=with_text)
+    return dict(sorted(out.items()))
+
+
+def _outcome(read):
+    try:
+        return read()
+    except OSError as exc:
+        return type(exc), exc.errno, str(exc)
+
+
+def _fake_tree(root: Path, closed_mode: int) -> None:
+    """Lays out, as a candidate could, what reading a workspace on pyfakefs meets: folders four deep,
+    links to a folder and to nothing, files the harness may not read, a folder it may not list."""
+    os.makedirs(root / "a" / "b" / "c" / "d")
+    (root / "a" / "x.txt").write_text("x\n")
+    (root / "a" / "b" / "y.bin").write_bytes(b"\xff\x00")
+    (root / "a" / "b" / "c" / "d" / "deep.txt").write_text("deep\n")
+    (root / "top.txt").write_text("top\n")
+    (root / "secret.txt").write_text("secret\n")
+    os.chmod(root / "secret.txt", 0)
+    os.symlink("a", root / "to-a")
+    os.symlink("missing", root / "dangling")
+    os.symlink("a/b", root / "a" / "to-b")
+    os.makedirs(root / "closed" / "sub")
+    (root / "closed" / "inside.txt").write_text("inside\n")
+    (root / "closed" / "sub" / "below.txt").write_text("below\n")
+    os.symlink("closed", root / "to-closed")
+    os.chmod(root / "closed", closed_mode)
+
+
+@pytest.mark.parametrize("closed_mode", [0o000, 0o100, 0o300, 0o444, 0o500, 0o755])
+@pytest.mark.parametrize("depth", [1, 2, 3, 256])
+def test_the_state_on_pyfakefs_holds_what_os_walk_visits_under_the_depth_cap(monkeypatch, closed_mode, depth):
+    from harness.targets import faults
+
+    monkeypatch.setattr(limits, "MAX_DEPTH", depth)
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, closed_mode)
+        for with_text in (True, False):
+            assert _outcome(lambda: ws.state(with_text=with_text)) == _outcome(lambda: _oswalk_state(ws, with_text))

@@ -294,14 +294,17 @@ class PrivateEnclosure(Enclosure):
         self._before: dict[str, tuple[int, ...]] = {}
 
     def place(self) -> Path:
-        """Makes the workspace and lists everything outside it."""
+        """Makes the workspace and lists everything outside it (what the harness has just laid out:
+        read from pyfakefs' own records where they can be had, see :func:`_laid_out`)."""
         path = super().place()
-        self._before, _ = _listing(os.path.join(self._base, self.current))
+        workspace = f"{self._base}/{self.current}"
+        fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
+        self._before = _laid_out(fs, workspace) if fs is not None else _listing(workspace)[0]
         return path
 
     def escapes(self) -> list[str]:
         """Returns what was created, changed or removed outside the workspace since it was placed."""
-        now, cut = _listing(os.path.join(self._base, self.current))
+        now, cut = _listing(f"{self._base}/{self.current}")
         found = [f"created {path}" for path in sorted(now.keys() - self._before.keys())]
         found += [f"removed {path}" for path in sorted(self._before.keys() - now.keys())]
         found += [f"changed {path}" for path in sorted(now.keys() & self._before.keys())
@@ -334,7 +337,7 @@ def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:
         except OSError:
             continue  # a mode that keeps the harness out: the folder's own signature still says it changed
         for name in names:
-            path = os.path.join(folder, name)
+            path = f"{folder}{name}" if folder.endswith("/") else f"{folder}/{name}"  # (os.path.join, without pyfakefs' own)
             if path == workspace:
                 continue
             if len(found) >= limits.MAX_ENTRIES:
@@ -346,6 +349,31 @@ def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:
             if stat.S_ISDIR(signature[5]):
                 folders.append(path)
     return found, None
+
+
+def _laid_out(fs: Any, workspace: str) -> dict[str, tuple[int, ...]]:
+    """:func:`_listing` of the pyfakefs file system ``fs`` as the harness has just laid it out (emptied,
+    then the enclosure and the workspace made; nothing a mode keeps the harness out of), read from
+    its records: each folder's entries in the order ``os.listdir`` gives them, each entry's
+    signature from the record ``os.lstat`` copies. The same entries and signatures (any difference
+    would name an escape in every fault scenario), without resolving a path for each: through the
+    fake ``os`` this listing cost a fault scenario as much as its calls."""
+    found: dict[str, tuple[int, ...]] = {}
+    folders: list[tuple[str, Any]] = [("/", fs.root)]
+    while folders:
+        folder, directory = folders.pop()
+        for name, entry in list(directory.entries.items()):
+            path = f"{folder}{name}" if folder.endswith("/") else f"{folder}/{name}"
+            if path == workspace:
+                continue
+            if len(found) >= limits.MAX_ENTRIES:
+                return found
+            info = entry.stat_result
+            found[path] = (info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size,
+                           info.st_mode, info.st_nlink)
+            if stat.S_ISDIR(info.st_mode):
+                folders.append((path, entry))
+    return found
 
 
 def _signature(path: str | Path) -> tuple[int, ...] | None:

@@ -281,27 +281,32 @@ class Workspace:
         return dict(sorted(out.items()))
 
     def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
-        """Records the entries below ``folder`` by path (on pyfakefs, where nothing real can be reached),
-        as a walk with ``os.walk`` would: a folder that cannot be listed gives nothing, the entries of
-        each folder are looked at in sorted order, then its folders (never a link) are entered in the
-        order they were listed, down to ``limits.MAX_DEPTH`` levels. One ``lstat`` per entry, which
-        also tells the folders: ``os.walk`` would ask pyfakefs of each entry twice more, and each
-        asking resolves its path anew."""
+        """Records the entries below ``folder`` by path (on pyfakefs, where nothing real can be reached)
+        as the reading by ``os.walk`` did: a folder that cannot be listed gives nothing; each folder's
+        entries are recorded in sorted order, then its folders (never a link) entered in the order
+        they were listed; at the depth cap (``limits.MAX_DEPTH``) the folders and the links to one
+        are neither entered nor recorded. One ``lstat`` per entry, which also tells the folders
+        (asked again, as os.walk did, only of those): os.walk asked pyfakefs of each entry once or
+        twice more, each time resolving its path anew."""
         try:
             names = os.listdir(folder)
         except OSError:
             return
+        deepest = prefix[:-1].count("/") >= limits.MAX_DEPTH - 1  # as os.walk's relpath counted (the root: ".")
         folders: set[str] = set()
         for name in sorted(names):
             full = f"{folder}/{name}"
+            if deepest and os.path.isdir(full):  # (a link followed, as os.walk tells a folder)
+                continue
             info = os.lstat(full)
             if stat.S_ISDIR(info.st_mode):
                 folders.add(name)
             out[prefix + name] = entry_state(full, with_text=with_text, cache=self._states, info=info)
-        if folders and prefix[:-1].count("/") < limits.MAX_DEPTH - 1:  # as os.walk's relpath counts (root: ".")
-            for name in names:
-                if name in folders:
-                    self._walk_plainly(f"{folder}/{name}", f"{prefix}{name}/", out, with_text)
+        for name in names:
+            # (pyfakefs' os.walk enters no folder it may not search, as it tells a folder by the kind of
+            # what its path leads to: one readable alone is recorded, not entered)
+            if name in folders and os.path.isdir(f"{folder}/{name}"):
+                self._walk_plainly(f"{folder}/{name}", f"{prefix}{name}/", out, with_text)
 
     def _settled_now(self) -> int | None:
         """Returns the coarse clock now when file time stamps come from it (see :func:`_settled`), else None."""
@@ -684,14 +689,12 @@ def _advance_mtime(path: Path, before: int | None) -> None:
 
 
 def _kind(path: Path) -> str:
-    """The kind of entry at ``path`` on pyfakefs, told by one ``lstat`` (a link is a symlink; any
-    other entry that is no folder, a file)."""
-    try:
-        info = os.lstat(path)
-    except (OSError, ValueError):
+    if not os.path.lexists(path):
         return "<missing>"
-    if stat.S_ISLNK(info.st_mode):
+    if path.is_symlink():
         return "symlink"
-    return "dir" if stat.S_ISDIR(info.st_mode) else "file"
+    if path.is_dir():
+        return "dir"
+    return "file" if path.exists() else "<missing>"
 
 

@@ -241,9 +241,10 @@ def _in_effect(patcher: Any) -> bool:
     its fake ``os`` module, both on its file system, and no switch sends the fake modules' calls
     to the real ones (pyfakefs patches a module's functions and its modules apart).
 
-    Asked of the objects that stand there, not by a file made and looked for through them: a
-    wrapper of ``open`` or another patcher's fakes left behind are neither, and four operations on
-    the fake file system cost a fault scenario a tenth of its time."""
+    Asked of the objects that stand there, not by a file made and looked for through them (four
+    operations on the fake file system cost a fault scenario a tenth of its time): a wrapper of
+    ``open`` or another patcher's fakes left behind are neither. A wrapper is refused even where it
+    leads to this file system now, as where it leads cannot be told without calling it."""
     import builtins
 
     from pyfakefs.fake_os import FakeOsModule
