@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -366,10 +367,10 @@ def test_the_fake_file_system_is_not_in_effect_when_open_or_os_lead_elsewhere(mo
 
 
 def test_what_is_outside_a_fake_workspace_when_it_is_placed_is_what_the_fake_os_lists():
-    # The listing taken when the workspace is placed is read from pyfakefs' records; the one after
-    # the scenario through the fake os: the two must agree on every entry and signature, or every
-    # fault scenario would name escapes. Here with more than the harness makes: files, a link, a
-    # folder of another mode, as a later pyfakefs might lay out on its own.
+    # The listing taken when the workspace is placed is read from pyfakefs' records; one after the
+    # scenario that finds them changed, through the fake os: the two must agree on every entry and
+    # signature, or every fault scenario would name escapes. Here with more than the harness makes:
+    # files, a link, a folder of another mode, as a later pyfakefs might lay out on its own.
     from harness.containment import enclosure
     from harness.run.workspace import Workspace
 
@@ -383,6 +384,47 @@ def test_what_is_outside_a_fake_workspace_when_it_is_placed_is_what_the_fake_os_
         workspace = Workspace(contained=False)
         placed = f"{workspace.base}/{workspace.enclosure.current}"
         listed, cut = enclosure._listing(placed)
-        assert cut is None and enclosure._laid_out(fs, placed) == listed
+        _who, records = enclosure._records(fs, placed)
+        assert cut is None and {path: record[:7] for path, record in records.items()} == listed
         assert {"/tmp", str(workspace.base), "/var/lib/x/f.txt", "/var/to-lib"} <= set(listed)
         assert workspace.escapes() == []
+
+
+def _helpers_uid(uid: int) -> None:
+    from pyfakefs import helpers
+    helpers.set_uid(uid)
+
+
+@pytest.mark.parametrize(("outside", "named"), [
+    (lambda base: os.chmod("/", 0), True),  # nothing can be listed any more: all of it gone, as the harness sees it
+    (lambda base: os.chmod(base, 0o300), True),
+    (lambda base: os.chmod("/tmp", 0o700), True),
+    (lambda base: os.chown(base, 2, 2), False),  # (hides nothing from the harness: only the workspace is there)
+    (lambda base: _helpers_uid(2), False),  # the harness itself another user there: the same
+    (lambda base: os.utime("/tmp", ns=(1, 1)), False),  # a folder's times alone
+    (lambda base: os.mkdir(f"{base}/sibling"), True),
+    (lambda base: (os.mkdir("/tmp/made"), os.rmdir("/tmp/made")), False),  # made and gone
+], ids=["root-closed", "enclosure-unreadable", "tmp-private", "enclosure-given-away", "another-user",
+        "times", "made", "made-and-gone"])
+def test_what_a_fake_scenario_changed_outside_its_workspace_is_named_as_the_fake_os_lists_it(outside, named):
+    # When pyfakefs' records outside the workspace are no longer as they were, the file system is
+    # listed through the fake os and named as before: the same names as a listing through the fake
+    # os alone (records not kept), whatever the change (modes and owners that hide entries, who asks).
+    import copy
+
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem():
+        workspace = Workspace(contained=False)
+        base = str(workspace.base)
+        by_os = copy.copy(workspace.enclosure)
+        by_os._records = None
+        (workspace.root / "inside.txt").write_text("the workspace's own")
+        outside(base)
+        try:
+            found = workspace.enclosure.escapes()
+            assert found == by_os.escapes()
+        finally:
+            _helpers_uid(1)
+            os.chmod("/", 0o755)
+    assert bool(found) is named, found

@@ -286,25 +286,39 @@ class PrivateEnclosure(Enclosure):
     and waiting for the clock cost a third of such a scenario): once the workspace is placed, every
     entry of the file system outside it is listed with its signature, and :meth:`escapes` lists
     them again, naming what was created, removed or changed, as :class:`Enclosure` does.
+
+    On pyfakefs the listings are read from its own records of the file system (:func:`_records`),
+    each a dictionary walk instead of a path lookup per entry through the fake ``os``: the one
+    taken when the workspace is placed is what the fake ``os`` lists then (the harness has just
+    laid it all out); after the scenario, when the records outside the workspace are still as
+    they were (entries, signatures, owners, the root's, and who the harness is there), the fake
+    ``os`` would list what it listed then, so nothing is named; when anything there differs the
+    file system is listed through the fake ``os`` as before, and what it shows is named.
     """
 
     def _surround(self) -> None:
         """No canaries: the listing taken by :meth:`place` stands in for them."""
         self.coarse_times = False  # time stamps from the fine clock: two changes never share a ctime
         self._before: dict[str, tuple[int, ...]] = {}
+        self._records: tuple[tuple[int, ...], dict[str, tuple[int, ...]]] | None = None
 
     def place(self) -> Path:
-        """Makes the workspace and lists everything outside it (what the harness has just laid out:
-        read from pyfakefs' own records where they can be had, see :func:`_laid_out`)."""
+        """Makes the workspace and lists everything outside it."""
         path = super().place()
         workspace = f"{self._base}/{self.current}"
         fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
-        self._before = _laid_out(fs, workspace) if fs is not None else _listing(workspace)[0]
+        self._records = _records(fs, workspace) if fs is not None else None
+        self._before = ({name: record[:7] for name, record in self._records[1].items()} if self._records is not None
+                        else _listing(workspace)[0])
         return path
 
     def escapes(self) -> list[str]:
         """Returns what was created, changed or removed outside the workspace since it was placed."""
-        now, cut = _listing(f"{self._base}/{self.current}")
+        workspace = f"{self._base}/{self.current}"
+        fs = getattr(os, "filesystem", None)
+        if self._records is not None and fs is not None and _records(fs, workspace) == self._records:
+            return []  # nothing outside the workspace is otherwise than when it was placed
+        now, cut = _listing(workspace)
         found = [f"created {path}" for path in sorted(now.keys() - self._before.keys())]
         found += [f"removed {path}" for path in sorted(self._before.keys() - now.keys())]
         found += [f"changed {path}" for path in sorted(now.keys() & self._before.keys())
@@ -351,13 +365,15 @@ def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:
     return found, None
 
 
-def _laid_out(fs: Any, workspace: str) -> dict[str, tuple[int, ...]]:
-    """:func:`_listing` of the pyfakefs file system ``fs`` as the harness has just laid it out (emptied,
-    then the enclosure and the workspace made; nothing a mode keeps the harness out of), read from
-    its records: each folder's entries in the order ``os.listdir`` gives them, each entry's
-    signature from the record ``os.lstat`` copies. The same entries and signatures (any difference
-    would name an escape in every fault scenario), without resolving a path for each: through the
-    fake ``os`` this listing cost a fault scenario as much as its calls."""
+def _records(fs: Any, workspace: str) -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]] | None:
+    """pyfakefs' records of its file system ``fs`` outside ``workspace``: who the harness is there
+    (user, group) with the root's mode and owner, and every other entry as :func:`_listing` names
+    it, with its :func:`_signature` (the record ``os.lstat`` copies) followed by its owner; None
+    when there are more than :func:`_listing` lists. What the fake ``os`` lists is all of them when
+    each folder may be listed and searched, and is told by these alone: the entries, their modes
+    and owners, and who asks."""
+    root = fs.root.stat_result
+    who = (os.getuid(), os.getgid(), root.st_mode, root.st_uid, root.st_gid)
     found: dict[str, tuple[int, ...]] = {}
     folders: list[tuple[str, Any]] = [("/", fs.root)]
     while folders:
@@ -367,13 +383,13 @@ def _laid_out(fs: Any, workspace: str) -> dict[str, tuple[int, ...]]:
             if path == workspace:
                 continue
             if len(found) >= limits.MAX_ENTRIES:
-                return found
+                return None
             info = entry.stat_result
             found[path] = (info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size,
-                           info.st_mode, info.st_nlink)
+                           info.st_mode, info.st_nlink, info.st_uid, info.st_gid)
             if stat.S_ISDIR(info.st_mode):
                 folders.append((path, entry))
-    return found
+    return who, found
 
 
 def _signature(path: str | Path) -> tuple[int, ...] | None:
