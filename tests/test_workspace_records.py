@@ -210,3 +210,70 @@ def test_the_state_on_pyfakefs_holds_what_os_walk_visits_under_the_depth_cap(mon
         _fake_tree(ws.root, closed_mode)
         for with_text in (True, False):
             assert _outcome(lambda: ws.state(with_text=with_text)) == _outcome(lambda: _oswalk_state(ws, with_text))
+
+
+def test_an_unchanged_workspace_on_pyfakefs_is_not_read_again(monkeypatch):
+    from harness.targets import faults
+
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, 0o755)
+        first, without_text = ws.state(), ws.state(with_text=False)
+        first["a/x.txt"]["mode"] = "changed by a caller"  # (each reading its own)
+        monkeypatch.setattr(Workspace, "_walk_plainly", lambda *args: pytest.fail("read again"))
+        assert ws.state(with_text=False) == without_text
+        assert ws.state() == _oswalk_state(ws) and ws.state()["a/x.txt"]["mode"] == "0644"
+
+
+def _set_fake_uid(uid: int) -> None:
+    from pyfakefs import helpers
+    helpers.set_uid(uid)
+
+
+def _rewrite_keeping_mtime(path: Path) -> None:
+    before = os.lstat(path)
+    path.write_text("X\n")  # the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _replace_link(path: Path) -> None:
+    os.remove(path)
+    os.symlink("elsewhere", path)
+
+
+_CHANGES = [
+    ("a file written", lambda root: (root / "new.txt").write_text("new\n")),
+    ("a file rewritten, its mtime set back", lambda root: _rewrite_keeping_mtime(root / "a" / "x.txt")),
+    ("a file given another mode", lambda root: os.chmod(root / "top.txt", 0o600)),
+    ("a folder closed", lambda root: os.chmod(root / "a" / "b", 0o000)),
+    ("a folder opened again", lambda root: os.chmod(root / "a" / "b", 0o755)),
+    ("an entry renamed", lambda root: os.rename(root / "top.txt", root / "moved.txt")),
+    ("a link replaced", lambda root: _replace_link(root / "to-a")),
+    ("a folder removed", lambda root: os.rmdir(root / "a" / "b" / "c" / "d" / "e")),
+    ("the harness another user", lambda root: _set_fake_uid(2)),
+    ("the harness itself again", lambda root: _set_fake_uid(1)),
+    ("the folder above closed", lambda root: os.chmod(root.parent, 0o000)),
+    ("the folder above opened again", lambda root: os.chmod(root.parent, 0o700)),
+]
+
+
+def test_each_change_to_a_workspace_on_pyfakefs_is_in_the_next_reading(monkeypatch):
+    # A reading kept while pyfakefs' records are unchanged: after each kind of change, the next
+    # reading is what os.walk reads (and so is the one after it, kept).
+    from harness.targets import faults
+
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, 0o755)
+        os.mkdir(ws.root / "a" / "b" / "c" / "d" / "e")
+        try:
+            for change, make in [*_CHANGES, ("a shallower depth cap", None)]:
+                if make is None:
+                    monkeypatch.setattr(limits, "MAX_DEPTH", 2)
+                else:
+                    ws.state(), ws.state(with_text=False)  # (kept, with the records as they are now)
+                    make(ws.root)
+                for with_text in (True, False, True):
+                    assert ws.state(with_text=with_text) == _oswalk_state(ws, with_text), change
+        finally:
+            _set_fake_uid(1)

@@ -70,6 +70,9 @@ class Workspace:
         # A state recorded since the last step passed over a folder or an entry it could not open or
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
+        # On pyfakefs: the last reading of each kind (with text or without), with pyfakefs' records it
+        # was told by (see :meth:`_fake_records`): while these are as they were, so is the reading.
+        self._readings: dict[bool, tuple[Any, dict[str, dict[str, Any]]]] = {}
 
     def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -266,8 +269,15 @@ class Workspace:
         budget = _Budget(entries)
         budget.settled = self._settled_now()  # before any file is looked at
         if not self.contained:
+            records = self._fake_records()
+            last = self._readings.get(with_text)
+            if records is not None and last is not None and last[0] == records:
+                return {name: dict(entry) for name, entry in last[1].items()}
             self._walk_plainly(str(self.root), "", out, with_text)
-            return dict(sorted(out.items()))
+            out = dict(sorted(out.items()))
+            if records is not None:
+                self._readings[with_text] = (records, {name: dict(entry) for name, entry in out.items()})
+            return out
         try:  # never through a link, and only a folder (a FIFO is not opened: O_DIRECTORY fails first)
             fd = os.open(str(self.root), WALK_FLAGS)
         except OSError as exc:
@@ -279,6 +289,39 @@ class Workspace:
         finally:
             os.close(fd)
         return dict(sorted(out.items()))
+
+    def _fake_records(self) -> tuple[Any, ...] | None:
+        """pyfakefs' records of the folders down to the root and of every entry below it (signature and
+        owner), with who the harness is there and the depth cap: all a reading through the fake ``os``
+        is told by (a file's bytes go with its signature, as the records kept by ``_states`` have it:
+        a write moves its ctime, which nothing sets back). None when not on pyfakefs, when the root
+        is no folder there, or past ``limits.MAX_ENTRIES`` entries. Read from pyfakefs' own
+        records, a dictionary walk: through the fake ``os``, each entry costs a path lookup."""
+        fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
+        if fs is None:
+            return None
+        node = fs.root
+        chain = [_record(node.stat_result)]
+        for part in str(self.root).split("/")[1:]:
+            entries = node.entries if stat.S_ISDIR(node.stat_result.st_mode) else {}
+            node = entries.get(part)
+            if node is None:
+                return None
+            chain.append(_record(node.stat_result))
+        if not stat.S_ISDIR(node.stat_result.st_mode):
+            return None
+        below: dict[str, tuple[int, ...]] = {}
+        folders = [("", node)]
+        while folders:
+            prefix, folder = folders.pop()
+            for name, entry in list(folder.entries.items()):
+                if len(below) >= limits.MAX_ENTRIES:
+                    return None
+                info = entry.stat_result
+                below[prefix + name] = _record(info)
+                if stat.S_ISDIR(info.st_mode):
+                    folders.append((f"{prefix}{name}/", entry))
+        return os.getuid(), os.getgid(), limits.MAX_DEPTH, tuple(chain), below
 
     def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
         """Records the entries below ``folder`` by path (on pyfakefs, where nothing real can be reached)
@@ -623,6 +666,12 @@ def _finish_file_state(entry: dict[str, Any], data: bytes, limit: int, with_text
         except UnicodeDecodeError:
             pass
     return entry
+
+
+def _record(info: Any) -> tuple[int, ...]:
+    """What pyfakefs records of an entry that a reading is told by: its signature and owner."""
+    return (info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size, info.st_mode, info.st_nlink,
+            info.st_uid, info.st_gid)
 
 
 def _has_mode(spec: Any) -> bool:
