@@ -70,9 +70,9 @@ class Workspace:
         # A state recorded since the last step passed over a folder or an entry it could not open or
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
-        # On pyfakefs: the last reading of each kind (with text or without), with pyfakefs' records it
-        # was told by (see :meth:`_fake_records`): while these are as they were, so is the reading.
-        self._readings: dict[bool, tuple[Any, dict[str, dict[str, Any]]]] = {}
+        # On pyfakefs: the last reading (with the text), with pyfakefs' records it was told by (see
+        # :meth:`_fake_records`): while these are as they were, so is the reading.
+        self._reading: tuple[Any, dict[str, dict[str, Any]]] | None = None
 
     def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -270,14 +270,16 @@ class Workspace:
         budget.settled = self._settled_now()  # before any file is looked at
         if not self.contained:
             records = self._fake_records()
-            last = self._readings.get(with_text)
-            if records is not None and last is not None and last[0] == records:
-                return {name: dict(entry) for name, entry in last[1].items()}
-            self._walk_plainly(str(self.root), "", out, with_text)
-            out = dict(sorted(out.items()))
-            if records is not None:
-                self._readings[with_text] = (records, {name: dict(entry) for name, entry in out.items()})
-            return out
+            if records is None:
+                self._walk_plainly(str(self.root), "", out, with_text)
+                return dict(sorted(out.items()))
+            # Read with the text, which a reading without it leaves out (the rest is the same), and
+            # kept while pyfakefs' records are as they were: given again, for either kind.
+            if self._reading is None or self._reading[0] != records:
+                self._walk_plainly(str(self.root), "", out, True)
+                self._reading = (records, dict(sorted(out.items())))
+            return {name: {key: value for key, value in entry.items() if with_text or key != "text"}
+                    for name, entry in self._reading[1].items()}
         try:  # never through a link, and only a folder (a FIFO is not opened: O_DIRECTORY fails first)
             fd = os.open(str(self.root), WALK_FLAGS)
         except OSError as exc:
