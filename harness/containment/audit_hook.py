@@ -46,6 +46,7 @@ import errno
 import functools
 import operator
 import os
+import stat
 import sys
 import threading
 from typing import Any, NoReturn
@@ -111,11 +112,26 @@ def _bounds_of(enclosure: str) -> tuple[str, ...]:
     return tuple({enclosure.rstrip("/"), os.path.realpath(enclosure).rstrip("/")})
 
 
+def _bounds(enclosure: str) -> tuple[str, ...]:
+    """The enclosure as given and where it really is (:func:`_bounds_of`). On pyfakefs (a new enclosure
+    for each scenario), one whose every folder is one in pyfakefs' records, no link, is where it
+    is: its ``realpath`` through the fake ``os.path`` would look each up to tell so."""
+    fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
+    if fs is None or not enclosure.startswith("/"):
+        return _bounds_of(enclosure)
+    node = fs.root
+    for part in enclosure.rstrip("/").split("/")[1:]:
+        node = node.entries.get(part) if part not in ("", ".", "..") and stat.S_ISDIR(node.st_mode) else None
+        if node is None or not stat.S_ISDIR(node.st_mode):
+            return _bounds_of(enclosure)
+    return (enclosure.rstrip("/"),)
+
+
 class Confinement:
     """One session's bounds, and what was refused in it."""
 
     def __init__(self, enclosure: str) -> None:
-        self.bounds = _bounds_of(enclosure)
+        self.bounds = _bounds(enclosure)
         self._inside = _prefixes(self.bounds)
         self.refused: list[str] = []
         self.python = _python_roots()

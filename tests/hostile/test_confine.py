@@ -232,3 +232,19 @@ def test_the_folders_above_a_sessions_bounds_are_those_above_the_enclosure_and_p
             root = posixpath.dirname(root)
             expected.add(root)
     assert bounds.above == expected and str(tmp_path.parent) in bounds.above
+
+
+def test_on_pyfakefs_a_sessions_bounds_are_where_the_fake_realpath_says():
+    # Told from pyfakefs' records where no link is on the way; else by realpath itself.
+    from harness.targets import faults
+
+    with faults.fake_filesystem():
+        os.makedirs("/tmp/a/b")
+        os.symlink("/tmp/a", "/tmp/link")
+        with open("/tmp/file", "w"):
+            pass
+        for enclosure in ("/tmp/a/b", "/tmp/a/b/", "/tmp/link/b", "/tmp/a/missing", "/tmp/file", "/tmp//a",
+                          "/tmp/a/./b", "/tmp/a/../a", "/", "/tmp"):
+            expected = tuple({enclosure.rstrip("/"), os.path.realpath(enclosure).rstrip("/")})
+            assert audit_hook._bounds(enclosure) == expected, enclosure
+        assert audit_hook._bounds("/tmp/link/b") == tuple({"/tmp/link/b", "/tmp/a/b"})
