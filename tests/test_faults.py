@@ -371,11 +371,10 @@ def test_what_is_outside_a_fake_workspace_when_it_is_placed_is_what_the_fake_os_
     # scenario that finds them changed, through the fake os: the two must agree on every entry and
     # signature, or every fault scenario would name escapes. Here with more than the harness makes:
     # files, a link, a folder of another mode, as a later pyfakefs might lay out on its own.
-    from harness.containment import enclosure
+    from harness.containment import enclosure, fake_records
     from harness.run.workspace import Workspace
 
     with faults.fake_filesystem() as fs:
-        import os
         os.makedirs("/var/lib/x")
         with open("/var/lib/x/f.txt", "w") as handle:
             handle.write("f")
@@ -384,7 +383,7 @@ def test_what_is_outside_a_fake_workspace_when_it_is_placed_is_what_the_fake_os_
         workspace = Workspace(contained=False)
         placed = f"{workspace.base}/{workspace.enclosure.current}"
         listed, cut = enclosure._listing(placed)
-        _who, records = enclosure._records(fs, placed)
+        _who, records = fake_records.outside(fs, placed)
         assert cut is None and {path: record[:7] for path, record in records.items()} == listed
         assert {"/tmp", str(workspace.base), "/var/lib/x/f.txt", "/var/to-lib"} <= set(listed)
         assert workspace.escapes() == []

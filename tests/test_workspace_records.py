@@ -208,8 +208,8 @@ def test_the_state_on_pyfakefs_holds_what_os_walk_visits_under_the_depth_cap(mon
     with faults.fake_filesystem():
         ws = Workspace(contained=False)
         _fake_tree(ws.root, closed_mode)
-        for with_text in (True, False):
-            assert _outcome(lambda: ws.state(with_text=with_text)) == _outcome(lambda: _oswalk_state(ws, with_text))
+        for text in (True, False):
+            assert _outcome(lambda text=text: ws.state(with_text=text)) == _outcome(lambda text=text: _oswalk_state(ws, text))
 
 
 def test_an_unchanged_workspace_on_pyfakefs_is_not_read_again(monkeypatch):

@@ -46,10 +46,11 @@ import errno
 import functools
 import operator
 import os
-import stat
 import sys
 import threading
 from typing import Any, NoReturn
+
+from harness.containment import fake_records
 
 #: Audit events that change what a path names (their first argument is the path; ``os.rename``,
 #: ``os.link`` and ``shutil.*`` name a second one; ``os.symlink`` is checked on its own).
@@ -114,17 +115,12 @@ def _bounds_of(enclosure: str) -> tuple[str, ...]:
 
 def _bounds(enclosure: str) -> tuple[str, ...]:
     """The enclosure as given and where it really is (:func:`_bounds_of`). On pyfakefs (a new enclosure
-    for each scenario), one whose every folder is one in pyfakefs' records, no link, is where it
-    is: its ``realpath`` through the fake ``os.path`` would look each up to tell so."""
-    fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
-    if fs is None or not enclosure.startswith("/"):
-        return _bounds_of(enclosure)
-    node = fs.root
-    for part in enclosure.rstrip("/").split("/")[1:]:
-        node = node.entries.get(part) if part not in ("", ".", "..") and stat.S_ISDIR(node.st_mode) else None
-        if node is None or not stat.S_ISDIR(node.st_mode):
-            return _bounds_of(enclosure)
-    return (enclosure.rstrip("/"),)
+    for each scenario), one with no link on the way in pyfakefs' records is where it is: its
+    ``realpath`` through the fake ``os.path`` would look up each folder to tell so."""
+    fs = fake_records.filesystem()
+    if fs is not None and fake_records.no_link_on_the_way(fs, enclosure):
+        return (enclosure.rstrip("/"),)
+    return _bounds_of(enclosure)
 
 
 class Confinement:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, mounts_below, remove_tree, searchable
 from harness.util import limits
 from harness.util.fileio import READ_FLAGS, WALK_FLAGS, type_name
@@ -287,7 +288,8 @@ class PrivateEnclosure(Enclosure):
     entry of the file system outside it is listed with its signature, and :meth:`escapes` lists
     them again, naming what was created, removed or changed, as :class:`Enclosure` does.
 
-    On pyfakefs the listings are read from its own records of the file system (:func:`_records`),
+    On pyfakefs the listings are read from its own records of the file system
+    (harness/containment/fake_records.py),
     each a dictionary walk instead of a path lookup per entry through the fake ``os``: the one
     taken when the workspace is placed is what the fake ``os`` lists then (the harness has just
     laid it all out); after the scenario, when the records outside the workspace are still as
@@ -306,8 +308,8 @@ class PrivateEnclosure(Enclosure):
         """Makes the workspace and lists everything outside it."""
         path = super().place()
         workspace = f"{self._base}/{self.current}"
-        fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
-        self._records = _records(fs, workspace) if fs is not None else None
+        fs = fake_records.filesystem()
+        self._records = fake_records.outside(fs, workspace) if fs is not None else None
         self._before = ({name: record[:7] for name, record in self._records[1].items()} if self._records is not None
                         else _listing(workspace)[0])
         return path
@@ -315,8 +317,8 @@ class PrivateEnclosure(Enclosure):
     def escapes(self) -> list[str]:
         """Returns what was created, changed or removed outside the workspace since it was placed."""
         workspace = f"{self._base}/{self.current}"
-        fs = getattr(os, "filesystem", None)
-        if self._records is not None and fs is not None and _records(fs, workspace) == self._records:
+        fs = fake_records.filesystem()
+        if self._records is not None and fs is not None and fake_records.outside(fs, workspace) == self._records:
             return []  # nothing outside the workspace is otherwise than when it was placed
         now, cut = _listing(workspace)
         found = [f"created {path}" for path in sorted(now.keys() - self._before.keys())]
@@ -363,33 +365,6 @@ def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:
             if stat.S_ISDIR(signature[5]):
                 folders.append(path)
     return found, None
-
-
-def _records(fs: Any, workspace: str) -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]] | None:
-    """pyfakefs' records of its file system ``fs`` outside ``workspace``: who the harness is there
-    (user, group) with the root's mode and owner, and every other entry as :func:`_listing` names
-    it, with its :func:`_signature` (the record ``os.lstat`` copies) followed by its owner; None
-    when there are more than :func:`_listing` lists. What the fake ``os`` lists is all of them when
-    each folder may be listed and searched, and is told by these alone: the entries, their modes
-    and owners, and who asks."""
-    root = fs.root.stat_result
-    who = (os.getuid(), os.getgid(), root.st_mode, root.st_uid, root.st_gid)
-    found: dict[str, tuple[int, ...]] = {}
-    folders: list[tuple[str, Any]] = [("/", fs.root)]
-    while folders:
-        folder, directory = folders.pop()
-        for name, entry in list(directory.entries.items()):
-            path = f"{folder}{name}" if folder.endswith("/") else f"{folder}/{name}"
-            if path == workspace:
-                continue
-            if len(found) >= limits.MAX_ENTRIES:
-                return None
-            info = entry.stat_result
-            found[path] = (info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size,
-                           info.st_mode, info.st_nlink, info.st_uid, info.st_gid)
-            if stat.S_ISDIR(info.st_mode):
-                folders.append((path, entry))
-    return who, found
 
 
 def _signature(path: str | Path) -> tuple[int, ...] | None:

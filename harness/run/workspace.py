@@ -26,6 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, remove_tree
 from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
@@ -70,9 +71,7 @@ class Workspace:
         # A state recorded since the last step passed over a folder or an entry it could not open or
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
-        # On pyfakefs: the last reading (with the text), with pyfakefs' records it was told by (see
-        # :meth:`_fake_records`): while these are as they were, so is the reading.
-        self._reading: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._reading: tuple[Any, dict[str, dict[str, Any]]] | None = None  # on pyfakefs, see state()
 
     def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -268,15 +267,11 @@ class Workspace:
         out: dict[str, dict[str, Any]] = {}
         budget = _Budget(entries)
         budget.settled = self._settled_now()  # before any file is looked at
-        if not self.contained:
-            records = self._fake_records()
-            if records is None:
-                self._walk_plainly(str(self.root), "", out, with_text)
-                return dict(sorted(out.items()))
-            # Read with the text, which a reading without it leaves out (the rest is the same), and
-            # kept while pyfakefs' records are as they were: given again, for either kind.
-            if self._reading is None or self._reading[0] != records:
-                self._walk_plainly(str(self.root), "", out, True)
+        if not self.contained:  # pyfakefs: read with the text (all a reading without it leaves out), and kept
+            fs = fake_records.filesystem()  # while its records are as they were (harness/containment/fake_records.py)
+            records = fake_records.below(fs, str(self.root)) if fs is not None else None
+            if records is None or self._reading is None or self._reading[0] != records:
+                self._walk_plainly(str(self.root), "", out, with_text or records is not None)
                 self._reading = (records, dict(sorted(out.items())))
             return {name: {key: value for key, value in entry.items() if with_text or key != "text"}
                     for name, entry in self._reading[1].items()}
@@ -292,64 +287,22 @@ class Workspace:
             os.close(fd)
         return dict(sorted(out.items()))
 
-    def _fake_records(self) -> tuple[Any, ...] | None:
-        """pyfakefs' records of the folders down to the root and of every entry below it (signature and
-        owner), with who the harness is there and the depth cap: all a reading through the fake ``os``
-        is told by (a file's bytes go with its signature, as the records kept by ``_states`` have it:
-        a write moves its ctime, which nothing sets back). None when not on pyfakefs, when the root
-        is no folder there, or past ``limits.MAX_ENTRIES`` entries. Read from pyfakefs' own
-        records, a dictionary walk: through the fake ``os``, each entry costs a path lookup."""
-        fs = getattr(os, "filesystem", None)  # pyfakefs' os module, in this module's `os` while it patches
-        if fs is None:
-            return None
-        node = fs.root
-        chain = [_record(node.stat_result)]
-        for part in str(self.root).split("/")[1:]:
-            entries = node.entries if stat.S_ISDIR(node.stat_result.st_mode) else {}
-            node = entries.get(part)
-            if node is None:
-                return None
-            chain.append(_record(node.stat_result))
-        if not stat.S_ISDIR(node.stat_result.st_mode):
-            return None
-        below: dict[str, tuple[int, ...]] = {}
-        folders = [("", node)]
-        while folders:
-            prefix, folder = folders.pop()
-            for name, entry in list(folder.entries.items()):
-                if len(below) >= limits.MAX_ENTRIES:
-                    return None
-                info = entry.stat_result
-                below[prefix + name] = _record(info)
-                if stat.S_ISDIR(info.st_mode):
-                    folders.append((f"{prefix}{name}/", entry))
-        return os.getuid(), os.getgid(), limits.MAX_DEPTH, tuple(chain), below
-
     def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
-        """Records the entries below ``folder`` by path (on pyfakefs, where nothing real can be reached)
-        as the reading by ``os.walk`` did: a folder that cannot be listed gives nothing; each folder's
-        entries are recorded in sorted order, then its folders (never a link) entered in the order
-        they were listed; at the depth cap (``limits.MAX_DEPTH``) the folders and the links to one
-        are neither entered nor recorded. One ``lstat`` per entry, which also tells the folders
-        (asked again, as os.walk did, only of those): os.walk asked pyfakefs of each entry once or
-        twice more, each time resolving its path anew."""
+        """Records the entries below ``folder`` (on pyfakefs) as its ``os.walk`` did, one ``lstat`` each: an
+        unlistable folder gives nothing; entries sorted, then folders it may search, as listed; none at the cap."""
         try:
             names = os.listdir(folder)
         except OSError:
             return
-        deepest = prefix[:-1].count("/") >= limits.MAX_DEPTH - 1  # as os.walk's relpath counted (the root: ".")
-        folders: set[str] = set()
+        deepest, folders = prefix[:-1].count("/") >= limits.MAX_DEPTH - 1, set()  # (os.walk's relpath: the root ".")
         for name in sorted(names):
-            full = f"{folder}/{name}"
-            if deepest and os.path.isdir(full):  # (a link followed, as os.walk tells a folder)
+            if deepest and os.path.isdir(f"{folder}/{name}"):  # (nor a link to one: os.walk followed it)
                 continue
-            info = os.lstat(full)
+            info = os.lstat(f"{folder}/{name}")
             if stat.S_ISDIR(info.st_mode):
                 folders.add(name)
-            out[prefix + name] = entry_state(full, with_text=with_text, cache=self._states, info=info)
-        for name in names:
-            # (pyfakefs' os.walk enters no folder it may not search, as it tells a folder by the kind of
-            # what its path leads to: one readable alone is recorded, not entered)
+            out[prefix + name] = entry_state(f"{folder}/{name}", with_text=with_text, cache=self._states, info=info)
+        for name in names:  # (a folder readable alone is no folder to pyfakefs' os.walk: not entered)
             if name in folders and os.path.isdir(f"{folder}/{name}"):
                 self._walk_plainly(f"{folder}/{name}", f"{prefix}{name}/", out, with_text)
 
@@ -668,12 +621,6 @@ def _finish_file_state(entry: dict[str, Any], data: bytes, limit: int, with_text
         except UnicodeDecodeError:
             pass
     return entry
-
-
-def _record(info: Any) -> tuple[int, ...]:
-    """What pyfakefs records of an entry that a reading is told by: its signature and owner."""
-    return (info.st_ino, info.st_ctime_ns, info.st_dev, info.st_mtime_ns, info.st_size, info.st_mode, info.st_nlink,
-            info.st_uid, info.st_gid)
 
 
 def _has_mode(spec: Any) -> bool:
