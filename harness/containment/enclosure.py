@@ -288,14 +288,14 @@ class PrivateEnclosure(Enclosure):
     entry of the file system outside it is listed with its signature, and :meth:`escapes` lists
     them again, naming what was created, removed or changed, as :class:`Enclosure` does.
 
-    On pyfakefs the listings are read from its own records of the file system
-    (harness/containment/fake_records.py),
-    each a dictionary walk instead of a path lookup per entry through the fake ``os``: the one
-    taken when the workspace is placed is what the fake ``os`` lists then (the harness has just
-    laid it all out); after the scenario, when the records outside the workspace are still as
-    they were (entries, signatures, owners, the root's, and who the harness is there), the fake
-    ``os`` would list what it listed then, so nothing is named; when anything there differs the
-    file system is listed through the fake ``os`` as before, and what it shows is named.
+    On pyfakefs the listings are read from its own records of the file system (a dictionary walk,
+    harness/containment/fake_records.py) instead of a path lookup per entry through the fake
+    ``os``: the one taken when the workspace is placed is what the fake ``os`` lists then (the
+    harness has just laid it all out); after the scenario, when the records outside the workspace
+    are still as they were (entries, signatures, owners, the root's, and who the harness is
+    there), the fake ``os`` would list what it listed then, so nothing is named; when anything
+    there differs the file system is listed through the fake ``os`` as before, and what it shows
+    is named.
     """
 
     def _surround(self) -> None:
