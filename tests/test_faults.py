@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -160,17 +161,17 @@ def _disk_full(scenario_from):
 
 
 @contextlib.contextmanager
-def _open_wrapped_and_pyfakefs_forgetful(monkeypatch):
+def _open_wrapped_and_pyfakefs_forgetful(monkeypatch, replacement=None):
     """Runs the block with ``open`` replaced by a wrapper of the real one (as a test's or a tool's own
-    wrapper would) and pyfakefs' memory of the modules it looked at cleared, no patcher held; puts
-    ``open`` back (also where the block did) and clears that memory again at the end."""
+    wrapper would), or by ``replacement``, and pyfakefs' memory of the modules it looked at cleared,
+    no patcher held; puts ``open`` back (also where the block did) and clears that memory again at the end."""
     import builtins
 
     from pyfakefs.fake_filesystem_unittest import Patcher
     faults._held = None
     Patcher.clear_fs_cache()
     real = builtins.open
-    monkeypatch.setattr(builtins, "open", lambda *args, **kwargs: real(*args, **kwargs))
+    monkeypatch.setattr(builtins, "open", replacement or (lambda *args, **kwargs: real(*args, **kwargs)))
     try:
         yield
     finally:
@@ -305,3 +306,124 @@ def test_a_module_imported_between_fault_scenarios_is_patched_without_a_new_set_
         sys.modules.pop("laterwriter", None)
     assert outcomes == ["EROFS"]
     assert not (target.workspaces[1] / "ro" / "a.txt").exists()
+
+
+def test_the_check_that_the_fake_file_system_is_in_effect_makes_nothing_on_it():
+    # A scenario's file system is as pyfakefs empties it: nothing made (no inode taken) by the check.
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    with faults.fake_filesystem() as fs:
+        patcher = Patcher.PATCHER
+        inodes, entries, root = fs.last_ino, dict(fs.root.entries), fs.root.st_mtime
+        assert faults._in_effect(patcher)
+        assert (fs.last_ino, dict(fs.root.entries), fs.root.st_mtime) == (inodes, entries, root)
+
+
+def test_a_fault_scenario_with_another_patchers_open_left_behind_is_an_error_and_writes_nothing(
+        scenario_from, monkeypatch):
+    # Another file system's `open` standing in `builtins` (a patcher's fakes left behind): pyfakefs,
+    # looking at `builtins` then, never patches it again, and a candidate would write there.
+    from pyfakefs.fake_filesystem import FakeFilesystem
+    from pyfakefs.fake_io import FakeIoModule
+
+    other = FakeFilesystem()
+    outcomes, target, full = _disk_full(scenario_from)
+    with _open_wrapped_and_pyfakefs_forgetful(monkeypatch, FakeIoModule(other).open), Runner(target) as runner:
+        result = runner.run(full)
+    assert result.verdict is Verdict.ERROR
+    assert "fake file system is not in effect" in result.reason
+    assert outcomes == [] and target.workspaces == []
+    assert other.listdir("/") == []  # (its own temporary folder is not made: nothing at all)
+
+
+@pytest.mark.parametrize("astray", ["wrapped open", "another file system's open", "the real os",
+                                    "another file system's os", "the fake os sent to the real one"])
+def test_the_fake_file_system_is_not_in_effect_when_open_or_os_lead_elsewhere(monkeypatch, astray):
+    import builtins
+    import os
+
+    from pyfakefs.fake_filesystem import FakeFilesystem
+    from pyfakefs.fake_filesystem_unittest import Patcher
+    from pyfakefs.fake_io import FakeIoModule
+    from pyfakefs.fake_os import FakeOsModule
+
+    with faults.fake_filesystem():
+        patcher = Patcher.PATCHER
+        assert faults._in_effect(patcher)
+        with monkeypatch.context() as patch:
+            if astray == "wrapped open":  # (even one leading to this very file system: where a wrapper
+                fake = builtins.open     # leads cannot be told without a call, nor whether it will stay so)
+                patch.setattr(builtins, "open", lambda *args, **kwargs: fake(*args, **kwargs))
+            elif astray == "another file system's open":
+                patch.setattr(builtins, "open", FakeIoModule(FakeFilesystem()).open)
+            elif astray == "the real os":
+                patch.setattr(faults, "os", faults.os.os_module)  # (the module the fake one stands for)
+            elif astray == "another file system's os":
+                patch.setattr(faults, "os", FakeOsModule(FakeFilesystem()))
+            else:  # (pyfakefs' own switch, for its use_original_os)
+                patch.setattr(FakeOsModule, "use_original", True)
+            assert not faults._in_effect(patcher)
+        assert faults._in_effect(patcher) and faults.os is not os  # (put back: the fake one again)
+
+
+def test_what_is_outside_a_fake_workspace_when_it_is_placed_is_what_the_fake_os_lists():
+    # The listing taken when the workspace is placed is read from pyfakefs' records; one after the
+    # scenario that finds them changed, through the fake os: the two must agree on every entry and
+    # signature, or every fault scenario would name escapes. Here with more than the harness makes:
+    # files, a link, a folder of another mode, as a later pyfakefs might lay out on its own.
+    from harness.containment import enclosure, fake_records
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem() as fs:
+        os.makedirs("/var/lib/x")
+        with open("/var/lib/x/f.txt", "w") as handle:
+            handle.write("f")
+        os.symlink("/var/lib", "/var/to-lib")
+        os.chmod("/var/lib", 0o711)
+        workspace = Workspace(contained=False)
+        placed = f"{workspace.base}/{workspace.enclosure.current}"
+        listed, cut = enclosure._listing(placed)
+        _who, records = fake_records.outside(fs, placed)
+        assert cut is None and {path: record[:7] for path, record in records.items()} == listed
+        assert {"/tmp", str(workspace.base), "/var/lib/x/f.txt", "/var/to-lib"} <= set(listed)
+        assert workspace.escapes() == []
+
+
+def _helpers_uid(uid: int) -> None:
+    from pyfakefs import helpers
+    helpers.set_uid(uid)
+
+
+@pytest.mark.parametrize(("outside", "named"), [
+    (lambda base: os.chmod("/", 0), True),  # nothing can be listed any more: all of it gone, as the harness sees it
+    (lambda base: os.chmod(base, 0o300), True),
+    (lambda base: os.chmod("/tmp", 0o700), True),
+    (lambda base: os.chown(base, 2, 2), False),  # (hides nothing from the harness: only the workspace is there)
+    (lambda base: _helpers_uid(2), False),  # the harness itself another user there: the same
+    (lambda base: os.utime("/tmp", ns=(1, 1)), False),  # a folder's times alone
+    (lambda base: os.mkdir(f"{base}/sibling"), True),
+    (lambda base: (os.mkdir("/tmp/made"), os.rmdir("/tmp/made")), False),  # made and gone
+], ids=["root-closed", "enclosure-unreadable", "tmp-private", "enclosure-given-away", "another-user",
+        "times", "made", "made-and-gone"])
+def test_what_a_fake_scenario_changed_outside_its_workspace_is_named_as_the_fake_os_lists_it(outside, named):
+    # When pyfakefs' records outside the workspace are no longer as they were, the file system is
+    # listed through the fake os and named as before: the same names as a listing through the fake
+    # os alone (records not kept), whatever the change (modes and owners that hide entries, who asks).
+    import copy
+
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem():
+        workspace = Workspace(contained=False)
+        base = str(workspace.base)
+        by_os = copy.copy(workspace.enclosure)
+        by_os._records = None
+        (workspace.root / "inside.txt").write_text("the workspace's own")
+        outside(base)
+        try:
+            found = workspace.enclosure.escapes()
+            assert found == by_os.escapes()
+        finally:
+            _helpers_uid(1)
+            os.chmod("/", 0o755)
+    assert bool(found) is named, found

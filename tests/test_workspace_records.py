@@ -154,3 +154,126 @@ def test_a_canary_replaced_by_a_file_of_the_same_bytes_is_an_escape(tmp_path):
         assert enclosure.escapes() == [f"changed {canary} (rewritten: inode or ctime differs)"]
     finally:
         enclosure.remove()
+
+
+# -- on pyfakefs (a fault scenario of an in-process target): read by path, nothing real there ----------------------
+
+
+def _oswalk_state(ws: Workspace, with_text: bool = True) -> dict:
+    """The workspace state as os.walk visits it on pyfakefs, each entry read afresh (what the reading
+    by path is held to: the same entries, the same records, the same errors)."""
+    out: dict = {}
+    for dirpath, dirnames, filenames in os.walk(ws.root):
+        if dirnames and os.path.relpath(dirpath, ws.root).count(os.sep) >= limits.MAX_DEPTH - 1:
+            dirnames.clear()
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(dirpath, name)
+            out[os.path.relpath(full, ws.root).replace(os.sep, "/")] = entry_state(full, with_text=with_text)
+    return dict(sorted(out.items()))
+
+
+def _outcome(read):
+    try:
+        return read()
+    except OSError as exc:
+        return type(exc), exc.errno, str(exc)
+
+
+def _fake_tree(root: Path, closed_mode: int) -> None:
+    """Lays out, as a candidate could, what reading a workspace on pyfakefs meets: folders four deep,
+    links to a folder and to nothing, files the harness may not read, a folder it may not list."""
+    os.makedirs(root / "a" / "b" / "c" / "d")
+    (root / "a" / "x.txt").write_text("x\n")
+    (root / "a" / "b" / "y.bin").write_bytes(b"\xff\x00")
+    (root / "a" / "b" / "c" / "d" / "deep.txt").write_text("deep\n")
+    (root / "top.txt").write_text("top\n")
+    (root / "secret.txt").write_text("secret\n")
+    os.chmod(root / "secret.txt", 0)
+    os.symlink("a", root / "to-a")
+    os.symlink("missing", root / "dangling")
+    os.symlink("a/b", root / "a" / "to-b")
+    os.makedirs(root / "closed" / "sub")
+    (root / "closed" / "inside.txt").write_text("inside\n")
+    (root / "closed" / "sub" / "below.txt").write_text("below\n")
+    os.symlink("closed", root / "to-closed")
+    os.chmod(root / "closed", closed_mode)
+
+
+@pytest.mark.parametrize("closed_mode", [0o000, 0o100, 0o300, 0o444, 0o500, 0o755])
+@pytest.mark.parametrize("depth", [1, 2, 3, 256])
+def test_the_state_on_pyfakefs_holds_what_os_walk_visits_under_the_depth_cap(monkeypatch, closed_mode, depth):
+    from harness.targets import faults
+
+    monkeypatch.setattr(limits, "MAX_DEPTH", depth)
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, closed_mode)
+        for text in (True, False):
+            assert _outcome(lambda text=text: ws.state(with_text=text)) == _outcome(lambda text=text: _oswalk_state(ws, text))
+
+
+def test_an_unchanged_workspace_on_pyfakefs_is_not_read_again(monkeypatch):
+    from harness.targets import faults
+
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, 0o755)
+        first = ws.state(with_text=False)  # (read with the text, which this kind leaves out)
+        first["a/x.txt"]["mode"] = "changed by a caller"  # (each reading its own)
+        monkeypatch.setattr(Workspace, "_walk_plainly", lambda *args: pytest.fail("read again"))
+        assert ws.state() == _oswalk_state(ws) and ws.state()["a/x.txt"]["mode"] == "0644"
+        assert ws.state(with_text=False) == _oswalk_state(ws, with_text=False)
+
+
+def _set_fake_uid(uid: int) -> None:
+    from pyfakefs import helpers
+    helpers.set_uid(uid)
+
+
+def _rewrite_keeping_mtime(path: Path) -> None:
+    before = os.lstat(path)
+    path.write_text("X\n")  # the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _replace_link(path: Path) -> None:
+    os.remove(path)
+    os.symlink("elsewhere", path)
+
+
+_CHANGES = [
+    ("a file written", lambda root: (root / "new.txt").write_text("new\n")),
+    ("a file rewritten, its mtime set back", lambda root: _rewrite_keeping_mtime(root / "a" / "x.txt")),
+    ("a file given another mode", lambda root: os.chmod(root / "top.txt", 0o600)),
+    ("a folder closed", lambda root: os.chmod(root / "a" / "b", 0o000)),
+    ("a folder opened again", lambda root: os.chmod(root / "a" / "b", 0o755)),
+    ("an entry renamed", lambda root: os.rename(root / "top.txt", root / "moved.txt")),
+    ("a link replaced", lambda root: _replace_link(root / "to-a")),
+    ("a folder removed", lambda root: os.rmdir(root / "a" / "b" / "c" / "d" / "e")),
+    ("the harness another user", lambda root: _set_fake_uid(2)),
+    ("the harness itself again", lambda root: _set_fake_uid(1)),
+    ("the folder above closed", lambda root: os.chmod(root.parent, 0o000)),
+    ("the folder above opened again", lambda root: os.chmod(root.parent, 0o700)),
+]
+
+
+def test_each_change_to_a_workspace_on_pyfakefs_is_in_the_next_reading(monkeypatch):
+    # A reading kept while pyfakefs' records are unchanged: after each kind of change, the next
+    # reading is what os.walk reads (and so is the one after it, kept).
+    from harness.targets import faults
+
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, 0o755)
+        os.mkdir(ws.root / "a" / "b" / "c" / "d" / "e")
+        try:
+            for change, make in [*_CHANGES, ("a shallower depth cap", None)]:
+                if make is None:
+                    monkeypatch.setattr(limits, "MAX_DEPTH", 2)
+                else:
+                    ws.state(), ws.state(with_text=False)  # (kept, with the records as they are now)
+                    make(ws.root)
+                for with_text in (True, False, True):
+                    assert ws.state(with_text=with_text) == _oswalk_state(ws, with_text), change
+        finally:
+            _set_fake_uid(1)

@@ -50,6 +50,8 @@ import sys
 import threading
 from typing import Any, NoReturn
 
+from harness.containment import fake_records
+
 #: Audit events that change what a path names (their first argument is the path; ``os.rename``,
 #: ``os.link`` and ``shutil.*`` name a second one; ``os.symlink`` is checked on its own).
 CHANGES = frozenset({
@@ -111,17 +113,28 @@ def _bounds_of(enclosure: str) -> tuple[str, ...]:
     return tuple({enclosure.rstrip("/"), os.path.realpath(enclosure).rstrip("/")})
 
 
+def _bounds(enclosure: str) -> tuple[str, ...]:
+    """The enclosure as given and where it really is (:func:`_bounds_of`). On pyfakefs (a new enclosure
+    for each scenario), one with no link on the way in pyfakefs' records is where it is: its
+    ``realpath`` through the fake ``os.path`` would look up each folder to tell so."""
+    fs = fake_records.filesystem()
+    if fs is not None and fake_records.no_link_on_the_way(fs, enclosure):
+        return (enclosure.rstrip("/"),)
+    return _bounds_of(enclosure)
+
+
 class Confinement:
     """One session's bounds, and what was refused in it."""
 
     def __init__(self, enclosure: str) -> None:
-        self.bounds = _bounds_of(enclosure)
+        self.bounds = _bounds(enclosure)
         self._inside = _prefixes(self.bounds)
         self.refused: list[str] = []
         self.python = _python_roots()
         self.code = _code_roots()
         # The folders above the enclosure and above Python's: a path resolved there looks at each.
-        self.above = _ancestors(self.bounds + self.python + self.code)
+        # (Python's are the same for every session: worked out once.)
+        self.above = _ancestors(self.bounds) | _ancestors(self.python + self.code)
 
     def where(self, raw: str, dir_fd: object = None) -> str:
         """Returns where ``raw`` leads: absolute (from ``dir_fd`` when given one) and normalised,
@@ -215,9 +228,18 @@ def _ancestors(roots: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
     for root in roots:
         while root not in ("/", ""):
-            root = os.path.dirname(root)
+            root = _dirname(root)
             out.add(root)
     return frozenset(out)
+
+
+def _dirname(path: str) -> str:
+    """``posixpath.dirname`` of a text path, worked out on the text alone: under pyfakefs this module's
+    ``os.path`` is a fake one, whose every call sets up a path lookup (a session's bounds cost 40)."""
+    head = path[:path.rfind("/") + 1]
+    if head and head != "/" * len(head):
+        head = head.rstrip("/")
+    return head
 
 
 @functools.lru_cache(maxsize=64)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, mounts_below, remove_tree, searchable
 from harness.util import limits
 from harness.util.fileio import READ_FLAGS, WALK_FLAGS, type_name
@@ -286,22 +287,40 @@ class PrivateEnclosure(Enclosure):
     and waiting for the clock cost a third of such a scenario): once the workspace is placed, every
     entry of the file system outside it is listed with its signature, and :meth:`escapes` lists
     them again, naming what was created, removed or changed, as :class:`Enclosure` does.
+
+    On pyfakefs the listings are read from its own records of the file system (a dictionary walk,
+    harness/containment/fake_records.py) instead of a path lookup per entry through the fake
+    ``os``: the one taken when the workspace is placed is what the fake ``os`` lists then (the
+    harness has just laid it all out); after the scenario, when the records outside the workspace
+    are still as they were (entries, signatures, owners, the root's, and who the harness is
+    there), the fake ``os`` would list what it listed then, so nothing is named; when anything
+    there differs the file system is listed through the fake ``os`` as before, and what it shows
+    is named.
     """
 
     def _surround(self) -> None:
         """No canaries: the listing taken by :meth:`place` stands in for them."""
         self.coarse_times = False  # time stamps from the fine clock: two changes never share a ctime
         self._before: dict[str, tuple[int, ...]] = {}
+        self._records: tuple[tuple[int, ...], dict[str, tuple[int, ...]]] | None = None
 
     def place(self) -> Path:
         """Makes the workspace and lists everything outside it."""
         path = super().place()
-        self._before, _ = _listing(os.path.join(self._base, self.current))
+        workspace = f"{self._base}/{self.current}"
+        fs = fake_records.filesystem()
+        self._records = fake_records.outside(fs, workspace) if fs is not None else None
+        self._before = ({name: record[:7] for name, record in self._records[1].items()} if self._records is not None
+                        else _listing(workspace)[0])
         return path
 
     def escapes(self) -> list[str]:
         """Returns what was created, changed or removed outside the workspace since it was placed."""
-        now, cut = _listing(os.path.join(self._base, self.current))
+        workspace = f"{self._base}/{self.current}"
+        fs = fake_records.filesystem()
+        if self._records is not None and fs is not None and fake_records.outside(fs, workspace) == self._records:
+            return []  # nothing outside the workspace is otherwise than when it was placed
+        now, cut = _listing(workspace)
         found = [f"created {path}" for path in sorted(now.keys() - self._before.keys())]
         found += [f"removed {path}" for path in sorted(self._before.keys() - now.keys())]
         found += [f"changed {path}" for path in sorted(now.keys() & self._before.keys())
@@ -334,7 +353,7 @@ def _listing(workspace: str) -> tuple[dict[str, tuple[int, ...]], str | None]:
         except OSError:
             continue  # a mode that keeps the harness out: the folder's own signature still says it changed
         for name in names:
-            path = os.path.join(folder, name)
+            path = f"{folder}{name}" if folder.endswith("/") else f"{folder}/{name}"  # (os.path.join, without pyfakefs' own)
             if path == workspace:
                 continue
             if len(found) >= limits.MAX_ENTRIES:

@@ -26,6 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, remove_tree
 from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
@@ -70,6 +71,7 @@ class Workspace:
         # A state recorded since the last step passed over a folder or an entry it could not open or
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
+        self._reading: tuple[Any, dict[str, dict[str, Any]]] | None = None  # on pyfakefs, see state()
 
     def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -165,7 +167,7 @@ class Workspace:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         if not self.contained:
             path = self.path(rel)
-            if parents:
+            if parents and "/" in rel:  # (a name alone is made in the root, there since the layout began)
                 path.parent.mkdir(parents=True, exist_ok=True)
             before = _mtime_ns(path)
             wanted = None if mtime is None else mtime_after(mtime, before)
@@ -265,15 +267,14 @@ class Workspace:
         out: dict[str, dict[str, Any]] = {}
         budget = _Budget(entries)
         budget.settled = self._settled_now()  # before any file is looked at
-        if not self.contained:
-            for dirpath, dirnames, filenames in os.walk(self.root):
-                if dirnames and os.path.relpath(dirpath, self.root).count(os.sep) >= limits.MAX_DEPTH - 1:
-                    dirnames.clear()  # os.walk recurses once per level: it goes no deeper
-                for name in sorted(dirnames + filenames):
-                    full = os.path.join(dirpath, name)
-                    rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                    out[rel] = entry_state(full, with_text=with_text, cache=self._states)
-            return dict(sorted(out.items()))
+        if not self.contained:  # pyfakefs: read with the text (all a reading without it leaves out), and kept
+            fs = fake_records.filesystem()  # while its records are as they were (harness/containment/fake_records.py)
+            records = fake_records.below(fs, str(self.root)) if fs is not None else None
+            if records is None or self._reading is None or self._reading[0] != records:
+                self._walk_plainly(str(self.root), "", out, with_text or records is not None)
+                self._reading = (records, dict(sorted(out.items())))
+            return {name: {key: value for key, value in entry.items() if with_text or key != "text"}
+                    for name, entry in self._reading[1].items()}
         try:  # never through a link, and only a folder (a FIFO is not opened: O_DIRECTORY fails first)
             fd = os.open(str(self.root), WALK_FLAGS)
         except OSError as exc:
@@ -285,6 +286,25 @@ class Workspace:
         finally:
             os.close(fd)
         return dict(sorted(out.items()))
+
+    def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
+        """Records the entries below ``folder`` (on pyfakefs) as its ``os.walk`` did, one ``lstat`` each: an
+        unlistable folder gives nothing; entries sorted, then folders it may search, as listed; none at the cap."""
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        deepest, folders = prefix[:-1].count("/") >= limits.MAX_DEPTH - 1, set()  # (os.walk's relpath: the root ".")
+        for name in sorted(names):
+            if deepest and os.path.isdir(f"{folder}/{name}"):  # (nor a link to one: os.walk followed it)
+                continue
+            info = os.lstat(f"{folder}/{name}")
+            if stat.S_ISDIR(info.st_mode):
+                folders.add(name)
+            out[prefix + name] = entry_state(f"{folder}/{name}", with_text=with_text, cache=self._states, info=info)
+        for name in names:  # (a folder readable alone is no folder to pyfakefs' os.walk: not entered)
+            if name in folders and os.path.isdir(f"{folder}/{name}"):
+                self._walk_plainly(f"{folder}/{name}", f"{prefix}{name}/", out, with_text)
 
     def _settled_now(self) -> int | None:
         """Returns the coarse clock now when file time stamps come from it (see :func:`_settled`), else None."""

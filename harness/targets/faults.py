@@ -27,11 +27,11 @@ torn down, so another user of pyfakefs in the process (a test's ``fs`` fixture) 
 if it is not free, or a module it patches was replaced or removed since, a scenario gets the full
 set-up instead (modules imported since are looked at and patched as the set-up would).
 
-Before a scenario runs on it, the fake file system is probed through the calls a candidate makes
-(``open``, ``os``): pyfakefs remembers which modules it has looked at, so a module it
+Before a scenario runs on it, the calls a candidate makes (``open``, ``os``) are checked to be the
+fake file system's own (:func:`_in_effect`): pyfakefs remembers which modules it has looked at, so a module it
 looked at while its functions were replaced (a test's own wrapper of ``open``, another patcher's
 fakes left behind) would stay unpatched for the rest of the process, and the scenario would write
-to the real disk or to a dead fake one. A probe that fails gets a full set-up with pyfakefs' memory
+to the real disk or to a dead fake one. A check that fails gets a full set-up with pyfakefs' memory
 of modules cleared; if that fails too, the scenario is an error (:class:`Unavailable`).
 """
 
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import operator
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -207,7 +208,7 @@ def _only_added(modules: dict[str, Any]) -> bool:
     import sys
     now = sys.modules
     if len(now) == len(modules):  # the common case, none came: compared in C, names and identities in order
-        return list(now) == list(modules) and list(map(id, now.values())) == list(map(id, modules.values()))
+        return list(now) == list(modules) and all(map(operator.is_, now.values(), modules.values()))
     return len(now) > len(modules) and all(now.get(name) is module for name, module in modules.items())
 
 
@@ -234,25 +235,27 @@ def _fresh() -> Any:
     return fresh
 
 
-_probes = 0
-
-
 def _in_effect(patcher: Any) -> bool:
-    """Whether ``patcher``'s file system is the one ``open`` and ``os`` reach now: a file made only
-    there is seen through both (pyfakefs patches a module's functions and its modules apart)."""
-    global _probes
-    _probes += 1
-    probe = f"/harness-fault-probe-{os.getpid()}-{_probes}"
-    patcher.fs.create_file(probe)
-    try:
-        with open(probe, "rb"):  # builtins.open (pyfakefs' functions), as most candidates write
-            pass
-        return os.path.isfile(probe)  # a module's `os` (pyfakefs' modules)
-    except OSError:
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            patcher.fs.remove(probe)
+    """Whether ``patcher``'s file system is the one ``open`` and ``os`` reach now: ``builtins.open``
+    is its fake ``io`` module's ``open`` and this module's ``os`` (as a candidate's module sees it)
+    its fake ``os`` module, both on its file system, and no switch sends the fake modules' calls
+    to the real ones (pyfakefs patches a module's functions and its modules apart).
+
+    Asked of the objects that stand there, not by a file made and looked for through them (four
+    operations on the fake file system cost a fault scenario a tenth of its time): a wrapper of
+    ``open`` or another patcher's fakes left behind are neither. A wrapper is refused even where it
+    leads to this file system now, as where it leads cannot be told without calling it."""
+    import builtins
+
+    from pyfakefs.fake_os import FakeOsModule
+
+    fakes = getattr(patcher, "fake_modules", None) or {}
+    fake_io, fake_os = fakes.get("io"), fakes.get("os")
+    fs = getattr(patcher, "fs", None)
+    return (fs is not None and fake_io is not None and fake_os is not None
+            and getattr(fake_io, "filesystem", None) is fs and getattr(fake_os, "filesystem", None) is fs
+            and builtins.open == fake_io.open  # (a bound method: the same function, of this very object)
+            and os is fake_os and not FakeOsModule.use_original)
 
 
 def _discard(patcher: Any) -> None:
@@ -281,7 +284,7 @@ def _put_back(patcher: Any) -> None:
     Patcher.PATCHER, Patcher.REF_COUNT = None, 0
     helpers.reset_ids()
     seen = getattr(patcher, "modules_seen", None)
-    if seen is not None and _only_added(seen):  # none replaced or gone: the next scenario looks at the new ones
+    if seen is not None:  # the next scenario resumes it if none of these was replaced or went meanwhile (_take)
         _held = (patcher, seen)
 
 

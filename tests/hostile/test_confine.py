@@ -15,6 +15,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.containment import audit_hook
 from harness.run.runner import Runner
@@ -209,3 +211,40 @@ def test_the_confinement_holds_for_the_confined_thread_only(tmp_path):
     worker.join(10)
     assert elsewhere.read_text() == "another thread's own work" and bounds.refused == []
     elsewhere.write_text("after the call")  # and nothing is refused once the call is over
+
+
+@settings(deadline=None)
+@given(st.text(alphabet="/a.", max_size=12))
+def test_the_folders_above_the_bounds_are_told_from_the_text_as_posixpath_tells_them(path):
+    # Worked out on the text alone: under pyfakefs this module's os.path is a fake one.
+    import posixpath
+
+    assert audit_hook._dirname(path) == posixpath.dirname(path)
+
+
+def test_the_folders_above_a_sessions_bounds_are_those_above_the_enclosure_and_pythons(tmp_path):
+    import posixpath
+
+    bounds = audit_hook.Confinement(str(tmp_path))
+    expected, roots = set(), bounds.bounds + bounds.python + bounds.code
+    for root in roots:
+        while root not in ("/", ""):
+            root = posixpath.dirname(root)
+            expected.add(root)
+    assert bounds.above == expected and str(tmp_path.parent) in bounds.above
+
+
+def test_on_pyfakefs_a_sessions_bounds_are_where_the_fake_realpath_says():
+    # Told from pyfakefs' records where no link is on the way; else by realpath itself.
+    from harness.targets import faults
+
+    with faults.fake_filesystem():
+        os.makedirs("/tmp/a/b")
+        os.symlink("/tmp/a", "/tmp/link")
+        with open("/tmp/file", "w"):
+            pass
+        for enclosure in ("/tmp/a/b", "/tmp/a/b/", "/tmp/link/b", "/tmp/a/missing", "/tmp/file", "/tmp//a",
+                          "/tmp/a/./b", "/tmp/a/../a", "/", "/tmp"):
+            expected = tuple({enclosure.rstrip("/"), os.path.realpath(enclosure).rstrip("/")})
+            assert audit_hook._bounds(enclosure) == expected, enclosure
+        assert audit_hook._bounds("/tmp/link/b") == tuple({"/tmp/link/b", "/tmp/a/b"})
