@@ -418,6 +418,21 @@ def _unescape_mount(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
+#: The most of a mount table read (a larger read buffer costs each reading; the table of a machine
+#: with thousands of mounts fits).
+_MOUNTINFO_MAX = 1 << 22
+
+
+def _read_upto(file: Any, limit: int) -> bytes:
+    """Reads ``file`` to its end or to ``limit`` bytes, in pieces (one buffer of the limit's size
+    would be taken, and given back, at each reading)."""
+    pieces, held = [], 0
+    while held < limit and (piece := file.read(min(1 << 16, limit - held))):
+        pieces.append(piece)
+        held += len(piece)
+    return b"".join(pieces)
+
+
 class _MountTable:
     """The mount points the calling thread sees, read again only when the kernel says they changed.
 
@@ -452,13 +467,20 @@ class _MountTable:
             elif not table.poll.poll(0):
                 return table
             table.file.seek(0)
-            lines = table.file.read(1 << 22).decode("utf-8", "surrogateescape").splitlines()
+            text = _read_upto(table.file, _MOUNTINFO_MAX).decode("utf-8", "surrogateescape")
         except (OSError, AttributeError):
             return None
-        fields = [line.split(" ") for line in lines]
-        table.points = tuple(_unescape_mount(f[4]) for f in fields if len(f) > 4)
-        # After the optional fields, " - " and the file system type (proc(5)).
-        table.types = {_unescape_mount(f[4]): f[f.index("-", 6) + 1] for f in fields if len(f) > 4 and "-" in f[6:-1]}
+        points, types = [], {}
+        for line in text.splitlines():
+            fields = line.split(" ")
+            if len(fields) > 4:
+                point = fields[4]
+                if "\\" in point:
+                    point = _unescape_mount(point)
+                points.append(point)
+                if "-" in fields[6:-1]:  # after the optional fields, " - " and the file system type (proc(5))
+                    types[point] = fields[fields.index("-", 6) + 1]
+        table.points, table.types = tuple(points), types
         return table
 
     def _forget(self) -> None:

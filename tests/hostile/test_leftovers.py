@@ -287,3 +287,23 @@ def test_under_the_sandbox_the_temporary_folder_is_writable_and_goes_with_the_ru
     assert result["verdict"] == "pass", result["reason"]  # mkstemp failed on the read-only file system
     left = result["steps"][0]["output"]
     assert left.startswith(str(spaces) + "/harness-tmp-") and not list(spaces.iterdir())
+
+
+def test_a_mount_point_whose_name_holds_a_space_or_a_backslash_is_seen_by_its_name(tmp_path, unmount_after):
+    base, mount, unmount = _mount_point(tmp_path)
+    point = base / "a b\\c"  # written in the table as a\040b\134c (proc(5))
+    point.mkdir()
+    subprocess.run([*mount[:-1], str(point)], check=True, timeout=30)
+    assert mounts_below(base) == {os.path.realpath(point)}
+    subprocess.run(["umount", str(point)], check=True, timeout=30)
+    assert mounts_below(base) == set()
+
+
+def test_the_mount_table_is_read_whole_in_pieces_up_to_its_bound():
+    import io
+
+    from harness.containment.cleanup import _read_upto
+    table = bytes(range(256)) * 1000  # 256 000 bytes: four pieces
+    assert _read_upto(io.BytesIO(table), 1 << 22) == table
+    assert _read_upto(io.BytesIO(table), 100_000) == table[:100_000]
+    assert _read_upto(io.BytesIO(b""), 10) == b""
