@@ -102,3 +102,39 @@ def no_link_on_the_way(fs: Any, path: str) -> bool:
         if node is None or not stat.S_ISDIR(node.stat_result.st_mode):
             return False
     return True
+
+
+#: What :func:`entry` gives for a path that is certainly not there.
+MISSING = object()
+
+
+def entry(fs: Any, path: str) -> Any | None:
+    """The record of the entry at the absolute ``path`` on ``fs`` (never a link followed: the entry
+    itself), :data:`MISSING` when it is certainly not there, or None when the fake ``os`` must be
+    asked: a name that is empty, ``.`` or ``..``, or a folder on the way that is a link, no folder,
+    or not the harness's own with read and search for its owner (pyfakefs then lets the harness
+    through, as the records say; anything else may be refused, which its ``os`` tells)."""
+    if not path.startswith("/"):
+        return None
+    uid = os.getuid()
+    node = fs.root
+    for part in path.split("/")[1:]:
+        if part in ("", ".", ".."):
+            return None
+        info = node.stat_result
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o500 != 0o500:
+            return None
+        node = node.entries.get(part)
+        if node is None:
+            return MISSING
+    return node
+
+
+def readable_bytes(fs: Any, node: Any) -> bytes | None:
+    """A regular file's bytes, as reading it through the fake ``open`` gives them, when the harness may
+    read it (its own, readable by its owner) and pyfakefs holds them; else None (ask the fake ``os``)."""
+    info = node.stat_result
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or not info.st_mode & 0o400:
+        return None
+    data = node.byte_contents
+    return data if isinstance(data, bytes) else None

@@ -410,7 +410,7 @@ class Workspace:
     def kind(self, rel: str) -> str:
         """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
         if not self.contained:
-            return _kind(self.path(rel))
+            return _fake_kind(self.path(rel))
         try:
             with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
@@ -444,6 +444,9 @@ class Workspace:
         """Reads a regular file (a link followed only inside the workspace), at most ``limit`` bytes."""
         if not self.contained:
             path = self.path(rel)
+            known = _fake_read(path, limit)
+            if known is not None:
+                return known
             if not path.is_file():
                 return Read(_kind(path))
             data = path.read_bytes()
@@ -684,6 +687,42 @@ def _advance_mtime(path: Path, before: int | None) -> None:
     now = os.stat(path).st_mtime_ns
     wanted = max(now, before + 1_000_000_000, time.time_ns())
     os.utime(path, ns=(wanted, wanted))
+
+
+def _fake_kind(path: Path) -> str:
+    """:func:`_kind` on pyfakefs: told by its records where they tell it for certain (a lookup through
+    the fake ``os`` costs what a plain scenario's system calls do), else asked as :func:`_kind` does."""
+    fs = fake_records.filesystem()
+    node = fake_records.entry(fs, str(path)) if fs is not None else None
+    if node is fake_records.MISSING:
+        return "<missing>"
+    if node is not None:
+        mode = node.stat_result.st_mode
+        if stat.S_ISLNK(mode):
+            return "symlink"
+        if stat.S_ISDIR(mode):
+            return "dir"
+        if stat.S_ISREG(mode):
+            return "file"
+    return _kind(path)
+
+
+def _fake_read(path: Path, limit: int) -> Read | None:
+    """What :meth:`Workspace.read` gives on pyfakefs, told by its records where they tell it for certain
+    (no link at ``path``, nor on the way; a file the harness may read), else None (ask the fake ``os``)."""
+    fs = fake_records.filesystem()
+    node = fake_records.entry(fs, str(path)) if fs is not None else None
+    if node is None:
+        return None
+    if node is fake_records.MISSING:
+        return Read("<missing>")
+    mode = node.stat_result.st_mode
+    if stat.S_ISDIR(mode):
+        return Read("dir")
+    data = fake_records.readable_bytes(fs, node)
+    if data is None:
+        return None
+    return Read("file", data[:limit], len(data), truncated=len(data) > limit)
 
 
 def _kind(path: Path) -> str:
