@@ -427,3 +427,22 @@ def test_what_a_fake_scenario_changed_outside_its_workspace_is_named_as_the_fake
             _helpers_uid(1)
             os.chmod("/", 0o755)
     assert bool(found) is named, found
+
+
+@pytest.mark.parametrize("mounts", [1, 2])
+@pytest.mark.parametrize("free", [0, 1, 1000])
+def test_a_fake_disk_has_exactly_the_free_bytes_given_beside_what_given_uses(mounts, free):
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem() as fs:
+        if mounts == 2:  # the usage asked of pyfakefs, as where more than one device is mounted
+            fs.add_mount_point("/elsewhere")
+        ws = Workspace(contained=False)
+        ws.populate({"files": {"a.txt": "abc", "d/b.bin": {"hex": "00ff00ff"}}}, {"workspace": str(ws.root)})
+        faults.apply(fs, {"disk_free": free}, ws.root)
+        total, used, left = fs.get_disk_usage(str(ws.root))
+        assert (used, left, total) == (7, free, 7 + free)
+        (ws.root / "fits").write_bytes(b"x" * free)
+        with pytest.raises(OSError) as raised:
+            (ws.root / "no-room").write_bytes(b"y")
+        assert raised.value.errno == errno.ENOSPC

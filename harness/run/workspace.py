@@ -271,7 +271,12 @@ class Workspace:
             fs = fake_records.filesystem()  # while its records are as they were (harness/containment/fake_records.py)
             records = fake_records.below(fs, str(self.root)) if fs is not None else None
             if records is None or self._reading is None or self._reading[0] != records:
-                self._walk_plainly(str(self.root), "", out, with_text or records is not None)
+                tree = fake_records.plain_tree(fs, str(self.root)) if records is not None else None
+                if tree is not None:  # the records tell all the walk would read, as it would read it
+                    for rel, node in tree:
+                        out[rel] = _recorded_state(f"{self.root}/{rel}", node, self._states)
+                else:
+                    self._walk_plainly(str(self.root), "", out, with_text or records is not None)
                 self._reading = (records, dict(sorted(out.items())))
             return {name: {key: value for key, value in entry.items() if with_text or key != "text"}
                     for name, entry in self._reading[1].items()}
@@ -556,6 +561,28 @@ def entry_state(path: str, *, with_text: bool = True,
         entry.update(links=info.st_nlink, inode=info.st_ino)
     if cache is not None and (budget is None or _settled(info.st_ctime_ns, budget.settled)):
         cache[key] = dict(entry)
+    return entry
+
+
+def _recorded_state(path: str, node: Any, cache: dict[tuple[Any, ...], dict[str, Any]]) -> dict[str, Any]:
+    """What :func:`entry_state` (with the text, and ``cache``) records of ``path`` on pyfakefs, told by
+    its record ``node`` (one :func:`harness.containment.fake_records.plain_tree` gave: a folder, a link,
+    or a file the harness may read, its bytes held), as its ``lstat``, ``readlink`` and reading give."""
+    info = node.stat_result
+    mode = f"0{stat.S_IMODE(info.st_mode):03o}"
+    if stat.S_ISLNK(info.st_mode):
+        return {"type": "symlink", "target": node.contents}
+    if stat.S_ISDIR(info.st_mode):
+        return {"type": "dir", "mode": mode}
+    key = (path, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns, info.st_nlink, True)
+    if key in cache:
+        return dict(cache[key])
+    limit = limits.MAX_FILE_READ
+    entry = _finish_file_state({"type": "file", "mode": mode, "size": info.st_size},
+                               node.byte_contents[:limit + 1], limit, True)
+    if info.st_nlink > 1:
+        entry.update(links=info.st_nlink, inode=info.st_ino)
+    cache[key] = dict(entry)
     return entry
 
 
