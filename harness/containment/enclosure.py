@@ -311,7 +311,8 @@ class PrivateEnclosure(Enclosure):
         fs = fake_records.filesystem()
         folder = parent if parent is not None else tempfile.gettempdir()
         above = fake_records.entry(fs, folder) if fs is not None and os.path.isabs(folder) else None
-        if above is not None and above is not fake_records.MISSING and stat.S_ISDIR(above.stat_result.st_mode):
+        if fs is not None and above is not None and above is not fake_records.MISSING \
+                and stat.S_ISDIR(above.stat_result.st_mode):
             for _ in range(100):  # (as many names as mkdtemp tries)
                 name = prefix + "".join(_names.choices(_NAME_LETTERS, k=8))
                 if name not in above.entries:
@@ -328,8 +329,8 @@ class PrivateEnclosure(Enclosure):
         """Makes the workspace and lists everything outside it."""
         fs = fake_records.filesystem()
         base = fake_records.entry(fs, self._base) if fs is not None and self.made == 0 else None
-        if base is not None and base is not fake_records.MISSING and stat.S_ISDIR(base.stat_result.st_mode) \
-                and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
+        if fs is not None and base is not None and base is not fake_records.MISSING \
+                and stat.S_ISDIR(base.stat_result.st_mode) and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
             self.made, self.current = 1, "ws"
             path = self.base / "ws"
             fs.create_dir(str(path), perm_bits=0o777)

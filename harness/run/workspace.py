@@ -30,12 +30,12 @@ from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, remove_tree
 from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
+from harness.run.recorded import TEXT_LIMIT, fake_kind, fake_read, finish_file_state, recorded_state
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.placeholders import substitute
 from harness.util import limits
 from harness.util.fileio import PATH_FLAGS, READ_FLAGS, WALK_FLAGS, type_name
 
-TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content diff or a hex window
 
 
@@ -274,7 +274,7 @@ class Workspace:
                 tree = fake_records.plain_tree(fs, str(self.root)) if records is not None else None
                 if tree is not None:  # the records tell all the walk would read, as it would read it
                     for rel, node in tree:
-                        out[rel] = _recorded_state(f"{self.root}/{rel}", node, self._states)
+                        out[rel] = recorded_state(f"{self.root}/{rel}", node, self._states)
                 else:
                     self._walk_plainly(str(self.root), "", out, with_text or records is not None)
                 self._reading = (records, dict(sorted(out.items())))
@@ -415,7 +415,7 @@ class Workspace:
     def kind(self, rel: str) -> str:
         """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
         if not self.contained:
-            return _fake_kind(self.path(rel))
+            return fake_kind(str(self.path(rel))) or _kind(self.path(rel))
         try:
             with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
@@ -449,9 +449,11 @@ class Workspace:
         """Reads a regular file (a link followed only inside the workspace), at most ``limit`` bytes."""
         if not self.contained:
             path = self.path(rel)
-            known = _fake_read(path, limit)
+            known = fake_read(str(path))  # (told by pyfakefs' records where they tell it for certain)
             if known is not None:
-                return known
+                kind, data = known
+                return Read(kind) if data is None else Read("file", data[:limit], len(data),
+                                                            truncated=len(data) > limit)
             if not path.is_file():
                 return Read(_kind(path))
             data = path.read_bytes()
@@ -564,34 +566,12 @@ def entry_state(path: str, *, with_text: bool = True,
     return entry
 
 
-def _recorded_state(path: str, node: Any, cache: dict[tuple[Any, ...], dict[str, Any]]) -> dict[str, Any]:
-    """What :func:`entry_state` (with the text, and ``cache``) records of ``path`` on pyfakefs, told by
-    its record ``node`` (one :func:`harness.containment.fake_records.plain_tree` gave: a folder, a link,
-    or a file the harness may read, its bytes held), as its ``lstat``, ``readlink`` and reading give."""
-    info = node.stat_result
-    mode = f"0{stat.S_IMODE(info.st_mode):03o}"
-    if stat.S_ISLNK(info.st_mode):
-        return {"type": "symlink", "target": node.contents}
-    if stat.S_ISDIR(info.st_mode):
-        return {"type": "dir", "mode": mode}
-    key = (path, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns, info.st_nlink, True)
-    if key in cache:
-        return dict(cache[key])
-    limit = limits.MAX_FILE_READ
-    entry = _finish_file_state({"type": "file", "mode": mode, "size": info.st_size},
-                               node.byte_contents[:limit + 1], limit, True)
-    if info.st_nlink > 1:
-        entry.update(links=info.st_nlink, inode=info.st_ino)
-    cache[key] = dict(entry)
-    return entry
-
-
 def _file_state(path: str, mode: str, size: int, with_text: bool, dir_fd: int | None, limit: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "file", "mode": mode, "size": size}
     try:
         if dir_fd is None:  # on pyfakefs, whose os.open changes an existing file's mode; nothing real there
             with open(path, "rb") as handle:
-                return _finish_file_state(entry, handle.read(limit + 1), limit, with_text)
+                return finish_file_state(entry, handle.read(limit + 1), limit, with_text)
         fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         entry["unreadable"] = exc.strerror
@@ -634,20 +614,6 @@ def _file_state(path: str, mode: str, size: int, with_text: bool, dir_fd: int | 
     if with_text and total <= TEXT_LIMIT:
         try:
             entry["text"] = head.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    return entry
-
-
-def _finish_file_state(entry: dict[str, Any], data: bytes, limit: int, with_text: bool) -> dict[str, Any]:
-    if len(data) > limit:
-        entry["sha256_of_first"] = {"bytes": limit, "sha256": hashlib.sha256(data[:limit]).hexdigest(),
-                                    "why": f"read capped at {limit} bytes (harness/util/limits.py)"}
-        return entry
-    entry["sha256"] = hashlib.sha256(data).hexdigest()
-    if with_text and len(data) <= TEXT_LIMIT:
-        try:
-            entry["text"] = data.decode("utf-8")
         except UnicodeDecodeError:
             pass
     return entry
@@ -714,42 +680,6 @@ def _advance_mtime(path: Path, before: int | None) -> None:
     now = os.stat(path).st_mtime_ns
     wanted = max(now, before + 1_000_000_000, time.time_ns())
     os.utime(path, ns=(wanted, wanted))
-
-
-def _fake_kind(path: Path) -> str:
-    """:func:`_kind` on pyfakefs: told by its records where they tell it for certain (a lookup through
-    the fake ``os`` costs what a plain scenario's system calls do), else asked as :func:`_kind` does."""
-    fs = fake_records.filesystem()
-    node = fake_records.entry(fs, str(path)) if fs is not None else None
-    if node is fake_records.MISSING:
-        return "<missing>"
-    if node is not None:
-        mode = node.stat_result.st_mode
-        if stat.S_ISLNK(mode):
-            return "symlink"
-        if stat.S_ISDIR(mode):
-            return "dir"
-        if stat.S_ISREG(mode):
-            return "file"
-    return _kind(path)
-
-
-def _fake_read(path: Path, limit: int) -> Read | None:
-    """What :meth:`Workspace.read` gives on pyfakefs, told by its records where they tell it for certain
-    (no link at ``path``, nor on the way; a file the harness may read), else None (ask the fake ``os``)."""
-    fs = fake_records.filesystem()
-    node = fake_records.entry(fs, str(path)) if fs is not None else None
-    if node is None:
-        return None
-    if node is fake_records.MISSING:
-        return Read("<missing>")
-    mode = node.stat_result.st_mode
-    if stat.S_ISDIR(mode):
-        return Read("dir")
-    data = fake_records.readable_bytes(fs, node)
-    if data is None:
-        return None
-    return Read("file", data[:limit], len(data), truncated=len(data) > limit)
 
 
 def _kind(path: Path) -> str:
