@@ -427,3 +427,74 @@ def test_what_a_fake_scenario_changed_outside_its_workspace_is_named_as_the_fake
             _helpers_uid(1)
             os.chmod("/", 0o755)
     assert bool(found) is named, found
+
+
+@pytest.mark.parametrize("mounts", [1, 2])
+@pytest.mark.parametrize("free", [0, 1, 1000])
+def test_a_fake_disk_has_exactly_the_free_bytes_given_beside_what_given_uses(mounts, free):
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem() as fs:
+        if mounts == 2:  # the usage asked of pyfakefs, as where more than one device is mounted
+            fs.add_mount_point("/elsewhere")
+        ws = Workspace(contained=False)
+        ws.populate({"files": {"a.txt": "abc", "d/b.bin": {"hex": "00ff00ff"}}}, {"workspace": str(ws.root)})
+        faults.apply(fs, {"disk_free": free}, ws.root)
+        total, used, left = fs.get_disk_usage(str(ws.root))
+        assert (used, left, total) == (7, free, 7 + free)
+        (ws.root / "fits").write_bytes(b"x" * free)
+        with pytest.raises(OSError) as raised:
+            (ws.root / "no-room").write_bytes(b"y")
+        assert raised.value.errno == errno.ENOSPC
+
+
+def _fake_shape(fs, base: str) -> tuple:
+    """Every entry of the fake file system as ``os.lstat`` gives it but its times, the base's random name
+    put aside, with the disk's usage and the next inode number."""
+    from harness.containment import fake_records
+
+    _who, records = fake_records.outside(fs, "/nothing-left-out")
+    shape = {path.replace(base, "<base>"): (record[0], record[2], *record[4:]) for path, record in records.items()}
+    return shape, fs.get_disk_usage("/").used, fs.last_ino
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_a_fake_enclosure_made_from_the_records_is_what_mkdtemp_and_mkdir_make(monkeypatch, umask):
+    import tempfile
+
+    from harness.containment import fake_records
+    from harness.run.workspace import Workspace
+
+    shapes, names = [], []
+    for route in ("records", "fake os"):
+        with faults.fake_filesystem() as fs, monkeypatch.context() as patch:
+            old = os.umask(umask)
+            try:
+                if route == "records":
+                    patch.setattr(tempfile, "mkdtemp", lambda **_: pytest.fail("made through the fake os"))
+                else:  # every folder asked of the fake os, as before
+                    patch.setattr(fake_records, "entry", lambda fs, path: None)
+                workspace = Workspace(contained=False)
+            finally:
+                os.umask(old)
+            assert workspace.root == workspace.base / "ws" and workspace.base.parent == Path(tempfile.gettempdir())
+            names.append(workspace.base.name)
+            shapes.append(_fake_shape(fs, str(workspace.base)))
+            assert workspace.escapes() == []
+    assert shapes[0] == shapes[1]
+    assert all(name.startswith("harness-") and len(name) == len("harness-") + 8 for name in names)
+
+
+def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
+    import tempfile
+
+    from harness.containment import enclosure
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem():
+        taken = enclosure._names.getstate()
+        name = "harness-" + "".join(enclosure._names.choices(enclosure._NAME_LETTERS, k=8))
+        os.mkdir(f"{tempfile.gettempdir()}/{name}")
+        enclosure._names.setstate(taken)  # the next name picked is the one just made
+        workspace = Workspace(contained=False)
+        assert workspace.base.name != name and os.listdir(f"{tempfile.gettempdir()}/{name}") == []

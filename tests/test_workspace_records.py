@@ -277,3 +277,86 @@ def test_each_change_to_a_workspace_on_pyfakefs_is_in_the_next_reading(monkeypat
                     assert ws.state(with_text=with_text) == _oswalk_state(ws, with_text), change
         finally:
             _set_fake_uid(1)
+
+
+def _readable_tree(root: Path) -> None:
+    """What the harness may read whole on pyfakefs: folders four deep, links to a folder and to nothing,
+    text, bytes that are no UTF-8, an empty file, one past the text kept, hard links."""
+    os.makedirs(root / "a" / "b" / "c" / "d")
+    (root / "a" / "x.txt").write_text("x\n")
+    (root / "a" / "b" / "y.bin").write_bytes(b"\xff\x00")
+    (root / "a" / "b" / "c" / "d" / "deep.txt").write_text("deep\n")
+    (root / "empty").write_bytes(b"")
+    (root / "long.txt").write_text("l" * (workspace_mod.TEXT_LIMIT + 1))
+    (root / "kept.txt").write_text("k\n")
+    os.chmod(root / "kept.txt", 0o400)
+    os.link(root / "a" / "x.txt", root / "x-again.txt")
+    os.symlink("a", root / "to-a")
+    os.symlink("missing", root / "dangling")
+    os.symlink("a/b", root / "a" / "to-b")
+
+
+@pytest.mark.parametrize("file_read", [1, 3, 1 << 20])
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 5, 256])
+def test_a_workspace_on_pyfakefs_the_harness_may_read_whole_is_read_from_the_records_as_os_walk_reads_it(
+        monkeypatch, depth, file_read):
+    from harness.targets import faults
+
+    monkeypatch.setattr(limits, "MAX_DEPTH", depth)
+    monkeypatch.setattr(limits, "MAX_FILE_READ", file_read)
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _readable_tree(ws.root)
+        if depth >= 5:  # nothing as deep as the cap: the records tell it all, the fake os is not asked
+            monkeypatch.setattr(Workspace, "_walk_plainly", lambda *args: pytest.fail("walked through the fake os"))
+        for text in (True, False):
+            assert ws.state(with_text=text) == _oswalk_state(ws, text)
+
+
+@pytest.mark.parametrize("change", [change for change, _ in _CHANGES])
+def test_each_change_to_a_workspace_read_from_pyfakefs_records_is_in_the_next_reading(change):
+    from harness.targets import faults
+
+    make = dict(_CHANGES)[change]
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _readable_tree(ws.root)
+        (ws.root / "top.txt").write_text("top\n")
+        os.mkdir(ws.root / "a" / "b" / "c" / "d" / "e")
+        try:
+            ws.state(), ws.state(with_text=False)
+            make(ws.root)
+            for with_text in (True, False, True):
+                assert ws.state(with_text=with_text) == _oswalk_state(ws, with_text), change
+        finally:
+            _set_fake_uid(1)
+
+
+_LOOKED_UP = ["a/x.txt", "a", "a/b/y.bin", "to-a", "dangling", "missing", "missing/below", "a/x.txt/below",
+              "to-a/x.txt", "a/to-b/y.bin", "secret.txt", "closed", "closed/inside.txt", "closed/sub/below.txt",
+              "to-closed/inside.txt", "a//x.txt", "a/./x.txt", "a/../top.txt", "top.txt"]
+
+
+@pytest.mark.parametrize("closed_mode", [0o000, 0o100, 0o300, 0o444, 0o500, 0o700, 0o755])
+def test_a_kind_and_a_read_on_pyfakefs_are_what_the_fake_os_tells(monkeypatch, closed_mode):
+    from harness.containment import fake_records
+    from harness.targets import faults
+
+    def told(ws: Workspace) -> list:
+        found = []
+        for rel in _LOOKED_UP:
+            for limit in (0, 2, 1 << 20):
+                read = _outcome(lambda rel=rel, limit=limit: ws.read(rel, limit))
+                found.append(read if isinstance(read, tuple) else (read.kind, read.data, read.size, read.truncated,
+                                                                  read.error))
+            found.append(_outcome(lambda rel=rel: ws.kind(rel)))
+        return found
+
+    with faults.fake_filesystem():
+        ws = Workspace(contained=False)
+        _fake_tree(ws.root, closed_mode)
+        from_records = told(ws)
+        asked = []
+        monkeypatch.setattr(fake_records, "entry", lambda fs, path: asked.append(path))  # every path asked of the fake os
+        assert told(ws) == from_records
+        assert asked

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import random
 import shutil
 import stat
 import sys
@@ -49,7 +50,7 @@ class Enclosure:
     """
 
     def __init__(self, prefix: str = "harness-", parent: str | None = None, *, fixed: bool = False) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        self.base = Path(self._make_base(prefix, parent))
         #: One workspace path for the whole enclosure (``<base>/ws``), emptied between scenarios
         #: instead of renamed: a sandbox made once per run binds that one folder writable
         #: (harness/targets/launch.py), the rest of the enclosure staying read-only to its candidate.
@@ -70,6 +71,10 @@ class Enclosure:
         self._os = os
         self._base = str(self.base)  # kept as text: the check after every scenario then builds no path objects
         self._surround()
+
+    def _make_base(self, prefix: str, parent: str | None) -> str:
+        """Makes the base, a new folder of mode 0700 with a name of its own; returns its path."""
+        return tempfile.mkdtemp(prefix=prefix, dir=parent)
 
     def _surround(self) -> None:
         """Puts the canaries around the workspace's place."""
@@ -298,6 +303,22 @@ class PrivateEnclosure(Enclosure):
     is named.
     """
 
+    def _make_base(self, prefix: str, parent: str | None) -> str:
+        """Makes the base as ``tempfile.mkdtemp`` does (a name of the same form, mode 0700); on pyfakefs
+        by its ``create_dir`` where its records show the folder above as a folder the harness may
+        enter (:func:`fake_records.entry`): each path lookup of its ``os`` costs a tenth of the
+        harness's part of a scenario, and ``mkdir`` looks the path up twice, ``mkdtemp`` thrice."""
+        fs = fake_records.filesystem()
+        folder = parent if parent is not None else tempfile.gettempdir()
+        above = fake_records.entry(fs, folder) if fs is not None and os.path.isabs(folder) else None
+        if fs is not None and above is not None and above is not fake_records.MISSING \
+                and stat.S_ISDIR(above.stat_result.st_mode):
+            for _ in range(100):  # (as many names as mkdtemp tries)
+                name = prefix + "".join(_names.choices(_NAME_LETTERS, k=8))
+                if name not in above.entries:
+                    return str(fs.create_dir(f"{folder.rstrip('/')}/{name}", perm_bits=0o700).path)
+        return super()._make_base(prefix, parent)
+
     def _surround(self) -> None:
         """No canaries: the listing taken by :meth:`place` stands in for them."""
         self.coarse_times = False  # time stamps from the fine clock: two changes never share a ctime
@@ -306,7 +327,15 @@ class PrivateEnclosure(Enclosure):
 
     def place(self) -> Path:
         """Makes the workspace and lists everything outside it."""
-        path = super().place()
+        fs = fake_records.filesystem()
+        base = fake_records.entry(fs, self._base) if fs is not None and self.made == 0 else None
+        if fs is not None and base is not None and base is not fake_records.MISSING \
+                and stat.S_ISDIR(base.stat_result.st_mode) and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
+            self.made, self.current = 1, "ws"
+            path = self.base / "ws"
+            fs.create_dir(str(path), perm_bits=0o777)
+        else:
+            path = super().place()
         workspace = f"{self._base}/{self.current}"
         fs = fake_records.filesystem()
         self._records = fake_records.outside(fs, workspace) if fs is not None else None
@@ -331,6 +360,11 @@ class PrivateEnclosure(Enclosure):
             self.spoiled = True
             self._base_replaced()  # (sets ``replaced``)
         return found
+
+
+#: The letters of a base's name, and what picks them, as ``tempfile.mkdtemp`` names a folder.
+_NAME_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_names = random.Random()
 
 
 def _changed(before: tuple[int, ...], now: tuple[int, ...]) -> bool:

@@ -102,3 +102,71 @@ def no_link_on_the_way(fs: Any, path: str) -> bool:
         if node is None or not stat.S_ISDIR(node.stat_result.st_mode):
             return False
     return True
+
+
+#: What :func:`entry` gives for a path that is certainly not there.
+MISSING = object()
+
+
+def entry(fs: Any, path: str) -> Any | None:
+    """The record of the entry at the absolute ``path`` on ``fs`` (never a link followed: the entry
+    itself), :data:`MISSING` when it is certainly not there, or None when the fake ``os`` must be
+    asked: a name that is empty, ``.`` or ``..``, or a folder on the way that is a link, no folder,
+    or not the harness's own with read and search for its owner (pyfakefs then lets the harness
+    through, as the records say; anything else may be refused, which its ``os`` tells)."""
+    if not path.startswith("/"):
+        return None
+    uid = os.getuid()
+    node = fs.root
+    for part in path.split("/")[1:]:
+        if part in ("", ".", ".."):
+            return None
+        info = node.stat_result
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o500 != 0o500:
+            return None
+        node = node.entries.get(part)
+        if node is None:
+            return MISSING
+    return node
+
+
+def readable_bytes(fs: Any, node: Any) -> bytes | None:
+    """A regular file's bytes, as reading it through the fake ``open`` gives them, when the harness may
+    read it (its own, readable by its owner) and pyfakefs holds them; else None (ask the fake ``os``)."""
+    info = node.stat_result
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or not info.st_mode & 0o400:
+        return None
+    data = node.byte_contents
+    return data if isinstance(data, bytes) else None
+
+
+def plain_tree(fs: Any, root: str) -> list[tuple[str, Any]] | None:
+    """Every entry below the folder ``root`` on ``fs`` with its node, by its path relative to ``root``,
+    where the fake ``os`` would list and read them all as the records say: ``root`` reached as
+    :func:`entry` reaches a path, every folder below the harness's own with read and search for its
+    owner, every file its own and readable with its bytes held, nothing but folders, files and links,
+    no folder as deep as ``limits.MAX_DEPTH`` holding anything, at most ``limits.MAX_ENTRIES``
+    entries; else None (walk it through the fake ``os``)."""
+    top = entry(fs, root)
+    if top is None or top is MISSING:
+        return None
+    uid = os.getuid()
+    found: list[tuple[str, Any]] = []
+    folders: list[tuple[str, Any]] = [("", top)]
+    while folders:
+        prefix, folder = folders.pop()
+        info = folder.stat_result
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o500 != 0o500:
+            return None
+        if folder.entries and prefix[:-1].count("/") >= limits.MAX_DEPTH - 1:
+            return None  # (as deep as the walk goes: what it passes over there is its own to tell)
+        for name, node in list(folder.entries.items()):
+            if len(found) >= limits.MAX_ENTRIES:
+                return None
+            mode = node.stat_result.st_mode
+            if stat.S_ISDIR(mode):
+                folders.append((f"{prefix}{name}/", node))
+            elif not stat.S_ISLNK(mode) and readable_bytes(fs, node) is None:
+                return None
+            found.append((prefix + name, node))
+    return found

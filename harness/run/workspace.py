@@ -30,12 +30,12 @@ from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, remove_tree
 from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
+from harness.run.recorded import TEXT_LIMIT, fake_kind, fake_read, finish_file_state, recorded_state
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.placeholders import substitute
 from harness.util import limits
 from harness.util.fileio import PATH_FLAGS, READ_FLAGS, WALK_FLAGS, type_name
 
-TEXT_LIMIT = 4096  # text of files up to this size is kept in the recorded state
 DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content diff or a hex window
 
 
@@ -271,7 +271,12 @@ class Workspace:
             fs = fake_records.filesystem()  # while its records are as they were (harness/containment/fake_records.py)
             records = fake_records.below(fs, str(self.root)) if fs is not None else None
             if records is None or self._reading is None or self._reading[0] != records:
-                self._walk_plainly(str(self.root), "", out, with_text or records is not None)
+                tree = fake_records.plain_tree(fs, str(self.root)) if records is not None else None
+                if tree is not None:  # the records tell all the walk would read, as it would read it
+                    for rel, node in tree:
+                        out[rel] = recorded_state(f"{self.root}/{rel}", node, self._states)
+                else:
+                    self._walk_plainly(str(self.root), "", out, with_text or records is not None)
                 self._reading = (records, dict(sorted(out.items())))
             return {name: {key: value for key, value in entry.items() if with_text or key != "text"}
                     for name, entry in self._reading[1].items()}
@@ -410,7 +415,7 @@ class Workspace:
     def kind(self, rel: str) -> str:
         """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
         if not self.contained:
-            return _kind(self.path(rel))
+            return fake_kind(str(self.path(rel))) or _kind(self.path(rel))
         try:
             with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
@@ -444,6 +449,11 @@ class Workspace:
         """Reads a regular file (a link followed only inside the workspace), at most ``limit`` bytes."""
         if not self.contained:
             path = self.path(rel)
+            known = fake_read(str(path))  # (told by pyfakefs' records where they tell it for certain)
+            if known is not None:
+                kind, data = known
+                return Read(kind) if data is None else Read("file", data[:limit], len(data),
+                                                            truncated=len(data) > limit)
             if not path.is_file():
                 return Read(_kind(path))
             data = path.read_bytes()
@@ -561,7 +571,7 @@ def _file_state(path: str, mode: str, size: int, with_text: bool, dir_fd: int | 
     try:
         if dir_fd is None:  # on pyfakefs, whose os.open changes an existing file's mode; nothing real there
             with open(path, "rb") as handle:
-                return _finish_file_state(entry, handle.read(limit + 1), limit, with_text)
+                return finish_file_state(entry, handle.read(limit + 1), limit, with_text)
         fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         entry["unreadable"] = exc.strerror
@@ -604,20 +614,6 @@ def _file_state(path: str, mode: str, size: int, with_text: bool, dir_fd: int | 
     if with_text and total <= TEXT_LIMIT:
         try:
             entry["text"] = head.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    return entry
-
-
-def _finish_file_state(entry: dict[str, Any], data: bytes, limit: int, with_text: bool) -> dict[str, Any]:
-    if len(data) > limit:
-        entry["sha256_of_first"] = {"bytes": limit, "sha256": hashlib.sha256(data[:limit]).hexdigest(),
-                                    "why": f"read capped at {limit} bytes (harness/util/limits.py)"}
-        return entry
-    entry["sha256"] = hashlib.sha256(data).hexdigest()
-    if with_text and len(data) <= TEXT_LIMIT:
-        try:
-            entry["text"] = data.decode("utf-8")
         except UnicodeDecodeError:
             pass
     return entry
