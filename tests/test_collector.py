@@ -4,11 +4,16 @@ harness/cli/main.py), so neither the run's full collections nor the interpreter'
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from harness.util import collector
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,3 +66,36 @@ def test_a_freeze_made_before_is_left_as_it_was(tmp_path):
     seen = _probe(tmp_path, "frozen-before")
     # Not frozen again (the count only falls, as frozen objects are freed), nor given back after the run.
     assert 0 < seen["frozen-in-the-report"] <= seen["frozen-in-a-scenario"] <= seen["theirs"]
+
+
+@pytest.fixture
+def nothing_frozen():
+    """Nothing frozen for the garbage collector during the test (the session's freeze, if any, made again after it)."""
+    had = gc.get_freeze_count()
+    gc.unfreeze()
+    yield
+    if had:
+        gc.freeze()
+
+
+def _young(value: object) -> bool:
+    return any(each is value for generation in range(3) for each in gc.get_objects(generation))
+
+
+def test_what_is_alive_at_a_fork_is_frozen_for_the_block_and_given_back_after_it(nothing_frozen):
+    alive = [["alive"]]
+    with collector.frozen_for_fork():
+        assert not _young(alive) and gc.get_freeze_count() > 0
+        made_inside = [["later"]]
+        assert _young(made_inside)
+    assert gc.get_freeze_count() == 0 and _young(alive)
+
+
+def test_added_to_a_freeze_made_before_it_is_given_back_with_that(nothing_frozen):
+    with collector.frozen():
+        theirs = gc.get_freeze_count()
+        alive = [["alive"]]
+        with collector.frozen_for_fork():
+            assert not _young(alive) and gc.get_freeze_count() > theirs
+        assert not _young(alive)  # still frozen: the owner gives it back
+    assert gc.get_freeze_count() == 0 and _young(alive)

@@ -556,3 +556,56 @@ def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_
     monkeypatch.setattr(workers, "run", run)
     code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots"])
     assert code == 0 and forked == [1]
+
+
+def test_the_parent_takes_each_result_s_aspects_as_the_worker_judged_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reports apply the aspects again (to narrow by --aspects): in the parent of a --jobs run
+    that judged every result again, with none of the scenarios' expected aspects worked out there."""
+    from harness.scenario import aspects
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    scenarios = [s for s in cat.scenarios if not s.requires][:10]
+    target = ScriptedTarget({"write_text_file": lambda workspace, args: CallResult(output={"ok": True})},
+                            profiles=(PROFILE,))
+    serial = workers.run([target], scenarios, jobs=1, record_states=False)[0].results
+    judged: list[str] = []  # appended to in this process only: a worker's calls stay in its own memory
+    real_judge = aspects.judge
+    monkeypatch.setattr(aspects, "judge", lambda result, *rest: judged.append(result.id) or real_judge(result, *rest))
+    emitted = []
+
+    def emit(run: Any, result: Any) -> None:
+        emitted.append(aspects.apply(result))  # as the reports do (harness/report/stream.py)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, emit=emit)
+    assert judged == []
+    assert [r.observed_aspects for r in emitted] == [r.observed_aspects for r in serial]
+    assert [r.aspects for r in run.results] == [r.aspects for r in serial]
+    assert any(r.observed_aspects and "pass" in r.observed_aspects.values() for r in emitted)
+
+
+@pytest.fixture
+def nothing_frozen() -> Any:
+    """Nothing frozen for the garbage collector during the test (the session's freeze, if any, made again after it)."""
+    import gc
+    had = gc.get_freeze_count()
+    gc.unfreeze()
+    yield
+    if had:
+        gc.freeze()
+
+
+def test_what_is_alive_when_the_workers_are_forked_is_frozen_in_them(nothing_frozen: None) -> None:
+    """A worker's garbage collections never walk (and so copy the pages of) what it inherited."""
+    import gc
+    inherited = [["made before the run"]]  # a container the collector tracks, in a young generation now
+    assert any(o is inherited for generation in range(3) for o in gc.get_objects(generation))
+
+    def looked(workspace: Path, args: dict[str, Any]) -> CallResult:
+        walked = any(o is inherited for generation in range(3) for o in gc.get_objects(generation))
+        return CallResult(output={"walked": walked, "worker": os.getpid() != parent})
+    parent = os.getpid()
+    cat = catalog.load([catalog.builtin_dir() / PROFILE])
+    scenarios = [s for s in cat.scenarios if not s.requires][:4]
+    target = ScriptedTarget({"write_text_file": looked}, profiles=(PROFILE,))
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    outputs = [step.output for result in run.results for step in result.steps if isinstance(step.output, dict)]
+    assert outputs and all(output == {"walked": False, "worker": True} for output in outputs)
+    assert gc.get_freeze_count() == 0  # what the run froze alone is given back

@@ -38,7 +38,7 @@ from harness.run import assemble
 from harness.run.runner import Runner
 from harness.scenario.model import Result, Scenario, Verdict
 from harness.targets.base import Target, TargetInfo
-from harness.util import processes
+from harness.util import collector, processes
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -191,9 +191,11 @@ def chunks(count: int, jobs: int) -> list[range]:
 
 
 def _payload(result: Result) -> tuple[Any, ...]:
-    """Returns a result without its scenario (the parent has it): what crosses the pipe."""
+    """Returns a result without its scenario (the parent has it): what crosses the pipe. Its aspects
+    as judged in full go with it, so the parent does not judge them again (harness/scenario/aspects.py
+    ``apply``)."""
     return (result.verdict, result.reason, result.steps, result.then_failures, result.workspace, result.seconds,
-            result.flaky)
+            result.flaky, result.observed_aspects)
 
 
 def _worker(conn: Any, targets: Sequence[Target], scenarios: Sequence[Scenario], record_states: bool,
@@ -330,17 +332,21 @@ class _Pool:
 
     def run(self) -> list[TargetRun]:
         import multiprocessing
-        from multiprocessing.connection import wait
         context = multiprocessing.get_context("fork")  # workers inherit the loaded catalog and targets
-        workers: dict[Connection[Any, Any], _Worker] = {}  # by the parent's end of its pipe
         queue = list(reversed(self.tasks))
         # Set once the run is to stop (-x): the workers start no further scenario, even of a chunk they hold.
         self.halt = mmap.mmap(-1, 1)
-        ended: list[_Worker] = []  # workers whose pipe closed: joined at the end, all exiting at once
         # New workers for work whose worker was killed: bounded, as a candidate may kill every one.
         spare = len(self.tasks) + self.jobs
         for target in self.targets:  # what each worker would otherwise do on its own: done once, shared
             target.before_workers(self.scenarios)
+        with collector.frozen_for_fork():  # what is alive now: out of the workers' and this process's walks
+            return self._run(context, queue, spare)
+
+    def _run(self, context: Any, queue: list[tuple[int, range]], spare: int) -> list[TargetRun]:
+        from multiprocessing.connection import wait
+        workers: dict[Connection[Any, Any], _Worker] = {}  # by the parent's end of its pipe
+        ended: list[_Worker] = []  # workers whose pipe closed: joined at the end, all exiting at once
 
         def fork(first: tuple[int, range] | None) -> None:
             # Everything the worker makes (its workspaces' enclosure and trash, the candidate's
@@ -506,6 +512,8 @@ class _Pool:
         for position, payload in results:
             found = Result(self.scenarios[position], *payload[:6])
             found.flaky = bool(payload[6])  # --repeat: the verdict or observation varied
+            if payload[7] is not None:  # as the runner left it: every aspect judged (run/judge.py finish)
+                found.observed_aspects, found.aspects = payload[7], dict(payload[7])
             self._store(index, position, found, emit=False)
         return bool(results)
 
