@@ -309,3 +309,14 @@ def parses(monkeypatch, tmp_path):
 
     monkeypatch.setattr(checker, "stored_behaviour", counting)
     return counted
+
+
+@pytest.fixture
+def nothing_frozen():
+    """Nothing frozen for the garbage collector during the test (the session's freeze, if any, made again after it)."""
+    import gc
+    had = gc.get_freeze_count()
+    gc.unfreeze()
+    yield
+    if had:
+        gc.freeze()

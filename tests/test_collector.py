@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from harness.util import collector
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,16 +64,6 @@ def test_a_freeze_made_before_is_left_as_it_was(tmp_path):
     seen = _probe(tmp_path, "frozen-before")
     # Not frozen again (the count only falls, as frozen objects are freed), nor given back after the run.
     assert 0 < seen["frozen-in-the-report"] <= seen["frozen-in-a-scenario"] <= seen["theirs"]
-
-
-@pytest.fixture
-def nothing_frozen():
-    """Nothing frozen for the garbage collector during the test (the session's freeze, if any, made again after it)."""
-    had = gc.get_freeze_count()
-    gc.unfreeze()
-    yield
-    if had:
-        gc.freeze()
 
 
 def _young(value: object) -> bool:

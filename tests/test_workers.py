@@ -581,17 +581,6 @@ def test_the_parent_takes_each_result_s_aspects_as_the_worker_judged_them(monkey
     assert any(r.observed_aspects and "pass" in r.observed_aspects.values() for r in emitted)
 
 
-@pytest.fixture
-def nothing_frozen() -> Any:
-    """Nothing frozen for the garbage collector during the test (the session's freeze, if any, made again after it)."""
-    import gc
-    had = gc.get_freeze_count()
-    gc.unfreeze()
-    yield
-    if had:
-        gc.freeze()
-
-
 def test_what_is_alive_when_the_workers_are_forked_is_frozen_in_them(nothing_frozen: None) -> None:
     """A worker's garbage collections never walk (and so copy the pages of) what it inherited."""
     import gc
