@@ -16,16 +16,14 @@ A full disk (:func:`full_disk`) is a memory file system (tmpfs) of its own mount
 workspace, shrunk once ``given`` is laid out to the blocks then in use, so that no byte more can be
 written there; it is taken down the same way.
 
-Needs ``CAP_SYS_ADMIN``; :func:`available` and :func:`full_disk_available` tell. Three system calls through ctypes, as
-harness/util/processes.py calls ``prctl``: ``os.unshare`` comes with Python 3.12, and the standard
-library has no ``mount``; the PyPI bindings for them (python-unshare, unshare) are unmaintained
-since 2016-2019.
+Needs ``CAP_SYS_ADMIN``; :func:`available` and :func:`full_disk_available` tell. ``unshare``,
+``mount`` and ``umount2`` come from the C library (harness/util/syscalls.py): ``os.unshare`` comes
+with Python 3.12, and the standard library has no ``mount``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import stat
@@ -33,6 +31,8 @@ import threading
 from collections.abc import Callable, Iterator
 
 from harness.containment.paths import resolve
+from harness.util import syscalls
+from harness.util.syscalls import check
 
 _CLONE_NEWNS = 0x00020000
 _MS_RDONLY = 1
@@ -44,32 +44,18 @@ _MS_REC = 16384
 _MS_SLAVE = 1 << 19
 _MNT_DETACH = 2
 
-_libc: ctypes.CDLL | None = None
 _thread = threading.local()
-
-
-def _calls() -> ctypes.CDLL:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    return _libc
-
-
-def _check(result: int, what: str, path: str | None = None) -> None:
-    if result != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"{what}: {os.strerror(error)}", path)
 
 
 def own_namespace() -> None:
     """Moves the calling thread to a mount namespace of its own, once per thread (see the module)."""
     if getattr(_thread, "private", False):
         return
-    libc = _calls()
-    _check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    libc = syscalls.libc()
+    check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _thread.private = True
     # Mounts made from now on stay in this namespace; the machine's still come in.
-    _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")
+    check(libc.mount(b"none", b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")
 
 
 @contextlib.contextmanager
@@ -78,19 +64,19 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
     without a link on the way, refused otherwise) read-only for the block, in the calling thread's
     own mount namespace; raises OSError if one cannot be."""
     own_namespace()
-    libc = _calls()
+    libc = syscalls.libc()
     held: list[int] = []  # the mounts' roots, open: each is taken down through its descriptor
     try:
         for folder in folders:
             below = open_folder(root, folder)
             try:
                 path = f"/proc/thread-self/fd/{below}".encode()
-                _check(libc.mount(path, path, None, _MS_BIND, None), "mount --bind", folder)
+                check(libc.mount(path, path, None, _MS_BIND, None), "mount --bind", folder)
             finally:
                 os.close(below)
             top = open_folder(root, folder)  # the same names now lead to the mount just made, on top
             held.append(top)
-            _check(libc.mount(b"none", f"/proc/thread-self/fd/{top}".encode(), None,
+            check(libc.mount(b"none", f"/proc/thread-self/fd/{top}".encode(), None,
                               _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None), "mount -o remount,bind,ro", folder)
         yield
     finally:
@@ -100,10 +86,10 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
 def _take_down(held: list[int]) -> None:
     """Takes down the mounts whose roots ``held`` holds open, the last made first (``MNT_DETACH``),
     and closes them."""
-    libc = _calls()
+    libc = syscalls.libc()
     try:
         for top in reversed(held):
-            _check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
+            check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
     finally:
         for top in held:
             os.close(top)
@@ -134,13 +120,13 @@ def full_disk(root: str) -> Iterator[Callable[[], None]]:
     A tmpfs counts whole blocks, so a file's last block may have room left: a full disk is exact
     only where no file holds a byte (harness/targets/faults.py chooses it only then)."""
     own_namespace()
-    libc = _calls()
+    libc = syscalls.libc()
     at = os.open(root, _FOLDER)
     try:
         info = os.fstat(at)
         target = f"/proc/thread-self/fd/{at}".encode()
         options = f"size={_layout_size()},mode=0700".encode()
-        _check(libc.mount(b"harness-full-disk", target, b"tmpfs", _FULL_FLAGS, options), "mount -t tmpfs", root)
+        check(libc.mount(b"harness-full-disk", target, b"tmpfs", _FULL_FLAGS, options), "mount -t tmpfs", root)
     finally:
         os.close(at)
     held: list[int] = []  # the two mounts' roots, the bound folder on top: taken down in reverse
@@ -155,7 +141,7 @@ def full_disk(root: str) -> Iterator[Callable[[], None]]:
         os.chown("ws", info.st_uid, info.st_gid, dir_fd=disk, follow_symlinks=False)
         os.chmod("ws", stat.S_IMODE(info.st_mode), dir_fd=disk, follow_symlinks=False)
         folder = f"/proc/thread-self/fd/{disk}/ws".encode()
-        _check(libc.mount(folder, f"/proc/thread-self/fd/{disk}".encode(), None, _MS_BIND, None), "mount --bind", root)
+        check(libc.mount(folder, f"/proc/thread-self/fd/{disk}".encode(), None, _MS_BIND, None), "mount --bind", root)
         held.append(open_folder(root, "."))
 
         def fill() -> None:
@@ -168,7 +154,7 @@ def full_disk(root: str) -> Iterator[Callable[[], None]]:
                 os.close(spare)
             now = os.statvfs(f"/proc/thread-self/fd/{disk}")
             used = (now.f_blocks - now.f_bfree) * now.f_frsize
-            _check(libc.mount(b"none", f"/proc/thread-self/fd/{disk}".encode(), None, _MS_REMOUNT | _FULL_FLAGS,
+            check(libc.mount(b"none", f"/proc/thread-self/fd/{disk}".encode(), None, _MS_REMOUNT | _FULL_FLAGS,
                               f"size={used}".encode()), "mount -o remount,size", root)
             if os.statvfs(f"/proc/thread-self/fd/{held[-1]}").f_bavail != 0:
                 raise OSError(errno.ENOSPC, "the file system mounted as a full disk still has room", root)

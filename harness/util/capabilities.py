@@ -6,17 +6,16 @@ other bits like any user, and since they stay *permitted* the same thread can ta
 afterwards (capabilities(7)). The kernel keeps the sets per thread, so only the thread that puts
 them down is affected: the harness's other threads keep theirs.
 
-Two system calls, ``capget`` and ``capset``, through ctypes as harness/util/processes.py calls
-``prctl``: the Python bindings on PyPI (python-prctl, pyprctl) are unmaintained since 2020-2021
-and the first needs libcap's headers to build; the standard library has neither call.
+Two system calls, ``capget`` and ``capset``, which the standard library lacks (harness/util/syscalls.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import os
 from collections.abc import Iterator
+
+from harness.util.syscalls import check, libc
 
 #: The capabilities that let a process past a file's mode bits or ownership (capabilities(7)):
 #: CHOWN 0, DAC_OVERRIDE 1, DAC_READ_SEARCH 2, FOWNER 3, FSETID 4.
@@ -33,28 +32,14 @@ class _Data(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-_libc: ctypes.CDLL | None = None
-
-
-def _calls() -> ctypes.CDLL:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    return _libc
-
-
 def _get() -> tuple[_Header, ctypes.Array[_Data]]:
     header, data = _Header(_VERSION_3, 0), (_Data * 2)()  # pid 0: the calling thread
-    if _calls().capget(ctypes.byref(header), data) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"capget: {os.strerror(error)}")
+    check(libc().capget(ctypes.byref(header), data), "capget")
     return header, data
 
 
 def _set(header: _Header, data: ctypes.Array[_Data]) -> None:
-    if _calls().capset(ctypes.byref(header), data) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"capset: {os.strerror(error)}")
+    check(libc().capset(ctypes.byref(header), data), "capset")
 
 
 def effective_past_modes() -> int:
