@@ -72,7 +72,7 @@ def _young(value: object) -> bool:
 
 def test_what_is_alive_at_a_fork_is_frozen_for_the_block_and_given_back_after_it(nothing_frozen):
     alive = [["alive"]]
-    with collector.frozen_for_fork():
+    with collector.frozen(added=True):
         assert not _young(alive) and gc.get_freeze_count() > 0
         made_inside = [["later"]]
         assert _young(made_inside)
@@ -83,7 +83,7 @@ def test_added_to_a_freeze_made_before_it_is_given_back_with_that(nothing_frozen
     with collector.frozen():
         theirs = gc.get_freeze_count()
         alive = [["alive"]]
-        with collector.frozen_for_fork():
+        with collector.frozen(added=True):
             assert not _young(alive) and gc.get_freeze_count() > theirs
         assert not _young(alive)  # still frozen: the owner gives it back
     assert gc.get_freeze_count() == 0 and _young(alive)

@@ -340,7 +340,7 @@ class _Pool:
         spare = len(self.tasks) + self.jobs
         for target in self.targets:  # what each worker would otherwise do on its own: done once, shared
             target.before_workers(self.scenarios)
-        with collector.frozen_for_fork():  # what is alive now: out of the workers' and this process's walks
+        with collector.frozen(added=True):  # what is alive now: out of the workers' and this process's walks
             return self._run(context, queue, spare)
 
     def _run(self, context: Any, queue: list[tuple[int, range]], spare: int) -> list[TargetRun]:

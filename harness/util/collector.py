@@ -26,30 +26,17 @@ def freeze() -> bool:
 
 
 @contextlib.contextmanager
-def frozen() -> Iterator[None]:
-    """Runs the block with what is alive before it frozen (:func:`freeze`), given back after it."""
-    if not freeze():
-        yield
-        return
-    try:
-        yield
-    finally:
-        gc.unfreeze()
+def frozen(*, added: bool = False) -> Iterator[None]:
+    """Runs the block with what is alive before it frozen (:func:`freeze`), given back after it.
 
-
-@contextlib.contextmanager
-def frozen_for_fork() -> Iterator[None]:
-    """Runs the block (which forks workers) with what is alive at its start frozen, added to what
-    is frozen already: a worker's collections then never walk the objects made since the run's own
-    freeze (the target's modules imported for the workers, the pool's own), whose pages each walk
-    copied from the parent's, and neither do the parent's while the workers run. What this froze
-    alone is given back after the block; added to a caller's freeze, it is given back with that."""
-    if not gc.isenabled():
-        yield
-        return
-    owner = not gc.get_freeze_count()
-    gc.collect(1)
-    gc.freeze()
+    ``added``: frozen also where something is frozen already (a block that forks workers: their
+    collections then never walk the objects made since the run's own freeze, the target's modules
+    imported for them, the pool's own, whose pages each walk would copy from the parent's); what
+    this adds to a caller's freeze is given back with it."""
+    owner = freeze()
+    if not owner and added and gc.isenabled():
+        gc.collect(1)
+        gc.freeze()
     try:
         yield
     finally:
