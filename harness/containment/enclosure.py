@@ -306,13 +306,12 @@ class PrivateEnclosure(Enclosure):
     def _make_base(self, prefix: str, parent: str | None) -> str:
         """Makes the base as ``tempfile.mkdtemp`` does (a name of the same form, mode 0700); on pyfakefs
         by its ``create_dir`` where its records show the folder above as a folder the harness may
-        enter (:func:`fake_records.entry`): each path lookup of its ``os`` costs a tenth of the
+        enter (:func:`fake_records.folder`): each path lookup of its ``os`` costs a tenth of the
         harness's part of a scenario, and ``mkdir`` looks the path up twice, ``mkdtemp`` thrice."""
         fs = fake_records.filesystem()
         folder = parent if parent is not None else tempfile.gettempdir()
-        above = fake_records.entry(fs, folder) if fs is not None and os.path.isabs(folder) else None
-        if fs is not None and above is not None and above is not fake_records.MISSING \
-                and stat.S_ISDIR(above.stat_result.st_mode):
+        above = fake_records.folder(fs, folder) if fs is not None else None
+        if fs is not None and above is not None:
             for _ in range(100):  # (as many names as mkdtemp tries)
                 name = prefix + "".join(_names.choices(_NAME_LETTERS, k=8))
                 if name not in above.entries:
@@ -328,16 +327,14 @@ class PrivateEnclosure(Enclosure):
     def place(self) -> Path:
         """Makes the workspace and lists everything outside it."""
         fs = fake_records.filesystem()
-        base = fake_records.entry(fs, self._base) if fs is not None and self.made == 0 else None
-        if fs is not None and base is not None and base is not fake_records.MISSING \
-                and stat.S_ISDIR(base.stat_result.st_mode) and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
+        base = fake_records.folder(fs, self._base) if fs is not None and self.made == 0 else None
+        if fs is not None and base is not None and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
             self.made, self.current = 1, "ws"
             path = self.base / "ws"
             fs.create_dir(str(path), perm_bits=0o777)
         else:
             path = super().place()
         workspace = f"{self._base}/{self.current}"
-        fs = fake_records.filesystem()
         self._records = fake_records.outside(fs, workspace) if fs is not None else None
         self._before = ({name: record[:7] for name, record in self._records[1].items()} if self._records is not None
                         else _listing(workspace)[0])

@@ -44,21 +44,8 @@ def outside(fs: Any, workspace: str) -> tuple[Record, dict[str, Record]] | None:
     :func:`record`; None past ``limits.MAX_ENTRIES`` entries."""
     root = fs.root.stat_result
     who = (os.getuid(), os.getgid(), root.st_mode, root.st_uid, root.st_gid)
-    found: dict[str, Record] = {}
-    folders: list[tuple[str, Any]] = [("/", fs.root)]
-    while folders:
-        folder, directory = folders.pop()
-        for name, entry in list(directory.entries.items()):
-            path = f"{folder}{name}" if folder.endswith("/") else f"{folder}/{name}"
-            if path == workspace:
-                continue
-            if len(found) >= limits.MAX_ENTRIES:
-                return None
-            info = entry.stat_result
-            found[path] = record(info)
-            if stat.S_ISDIR(info.st_mode):
-                folders.append((path, entry))
-    return who, found
+    entries = _walk(fs.root, "/", skip=workspace)
+    return None if entries is None else (who, {path: record(node.stat_result) for path, node in entries})
 
 
 def below(fs: Any, root: str) -> tuple[Any, ...] | None:
@@ -75,18 +62,30 @@ def below(fs: Any, root: str) -> tuple[Any, ...] | None:
         chain.append(record(node.stat_result))
     if not stat.S_ISDIR(node.stat_result.st_mode):
         return None
-    found: dict[str, Record] = {}
-    folders = [("", node)]
+    entries = _walk(node, "")
+    if entries is None:
+        return None
+    return os.getuid(), os.getgid(), limits.MAX_DEPTH, tuple(chain), {rel: record(n.stat_result) for rel, n in entries}
+
+
+def _walk(top: Any, prefix: str, skip: str | None = None) -> list[tuple[str, Any]] | None:
+    """Every entry below the folder record ``top`` with its record, by ``prefix`` and its path below
+    ``top`` (``/`` between names), but ``skip`` and what lies below it; None past
+    ``limits.MAX_ENTRIES`` entries. Links are entries, never followed."""
+    found: list[tuple[str, Any]] = []
+    folders = [(prefix, top)]
     while folders:
-        prefix, folder = folders.pop()
-        for name, entry in list(folder.entries.items()):
+        at, folder = folders.pop()
+        for name, node in list(folder.entries.items()):
+            path = at + name
+            if path == skip:
+                continue
             if len(found) >= limits.MAX_ENTRIES:
                 return None
-            info = entry.stat_result
-            found[prefix + name] = record(info)
-            if stat.S_ISDIR(info.st_mode):
-                folders.append((f"{prefix}{name}/", entry))
-    return os.getuid(), os.getgid(), limits.MAX_DEPTH, tuple(chain), found
+            found.append((path, node))
+            if stat.S_ISDIR(node.stat_result.st_mode):
+                folders.append((path + "/", node))
+    return found
 
 
 def no_link_on_the_way(fs: Any, path: str) -> bool:
@@ -116,13 +115,11 @@ def entry(fs: Any, path: str) -> Any | None:
     through, as the records say; anything else may be refused, which its ``os`` tells)."""
     if not path.startswith("/"):
         return None
-    uid = os.getuid()
     node = fs.root
     for part in path.split("/")[1:]:
         if part in ("", ".", ".."):
             return None
-        info = node.stat_result
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o500 != 0o500:
+        if not _enterable(node):
             return None
         node = node.entries.get(part)
         if node is None:
@@ -147,26 +144,28 @@ def plain_tree(fs: Any, root: str) -> list[tuple[str, Any]] | None:
     owner, every file its own and readable with its bytes held, nothing but folders, files and links,
     no folder as deep as ``limits.MAX_DEPTH`` holding anything, at most ``limits.MAX_ENTRIES``
     entries; else None (walk it through the fake ``os``)."""
-    top = entry(fs, root)
-    if top is None or top is MISSING:
+    top = folder(fs, root)
+    entries = _walk(top, "") if top is not None else None
+    if entries is None:
         return None
-    uid = os.getuid()
-    found: list[tuple[str, Any]] = []
-    folders: list[tuple[str, Any]] = [("", top)]
-    while folders:
-        prefix, folder = folders.pop()
-        info = folder.stat_result
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o500 != 0o500:
+    for rel, node in [("", top), *entries]:  # (the root as deep as a folder right below it)
+        mode = node.stat_result.st_mode
+        if stat.S_ISDIR(mode):
+            if not _enterable(node) or (node.entries and rel.count("/") >= limits.MAX_DEPTH - 1):
+                return None  # (as deep as the walk goes: what it passes over there is its own to tell)
+        elif not stat.S_ISLNK(mode) and readable_bytes(fs, node) is None:
             return None
-        if folder.entries and prefix[:-1].count("/") >= limits.MAX_DEPTH - 1:
-            return None  # (as deep as the walk goes: what it passes over there is its own to tell)
-        for name, node in list(folder.entries.items()):
-            if len(found) >= limits.MAX_ENTRIES:
-                return None
-            mode = node.stat_result.st_mode
-            if stat.S_ISDIR(mode):
-                folders.append((f"{prefix}{name}/", node))
-            elif not stat.S_ISLNK(mode) and readable_bytes(fs, node) is None:
-                return None
-            found.append((prefix + name, node))
-    return found
+    return entries
+
+
+def folder(fs: Any, path: str) -> Any | None:
+    """The record of the folder at the absolute ``path`` on ``fs``, reached as :func:`entry` reaches
+    it; None where it is not certainly a folder there (ask the fake ``os``)."""
+    node = entry(fs, path)
+    return node if node is not None and node is not MISSING and stat.S_ISDIR(node.stat_result.st_mode) else None
+
+
+def _enterable(node: Any) -> bool:
+    """Whether the folder record ``node`` is the harness's own, with read and search for its owner."""
+    info = node.stat_result
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o500 == 0o500
