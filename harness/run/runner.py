@@ -268,7 +268,7 @@ class Runner:
         if reason:
             return Result(scenario, Verdict.SKIP, reason)
         faulted = bool(scenario.requires) and self.target.in_process
-        fake = faulted and not faults.on_real_fs(scenario.requires, scenario.given)
+        fake = faulted and faults.on_pyfakefs(scenario.requires, scenario.given)
         if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
             self._remover.drain()
         with contextlib.ExitStack() as faked:
@@ -292,11 +292,9 @@ class Runner:
                     workspace = Workspace(parent=None if fs is not None else self.tmp, contained=fs is None,
                                           enclosure=self._enclosure if fs is None else None)
                 laid_out = None
-                if faulted and not fake:  # realised by the kernel (taken down before the workspace is moved
-                    from harness.util import capabilities  # out): modes bite from the layout to the last
-                    try:  # reading, as for the fake file system's user (faults.py)
+                if faulted and not fake:  # realised by the kernel, taken down before the workspace is moved out
+                    try:
                         laid_out = faked.enter_context(faults.realised(scenario.given, workspace.root))
-                        faked.enter_context(capabilities.modes_bite())
                     except (OSError, ValueError) as exc:
                         return Result(scenario, Verdict.ERROR, f"the scenario's faults cannot be realised: {exc}")
                 try:

@@ -104,9 +104,10 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
 #: plain scenario in this process about 0.7 ms, one on pyfakefs 7 ms (a fault the kernel realises
 #: costs about a plain one: harness/targets/faults.py); a worker 60-80 ms; through
 #: ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
-IN_PROCESS_COST = (0.001, 0.008, 0.08)  # plain scenario, fault scenario, worker
-CMD_COST = (0.003, 0.003, 0.25)
-MCP_COST = (0.004, 0.004, 1.0)
+IN_PROCESS_COST = (0.001, 0.08)  # scenario, worker
+ON_PYFAKEFS_COST = 0.008  # a scenario of a target in this process on pyfakefs
+CMD_COST = (0.003, 0.25)
+MCP_COST = (0.004, 1.0)
 #: The processor time a worker may add to a run, as a share of the run's own (--jobs default).
 WORKER_SHARE = 0.1
 
@@ -132,19 +133,17 @@ def auto_jobs(targets: Sequence[Target], scenarios: Sequence[Scenario], *, cores
     for target in targets:
         ran: Sequence[Scenario] = scenarios
         if target.in_process:  # started at no cost: only what it offers and realises runs
-            plain, fault, start = IN_PROCESS_COST
+            from harness.targets.faults import on_pyfakefs
+            each, start = IN_PROCESS_COST
             offered = set(target.start().profiles)
             ran = [scenario for scenario in scenarios
                    if scenario.profile in offered and set(scenario.requires) <= target.realises]  # the rest is skipped
-        elif target.spec.startswith("cmd:"):
-            plain, fault, start = CMD_COST
-        elif target.spec.startswith(("mcp:", "mcp+")):
-            plain, fault, start = MCP_COST
+            work += sum(ON_PYFAKEFS_COST if on_pyfakefs(scenario.requires, scenario.given) else each for scenario in ran)
+        elif target.spec.startswith(("cmd:", "mcp:", "mcp+")):
+            each, start = CMD_COST if target.spec.startswith("cmd:") else MCP_COST
+            work += each * len(ran)
         else:
             return idle
-        from harness.targets.faults import on_real_fs
-        work += sum(fault if scenario.requires and not (target.in_process and on_real_fs(scenario.requires, scenario.given))
-                    else plain for scenario in ran)
         worker += start
     return max(1, min(idle, 1 + int(WORKER_SHARE * work / worker)))
 

@@ -62,6 +62,12 @@ def on_real_fs(requires: Iterable[str], given: dict[str, Any] | None = None) -> 
     return "disk-full" not in needs or _full_disk_exact(given or {})
 
 
+def on_pyfakefs(requires: Iterable[str], given: dict[str, Any] | None = None) -> bool:
+    """Whether a scenario requiring ``requires``, with ``given``, runs on pyfakefs when its target is
+    in this process: it requires a fault the kernel does not realise here (:func:`on_real_fs`)."""
+    return bool(FAKEABLE.intersection(requires)) and not on_real_fs(requires, given)
+
+
 def _full_disk_exact(given: dict[str, Any]) -> bool:
     """Whether a real full disk gives what pyfakefs' ``disk_free`` does for ``given``: no
     ``disk_free`` (no limit), or none at all (0) where no file holds a byte, so that no block has
@@ -315,15 +321,18 @@ def _used(fs: Any) -> int | None:
 @contextlib.contextmanager
 def realised(given: dict[str, Any], root: Path) -> Iterator[Callable[[], None]]:
     """Realises ``given``'s faults on the real file system (a scenario :func:`on_real_fs`) until the
-    block ends; entered on the empty workspace, before capabilities are put down: a full disk
-    (``disk_free``) is mounted on it now. Yields the function to call once ``given`` is laid out: it
-    fills the disk and applies ``given.read_only`` (the folders' modes as on the fake file system,
-    then each made a read-only mount; harness/containment/mounts.py). Raises OSError or ValueError
-    if a fault cannot be realised."""
+    block ends, entered on the empty workspace: a full disk (``disk_free``) is mounted on it, then
+    the calling thread's capabilities that pass a mode are put down (harness/util/capabilities.py),
+    as for the fake file system's user, from the layout to the last reading. Yields the function to
+    call once ``given`` is laid out: it fills the disk and applies ``given.read_only`` (the
+    folders' modes as on the fake file system, then each made a read-only mount;
+    harness/containment/mounts.py). Raises OSError or ValueError if a fault cannot be realised."""
     from harness.containment import mounts
+    from harness.util import capabilities
 
     with contextlib.ExitStack() as stack:
         fill = stack.enter_context(mounts.full_disk(str(root))) if "disk_free" in given else None
+        stack.enter_context(capabilities.modes_bite())
 
         def laid_out() -> None:
             if fill is not None:

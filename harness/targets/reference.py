@@ -18,7 +18,7 @@ import reference_impl
 from harness.containment import audit_hook
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd.protocol import response_checker
-from harness.targets.faults import FAKEABLE, on_real_fs
+from harness.targets.faults import FAKEABLE, on_pyfakefs
 
 
 class ReferenceSession(Session):
@@ -89,8 +89,7 @@ class ReferenceTarget(Target):
         for profile in {scenario.profile for scenario in scenarios} & set(reference_impl.PROFILES):
             with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
                 reference_impl.profile_module(profile)
-        if forking and any(FAKEABLE & set(scenario.requires) and not on_real_fs(scenario.requires, scenario.given)
-                           for scenario in scenarios):  # (faults the kernel realises need no pyfakefs)
+        if forking and any(on_pyfakefs(scenario.requires, scenario.given) for scenario in scenarios):
             import pyfakefs.fake_filesystem_unittest  # noqa: F401
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
