@@ -498,3 +498,17 @@ def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
         enclosure._names.setstate(taken)  # the next name picked is the one just made
         workspace = Workspace(contained=False)
         assert workspace.base.name != name and os.listdir(f"{tempfile.gettempdir()}/{name}") == []
+
+
+def test_a_scenario_on_pyfakefs_is_judged_by_its_profile_as_the_disk_has_it():
+    # The profile of a scenario's folder is read from the disk, never from the fake file system the
+    # scenario runs on: looked up there first, it was not found, and the stand-in (no content
+    # declared: Read's numbered lines judged as wording) was kept for the rest of the process.
+    from harness.run.assemble import target
+    from harness.scenario import aspects, catalog
+    scenario = next(s for s in catalog.load([catalog.builtin_dir()]).scenarios if s.id == "claude-code/read/permission-denied")
+    aspects._content_spec_of.cache_clear()
+    with Runner(target("reference")) as runner:
+        result = runner.run(scenario)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert aspects.content_spec(scenario, "Read").lines  # as the run looked it up: Read's lines are content

@@ -271,6 +271,8 @@ class Runner:
         fake = faulted and faults.on_pyfakefs(scenario.requires, scenario.given)
         if fake:  # pyfakefs patches `os` for every thread: the remover must not be deleting now
             self._remover.drain()
+            for step in scenario.calls:  # the profile's content declarations, read (and kept) from the disk
+                aspects.content_spec(scenario, step.tool)  # now: on pyfakefs its file is not there
         with contextlib.ExitStack() as faked:
             try:
                 fs = faked.enter_context(faults.fake_filesystem()) if fake else None
