@@ -78,3 +78,47 @@ def test_a_part_of_the_bench_that_fails_fails_it_and_says_so(tmp_path, monkeypat
     assert not ok
     assert outputs == [("python -m part_ok", "figure 1\n"), ("python -m part_broken", "half\n(exited with status 3)\n")]
     assert "figure 1" in capsys.readouterr().out  # passed through as it came
+
+
+def test_where_the_time_goes_splits_a_serial_run_at_its_first_and_last_scenario():
+    process = bench_goals.Process(wall=1.0, cpu=0.9, started=100.0,
+                                  stderr="bench-first-scenario 100.2 0.1\nbench-scenarios 0.5 100.9 878\n")
+    before, inside, between, after, results = bench_goals.where_time_goes(process)
+    assert (before, inside, between, after, results) == pytest.approx((0.2, 0.5, 0.2, 0.1, 878))
+
+
+@pytest.mark.parametrize("stderr", [
+    "bench-first-scenario 100.2 0.1\n",  # no note at the exit: nothing ran to its end
+    "bench-scenarios 0.5 100.9 878\n",  # no first scenario noted
+    "bench-first-scenario 100.2 0.1\nbench-scenarios 0.2 100.9 400\nbench-scenarios 0.3 100.8 478\n",  # workers
+])
+def test_where_the_time_goes_is_not_made_up_from_partial_notes(stderr):
+    process = bench_goals.Process(wall=1.0, cpu=0.9, started=100.0, stderr=stderr)
+    assert bench_goals.where_time_goes(process) is None
+
+
+def test_the_notes_go_below_the_table_and_are_no_goals():
+    figures = [(goal, 1.0, "a / b") for goal in bench_goals.GOALS]
+    page = bench_goals.render(figures, "heading", ["Where it goes: 1 ms | 2 ms."])
+    assert bench_goals.page_goals(page) == [goal.name for goal in bench_goals.GOALS]
+    table_end = page.rindex("| yes |")
+    assert page.index("- Where it goes: 1 ms | 2 ms.") > table_end
+
+
+def test_the_probe_notes_the_scenarios_of_a_serial_run_as_it_exits(tmp_path):
+    # The probe in a new interpreter, on one scenario: its exit note says one result, run inside.
+    import subprocess
+    import sys
+    folder = tmp_path / "scenarios" / "mcp-write-text-file"
+    folder.mkdir(parents=True)
+    source = Path(__file__).resolve().parent.parent / "scenarios" / "mcp-write-text-file"
+    (folder / "profile.yaml").write_bytes((source / "profile.yaml").read_bytes())
+    first = source / "errors" / "invalid-path-bare-name.yaml"
+    (folder / first.name).write_bytes(first.read_bytes())
+    done = subprocess.run([sys.executable, "-c", bench_goals._PROBE, "run", "--jobs", "1", "--no-snapshots", "--no-builtin",
+                           "--scenarios", str(tmp_path / "scenarios")],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode in (0, 1), done.stderr
+    process = bench_goals.Process(wall=60.0, cpu=1.0, started=0.0, stderr=done.stderr)
+    noted = bench_goals.where_time_goes(process)
+    assert noted is not None and noted[4] >= 1 and noted[1] > 0

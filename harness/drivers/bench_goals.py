@@ -32,6 +32,11 @@ pytest item / harness scenario
     ``pytest scenarios -n 0`` against ``harness run --jobs 1``, both new processes comparing the
     snapshots, per scenario.
 
+Below the goals, from the same run, where the time goes: the serial run's parts (before its first
+scenario, inside the scenarios, between them, after the last), and the ``mcp:`` rows' floor, what
+the official SDK and the reference server take for the same calls with nothing of the runner
+around them (harness/drivers/bench_mcp.py ``sdk_floor``), below which no ``mcp:`` run can go.
+
 The machine's load is printed beside the figures; no goal's failure fails the bench.
 
 With ``--figures`` it then runs the other parts of ``make bench`` (:data:`DRIVERS`), each in a new
@@ -83,11 +88,13 @@ GOALS = (
 )
 
 #: Run in a new interpreter: ``harness`` with a note on stderr when the first scenario begins
-#: (in each process that runs one: the workers of ``--jobs`` too).
+#: (in each process that runs one: the workers of ``--jobs`` too), and one as the process exits
+#: with the seconds spent inside ``Runner.run``, when the last call of it ended, and how many there
+#: were (the process that ran the scenarios: a forked worker ends without its exit handlers).
 _PROBE = """\
-import sys, time, runpy
+import sys, time, runpy, atexit
 from harness.run import runner as _runner
-_run, _seen = _runner.Runner.run, []
+_run, _seen, _inside = _runner.Runner.run, [], [0.0, 0.0, 0]
 def run(self, scenario):
     if not _seen:
         _seen.append(1)
@@ -95,7 +102,17 @@ def run(self, scenario):
         cpu = os.times()
         sys.stderr.write("\\nbench-first-scenario %r %r\\n" % (time.time(), cpu.user + cpu.system))
         sys.stderr.flush()
-    return _run(self, scenario)
+    began = time.perf_counter()
+    try:
+        return _run(self, scenario)
+    finally:
+        _inside[0] += time.perf_counter() - began
+        _inside[1] = time.time()
+        _inside[2] += 1
+def _ran():
+    if _inside[2]:
+        sys.stderr.write("\\nbench-scenarios %r %r %d\\n" % tuple(_inside))
+atexit.register(_ran)
 _runner.Runner.run = run
 from harness.run import workers as _workers
 _pool = _workers.run
@@ -151,6 +168,20 @@ def first_scenario(process: Process) -> tuple[float, float]:
         return float("nan"), float("nan")
     at, cpu = min(noted)
     return at - process.started, cpu
+
+
+def where_time_goes(process: Process) -> tuple[float, float, float, float, int] | None:
+    """Returns the seconds of a serial run before its first scenario, inside its scenarios
+    (``Runner.run``), between them (what is done with each result as it comes: reports, snapshot
+    comparison) and after the last one (the summary, the orphaned snapshots, the exit), and the
+    number of results; None unless one process noted running them all."""
+    noted = re.findall(r"^bench-scenarios (\S+) (\S+) (\d+)$", process.stderr, re.M)
+    first, _ = first_scenario(process)
+    if len(noted) != 1 or first != first:
+        return None
+    inside, last, count = float(noted[0][0]), float(noted[0][1]), int(noted[0][2])
+    end = process.started + process.wall
+    return first, inside, (last - process.started) - first - inside, end - last, count
 
 
 def jobs_chosen(process: Process) -> str:
@@ -221,11 +252,14 @@ def fault_and_plain_cpu(rounds: int = ROUNDS) -> tuple[float, float]:
     return median(f for f, _ in figures), median(p for _, p in figures)
 
 
-def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
-    """Measures every goal once; returns each with its ratio and what it was measured against."""
+def measure(skip: set[str], notes: list[str] | None = None) -> list[tuple[Goal, float, str]]:
+    """Measures every goal once; returns each with its ratio and what it was measured against.
+    ``notes``, when given, receives where the time goes: a serial run's parts, and the ``mcp:`` rows'
+    floor (:func:`harness.drivers.bench_mcp.sdk_floor`)."""
     harness = [sys.executable, "-m", "harness", "run"]
     probe = [sys.executable, "-c", _PROBE, "run"]
     out: list[tuple[Goal, float, str]] = []
+    notes = [] if notes is None else notes
     goals = iter(GOALS)
     run_process(harness)  # the catalog cache and the bytecode caches written before anything is timed
 
@@ -243,6 +277,15 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
         report = Path(folder) / "serial.json"
         serial = run_process([*probe, "--jobs", "1", "--json", str(report)])
         fault, plain, faults, plains = fault_and_plain(report)
+    parts = where_time_goes(serial)
+    if parts is not None:
+        before, inside, between, after, results = parts
+        notes.append(f"Where the serial run's {serial.wall * 1000:.0f} ms go: {before * 1000:.0f} ms to its first "
+                     f"scenario, {inside * 1000:.0f} ms inside the scenarios (`Runner.run`, {results} results, the "
+                     f"skipped ones included), {between * 1000:.0f} ms between them (what is done with each result as "
+                     f"it comes: the reports, the snapshot comparison) and {after * 1000:.0f} ms after the last (the "
+                     f"summary, the orphaned snapshots, the exit). The scenarios alone take {inside / floor:.2f} times "
+                     f"the replay's {floor * 1000:.0f} ms.")
     fault_cpu, plain_cpu = fault_and_plain_cpu()
     out.append((next(goals), fault_cpu / plain_cpu,
                 f"{fault_cpu * 1000:.2f} ms / {plain_cpu * 1000:.2f} ms of processor time per scenario (serial, in "
@@ -280,6 +323,16 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
                     f"{(remote_start + remote) * 1000:.0f} ms / {(local_start + local) * 1000:.0f} ms "
                     f"({len(scenarios)} scenarios; the server's start {remote_start * 1000:.0f} ms)"))
         out.append((without, remote / local, f"{remote * 1000:.0f} ms / {local * 1000:.0f} ms"))
+        from harness.drivers.bench_mcp import sdk_floor
+        floor_start, floor_calls, unsent = sdk_floor(scenarios, tmp)
+        left = f"; {unsent} calls not sent, their arguments not UTF-8" if unsent else ""
+        notes.append(f"The `mcp:` rows' floor: the official SDK and the reference server alone, the harness's MCP "
+                     f"connection making the same scenarios' calls with no runner around them (each scenario in a "
+                     f"fresh folder as the replay lays it out; no sandbox, nothing checked, read back or "
+                     f"recorded{left}), take {floor_calls * 1000:.0f} ms, {floor_calls / local:.2f} times the "
+                     f"in-process run, and {(floor_start + floor_calls) * 1000:.0f} ms with the server's start "
+                     f"({floor_start * 1000:.0f} ms), {(floor_start + floor_calls) / (local_start + local):.2f} times. "
+                     f"No `mcp:` run of these scenarios takes less while the SDK stays.")
 
     goal = next(goals)
     if "pytest" in skip:
@@ -294,14 +347,17 @@ def measure(skip: set[str]) -> list[tuple[Goal, float, str]]:
     return out
 
 
-def render(figures: list[tuple[Goal, float, str]], heading: str) -> str:
-    """Returns the page's goals section: the markers, a line on the run, one table row per goal."""
+def render(figures: list[tuple[Goal, float, str]], heading: str, notes: list[str] | tuple[str, ...] = ()) -> str:
+    """Returns the page's goals section: the markers, a line on the run, one table row per goal,
+    and ``notes`` (where the time goes) below the table."""
     rows = [BEGIN, "", heading, "", "| goal | ratio | measured against | at most | met? |", "|---|---|---|---|---|"]
     for goal, value, against in figures:
         shown = "—" if value != value else (f"{value:.0f} ms" if goal.unit == "ms" else f"{value:.2f}")
         limit = f"{goal.limit:.0f} ms" if goal.unit == "ms" else f"{goal.limit:g}"
         met = "—" if value != value else ("yes" if value <= goal.limit else "no")
         rows.append(f"| {goal.name} | **{shown}** | {against} | {limit} | {met} |")
+    if notes:
+        rows += ["", "Where the time goes, from the same run:", ""] + [f"- {note}" for note in notes]
     return "\n".join([*rows, "", END])
 
 
@@ -377,11 +433,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
     print(f"goals: {os.cpu_count()} cores, load average {load:.1f} at the start")
-    figures = measure(set(args.skip))
+    notes: list[str] = []
+    figures = measure(set(args.skip), notes)
     for goal, value, against in figures:
         limit = f"{goal.limit:g}{' ms' if goal.unit == 'ms' else ''}"
         shown = f"{value:8.0f} ms" if goal.unit == "ms" else f"{value:8.2f}   "
         print(f"  {goal.name:<44} {shown} (at most {limit}): {against}")
+    for note in notes:
+        print(f"  {note}")
     end_load = os.getloadavg()[0]
     print(f"  load average at the end: {end_load:.1f}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -390,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average "
                    f"{load:.1f} at the start and {end_load:.1f} at the end. Each ratio's two sides were measured "
                    f"in this run; absolute times on a shared machine mean little.")
-        write(args.write, render(figures, heading))
+        write(args.write, render(figures, heading, notes))
     if not args.figures:
         return 0
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -24,6 +24,7 @@ It prints figures and never fails on a slow machine.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -31,10 +32,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from harness.drivers.bench import count_calls, time_catalog
 from harness.run import assemble
 from harness.scenario import catalog
+from harness.targets.mcp.target import SESSION_KEY, normal_form
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 
@@ -91,6 +94,63 @@ def children_cpu() -> float:
             ticks += used
             todo.append(pid)
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+#: The reference MCP server's command line, for the SDK floor (``python``: this interpreter).
+REFERENCE_SERVER = ("python", "-m", "reference_impl.mcp_server")
+
+
+class _FloorSession:
+    """One scenario's calls on the SDK floor's connection, answered in normal form; a call whose
+    arguments cannot travel as UTF-8 (a lone surrogate) is not sent, and counted."""
+
+    def __init__(self, connection: Any, entry: dict[str, Any], timeout: float, unsent: list[str]) -> None:
+        self._connection, self._meta, self._timeout, self._unsent = connection, {SESSION_KEY: entry}, timeout, unsent
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        from harness.targets.mcp.connection import RpcError
+        try:
+            json.dumps(args, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            self._unsent.append(tool)
+            return {"error": {"code": None, "message": "not sent"}}
+        try:
+            result = normal_form(self._connection.call_tool(tool, args, self._meta, self._timeout))
+        except RpcError as exc:
+            return {"error": {"code": exc.code, "message": exc.message}}
+        return {"output": result.output, "error": result.error, "events": result.events}
+
+
+def sdk_floor(scenarios: list[Any], parent: str | None = None, timeout: float = 60.0) -> tuple[float, float, int]:
+    """Returns (the server's start, the calls, the calls not sent) of the *SDK floor*, in seconds.
+
+    The floor is what the official SDK and the reference MCP server take for the scenarios' calls
+    with nothing of the runner around them: the harness's MCP connection alone (the SDK's client
+    session on the server's stdio, no sandbox) making each call as ``mcp:`` makes it, each scenario
+    in a fresh folder laid out as the replay lays it out (:func:`harness.drivers.bench_speed.replay`),
+    nothing checked, read back, judged or recorded. No run of ``mcp:`` on these scenarios can take
+    less, so it bounds from below what the ``mcp:`` goals can reach while the SDK stays."""
+    from harness.drivers.bench_speed import replay
+    from harness.targets.mcp.connection import Connection, LoopHere
+    argv = [sys.executable, *REFERENCE_SERVER[1:]]
+    started = time.perf_counter()
+    loop = LoopHere()
+    connection = Connection(loop, argv)
+    try:
+        connection.open(timeout)
+        start = time.perf_counter() - started
+        unsent: list[str] = []
+        opened = iter(range(len(scenarios)))
+
+        def open_session(scenario: Any, root: str) -> _FloorSession:
+            entry = {"id": f"floor{next(opened)}", "profile": scenario.profile, "workspace": root,
+                     "options": dict(scenario.options)}
+            return _FloorSession(connection, entry, timeout, unsent)
+        calls = replay(scenarios, parent, open_session)
+    finally:
+        connection.close()
+        loop.close()
+    return start, calls, len(unsent)
 
 
 def import_seconds(module: str, repeat: int) -> float:

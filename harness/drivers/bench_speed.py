@@ -70,9 +70,17 @@ FILESYSTEM = Path("tools/mcp-filesystem/node_modules/@modelcontextprotocol/serve
 CAMPAIGN_PROFILE = "mcp-write-text-file"
 
 
-def replay(scenarios: list[Scenario], parent: str | None = None) -> float:
-    """Returns the seconds of the replay floor: the scenarios' calls made directly on ``reference_impl``."""
-    import reference_impl
+def replay(scenarios: list[Scenario], parent: str | None = None,
+           open_session: Callable[[Scenario, str], Any] | None = None) -> float:
+    """Returns the seconds of the replay floor: the scenarios' calls made directly on ``reference_impl``.
+
+    ``open_session(scenario, root)``, when given, opens the session the calls go to instead (its
+    ``call(tool, args)`` returns the answer's normal form, as ``reference_impl``'s sessions do)."""
+    if open_session is None:
+        import reference_impl
+
+        def open_session(scenario: Scenario, root: str) -> Any:
+            return reference_impl.open_session(scenario.profile, root, dict(scenario.options))
     started = time.perf_counter()
     for scenario in scenarios:
         base = tempfile.mkdtemp(prefix="bench-", dir=parent)
@@ -89,7 +97,7 @@ def replay(scenarios: list[Scenario], parent: str | None = None) -> float:
                 handle.write(to_bytes(content))
         for rel, target in given.get("symlinks", {}).items():
             os.symlink(substitute(target, {"workspace": root}), os.path.join(root, rel))
-        session = reference_impl.open_session(scenario.profile, root, dict(scenario.options))
+        session = open_session(scenario, root)
         outputs: list[Any] = []
         for step in scenario.steps:
             if isinstance(step, Action):
