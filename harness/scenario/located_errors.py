@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,11 +76,10 @@ class FileProblems(Exception):
 ErrorList = list[tuple[list[Any], str, bool]]
 
 
-@functools.cache
 def packaged_schema(name: str) -> dict[str, Any]:
     """Returns a JSON Schema shipped in the package's ``schema/`` folder."""
-    text = resources.files("harness").joinpath(f"schema/{name}").read_text("utf-8")
-    return json.loads(text)
+    from harness.util import schemas
+    return schemas.packaged(name)
 
 
 class SchemaChecker:

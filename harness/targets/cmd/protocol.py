@@ -6,9 +6,7 @@ whose answers are held to the same normal form, does not import the target and i
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from harness.util import schemas
@@ -17,8 +15,7 @@ from harness.util import schemas
 @cache
 def protocol_schema() -> dict[str, Any]:
     """Returns the protocol's JSON Schema as shipped in the package."""
-    text = resources.files("harness").joinpath("schema/cmd-protocol.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return schemas.packaged("cmd-protocol.schema.json")
 
 
 class ResponseChecker:
