@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog, catalog_cache
+from harness.scenario import catalog, catalog_cache, profiles
 
 SCENARIO = """\
 id: cache/write-{n}
@@ -172,3 +172,27 @@ def test_scenario_files_are_found_at_any_depth_and_links_to_folders_are_not_ente
     finally:  # pytest's own clean-up recurses as deep as the tree
         from harness.containment.cleanup import remove_tree
         assert remove_tree(tmp_path / "scenarios") is None
+
+
+def test_the_walk_for_scenario_files_meets_the_profile_files_the_profiles_walk_finds(tmp_path: Path) -> None:
+    # The fingerprint's profile files come from the walk for scenario files: the same as a walk for them.
+    top = tmp_path / "scenarios"
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "a" / "profile.yaml").write_text("name: a\n", "utf-8")
+    (top / "a" / "b" / "profile.yaml").write_text("name: b\n", "utf-8")
+    (top / "a" / "b" / "s.yaml").write_text("id: s\n", "utf-8")
+    (top / "dir" / "profile.yaml").mkdir(parents=True)  # a folder named so: no profile file
+    (top / "linked").symlink_to(top / "a", target_is_directory=True)  # not entered
+    (top / "file-link").mkdir()
+    (top / "file-link" / "profile.yaml").symlink_to(top / "a" / "profile.yaml")  # listed, as a walk lists it
+    (top / "broken").mkdir()
+    (top / "broken" / "profile.yaml").symlink_to(tmp_path / "nowhere")
+    outside = tmp_path / "above" / "scenarios"
+    outside.mkdir(parents=True)
+    (tmp_path / "above" / "profile.yaml").write_text("name: above\n", "utf-8")
+    for directories in ([top], [top / "a" / "b"], [top / "a" / "b" / "s.yaml"], [outside], [top, outside], [tmp_path / "none"]):
+        below: set[str] = set()
+        catalog._scenario_texts(directories, below)
+        walked = profiles.profile_files(directories)
+        assert profiles.profile_files(directories, below=below) == walked, directories
+    assert len(profiles.profile_files([top])) == 4
