@@ -12,7 +12,6 @@ A scenario file belongs to the nearest ``profile.yaml`` above it whose name is t
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from collections.abc import Iterable
@@ -80,6 +79,7 @@ class Tool:
         known = self.argument_names
         for name in concrete:
             if name not in known:
+                import difflib  # the nearest name, only for a name the tool does not have
                 close = difflib.get_close_matches(str(name), known, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 out.append(([name], f"{self.name} has no argument {name!r} ({hint}arguments: {', '.join(known) or 'none'})"))
