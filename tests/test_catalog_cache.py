@@ -196,3 +196,16 @@ def test_the_walk_for_scenario_files_meets_the_profile_files_the_profiles_walk_f
         walked = profiles.profile_files(directories)
         assert profiles.profile_files(directories, below=below) == walked, directories
     assert len(profiles.profile_files([top])) == 4
+
+
+def test_the_texts_files_repeat_are_one_object_each_in_the_cache(tmp_path: Path, cache: Path) -> None:
+    # Stored once in the cache's pickle and made once when it loads, however many scenarios repeat them.
+    _write(tmp_path, 1, "first title")
+    _write(tmp_path, 2, "second title")
+    fresh = catalog.load([tmp_path])
+    cached = catalog.load([tmp_path])
+    for loaded in (fresh, cached):
+        one, two = (scenario.raw for scenario in loaded.scenarios)
+        assert [key for key in one if key == "profile"][0] is [key for key in two if key == "profile"][0]
+        assert one["profile"] == "claude-code" and one["profile"] is two["profile"]
+        assert one["steps"][0]["args"]["file_path"] is two["steps"][0]["args"]["file_path"]
