@@ -137,10 +137,16 @@ UNUSED_AT_START = ("harness.cli.catalog_commands", "harness.cli.compare", "harne
                    "harness.report.columns", "harness.record.observations", "difflib")
 
 
+#: What the reports take as a target's first result comes, after the first scenario: the tally and
+#: the snapshots' checker.
+AT_FIRST_RESULT = ("harness.report.tally", "harness.record.snapshot")
+
+
 def test_a_warm_run_imports_nothing_it_does_not_use_before_its_first_scenario(tmp_path: Path, tiny: Path) -> None:
     _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))  # the catalog's cache
-    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny), watched=UNUSED_AT_START)
+    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny), watched=UNUSED_AT_START + AT_FIRST_RESULT)
     assert seen["first-scenario"] == set()
+    assert set(AT_FIRST_RESULT) <= seen["end"]
     # A run that writes the matrix imports its writer, before its first scenario.
     report = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny), "--markdown", str(tmp_path / "r.md"),
                     watched=UNUSED_AT_START)

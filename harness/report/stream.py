@@ -21,12 +21,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.report import formats
 from harness.report.snapshots import SnapshotWriter
-from harness.report.tally import Tally
 from harness.report.writer import PARTIAL, Files, Part, Writer
+
+if TYPE_CHECKING:  # the tally and the snapshots' checkers are made as a target's first result comes
+    from harness.report.tally import Tally
 
 __all__ = ["PARTIAL", "Reports"]
 
@@ -72,6 +74,7 @@ class Reports:
         self._take(part, result)
 
     def _begin(self, run: Any) -> Part:
+        from harness.report.tally import Tally
         part = Part(run, Tally(self.baseline, self.baseline_error))
         self.targets.append(part)
         self._by_run[id(run)] = part
