@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import catalog, catalog_cache
+from harness.scenario import catalog, catalog_cache, profiles
 
 SCENARIO = """\
 id: cache/write-{n}
@@ -172,3 +172,40 @@ def test_scenario_files_are_found_at_any_depth_and_links_to_folders_are_not_ente
     finally:  # pytest's own clean-up recurses as deep as the tree
         from harness.containment.cleanup import remove_tree
         assert remove_tree(tmp_path / "scenarios") is None
+
+
+def test_the_walk_for_scenario_files_meets_the_profile_files_the_profiles_walk_finds(tmp_path: Path) -> None:
+    # The fingerprint's profile files come from the walk for scenario files: the same as a walk for them.
+    top = tmp_path / "scenarios"
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "a" / "profile.yaml").write_text("name: a\n", "utf-8")
+    (top / "a" / "b" / "profile.yaml").write_text("name: b\n", "utf-8")
+    (top / "a" / "b" / "s.yaml").write_text("id: s\n", "utf-8")
+    (top / "dir" / "profile.yaml").mkdir(parents=True)  # a folder named so: no profile file
+    (top / "linked").symlink_to(top / "a", target_is_directory=True)  # not entered
+    (top / "file-link").mkdir()
+    (top / "file-link" / "profile.yaml").symlink_to(top / "a" / "profile.yaml")  # listed, as a walk lists it
+    (top / "broken").mkdir()
+    (top / "broken" / "profile.yaml").symlink_to(tmp_path / "nowhere")
+    outside = tmp_path / "above" / "scenarios"
+    outside.mkdir(parents=True)
+    (tmp_path / "above" / "profile.yaml").write_text("name: above\n", "utf-8")
+    for directories in ([top], [top / "a" / "b"], [top / "a" / "b" / "s.yaml"], [outside], [top, outside], [tmp_path / "none"]):
+        below: set[str] = set()
+        catalog._scenario_texts(directories, below)
+        walked = profiles.profile_files(directories)
+        assert profiles.profile_files(directories, below=below) == walked, directories
+    assert len(profiles.profile_files([top])) == 4
+
+
+def test_the_texts_files_repeat_are_one_object_each_in_the_cache(tmp_path: Path, cache: Path) -> None:
+    # Stored once in the cache's pickle and made once when it loads, however many scenarios repeat them.
+    _write(tmp_path, 1, "first title")
+    _write(tmp_path, 2, "second title")
+    fresh = catalog.load([tmp_path])
+    cached = catalog.load([tmp_path])
+    for loaded in (fresh, cached):
+        one, two = (scenario.raw for scenario in loaded.scenarios)
+        assert [key for key in one if key == "profile"][0] is [key for key in two if key == "profile"][0]
+        assert one["profile"] == "claude-code" and one["profile"] is two["profile"]
+        assert one["steps"][0]["args"]["file_path"] is two["steps"][0]["args"]["file_path"]

@@ -211,3 +211,23 @@ def test_the_pytest_plugins_timeout_is_checked_as_the_clis(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 4  # pytest's usage error
     assert "argument --harness-timeout: a number of seconds above 0 and at most 86400 is needed" in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["-h"], ["-h", "run"], ["--help", "list", "x"]])
+def test_the_help_of_harness_lists_every_command_whatever_follows_it(argv, capsys):
+    from harness.cli.main import COMMANDS
+    assert main(argv) == 0
+    listed = re.findall(r"^    (\w+) ", capsys.readouterr().out, re.MULTILINE)
+    assert listed == [name for names, _ in COMMANDS for name in names]
+
+
+def test_a_command_builds_only_its_own_parser(capsys):
+    from harness.cli.main import COMMANDS, build_parser
+    every = [name for names, _ in COMMANDS for name in names]
+    for names, _ in COMMANDS:
+        parser = build_parser(names[0])
+        for name in every:  # its help (exit 0) for the command's own group, an invalid choice (2) for the others
+            with pytest.raises(SystemExit) as stopped:
+                parser.parse_args([name, "-h"])
+            assert stopped.value.code == (0 if name in names else 2), name
+    capsys.readouterr()

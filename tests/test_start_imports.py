@@ -45,9 +45,10 @@ runpy.run_module("harness", run_name="__main__", alter_sys=True)
 """
 
 
-def _probe(tmp_path: Path, *args: str, command: tuple[str, ...] = ("run", "-q", "--jobs", "1")) -> dict[str, set[str]]:
+def _probe(tmp_path: Path, *args: str, command: tuple[str, ...] = ("run", "-q", "--jobs", "1"),
+           watched: tuple[str, ...] = WATCHED) -> dict[str, set[str]]:
     env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", PROBE, ",".join(WATCHED), *command, *args],
+    done = subprocess.run([sys.executable, "-c", PROBE, ",".join(watched), *command, *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     out: dict[str, set[str]] = {}
@@ -126,3 +127,27 @@ def test_a_fault_scenario_realised_by_the_kernel_never_imports_pyfakefs(
     assert ("pyfakefs" in seen["end"]) is (faults == "fake")
 
 
+
+
+#: What a default run does without before its first scenario: the other commands' modules
+#: (their parsers are not built), importlib.resources (the packaged schemas are read from the
+#: package's folder), the writer of the matrix's columns with the observations (for the Markdown and
+#: HTML reports) and difflib (a diff only for a failure).
+UNUSED_AT_START = ("harness.cli.catalog_commands", "harness.cli.compare", "harness.cli.history", "importlib.resources",
+                   "harness.report.columns", "harness.record.observations", "difflib")
+
+
+#: What the reports take as a target's first result comes, after the first scenario: the tally and
+#: the snapshots' checker.
+AT_FIRST_RESULT = ("harness.report.tally", "harness.record.snapshot")
+
+
+def test_a_warm_run_imports_nothing_it_does_not_use_before_its_first_scenario(tmp_path: Path, tiny: Path) -> None:
+    _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny))  # the catalog's cache
+    seen = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny), watched=UNUSED_AT_START + AT_FIRST_RESULT)
+    assert seen["first-scenario"] == set()
+    assert set(AT_FIRST_RESULT) <= seen["end"]
+    # A run that writes the matrix imports its writer, before its first scenario.
+    report = _probe(tmp_path, "--no-builtin", "--scenarios", str(tiny), "--markdown", str(tmp_path / "r.md"),
+                    watched=UNUSED_AT_START)
+    assert report["first-scenario"] == {"harness.report.columns", "harness.record.observations"}

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the command's exit codes, named
 from harness.cli.console import add_color
@@ -28,25 +29,15 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser, ("selection",))
 
 
-#: The commands whose parsers import their whole driver (the runner, its matchers, hypothesis'
-#: strategies): built only when one of them, or no known command, is asked for.
-HEAVY_PARSERS = ("fuzz", "discover")
-
-
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Returns the argument parser of the ``harness`` command; given the ``command`` the arguments
-    name, the parsers of :data:`HEAVY_PARSERS` other than it are left out (they import their drivers)."""
-    import harness
-    from harness.cli import compare as cli_compare
-    parser = argparse.ArgumentParser(prog="harness", description="Conformance harness for AI coding agents' file tools.")
-    parser.add_argument("--version", action="version", version=f"harness {harness.__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_run(sub: Any) -> None:
     run = sub.add_parser("run", help="run scenarios against a target and report")
     # Every option of run is declared once, with its flag and help, in harness/run/options.py.
     add_arguments(run, ("selection", "which", "target", "run", "report"))
     add_arguments(run.add_argument_group("snapshots and baselines"), ("snapshots",))
     run.set_defaults(handler=cmd_run)
+
+
+def _add_catalog_commands(sub: Any) -> None:
     from harness.cli import catalog_commands as catalog_cli
 
     lst = sub.add_parser("list", help="list scenarios")
@@ -80,23 +71,64 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_color(show)
     show.set_defaults(handler=catalog_cli.cmd_show)
 
+
+def _add_compare(sub: Any) -> None:
+    from harness.cli import compare as cli_compare
     cli_compare.add_parsers(sub, add_selection)  # diff, report
+
+
+def _add_history(sub: Any) -> None:
     from harness.cli import history
     history.add_parsers(sub)  # compare, site
-    known = set(sub.choices)
-    every = command is None or command not in known
-    if every or command == "fuzz":
-        from harness.drivers import fuzz
-        fuzz.add_parser(sub)
-    if every or command == "discover":
-        from harness.drivers import discover
-        discover.add_parser(sub)  # discover: an MCP server's tools, a binding skeleton
+
+
+def _add_fuzz(sub: Any) -> None:
+    from harness.drivers import fuzz
+    fuzz.add_parser(sub)
+
+
+def _add_discover(sub: Any) -> None:
+    from harness.drivers import discover
+    discover.add_parser(sub)  # discover: an MCP server's tools, a binding skeleton
+
+
+#: The commands, in the order the help lists them, each group with the function that adds its
+#: parsers (and imports its handlers' module: the catalog's commands, the runs' comparisons, the
+#: drivers of fuzz and discover with the runner and hypothesis' strategies).
+COMMANDS: tuple[tuple[tuple[str, ...], Callable[[Any], None]], ...] = (
+    (("run",), _add_run),
+    (("list", "lint", "coverage", "profiles", "show"), _add_catalog_commands),
+    (("diff", "report"), _add_compare),
+    (("compare", "site"), _add_history),
+    (("fuzz",), _add_fuzz),
+    (("discover",), _add_discover),
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Returns the argument parser of the ``harness`` command; given the ``command`` the arguments
+    name, only that command's parser is built (``harness run`` imports nothing of the others), else
+    every command's (no command, an unknown one, or the help of ``harness`` itself)."""
+    import harness
+    parser = argparse.ArgumentParser(prog="harness", description="Conformance harness for AI coding agents' file tools.")
+    parser.add_argument("--version", action="version", version=f"harness {harness.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    every = not any(command in names for names, _ in COMMANDS)
+    for names, add in COMMANDS:
+        if every or command in names:
+            add(sub)
     return parser
 
 
 def _command(argv: Sequence[str]) -> str | None:
-    """Returns the command the arguments name (their first word that is not an option), or None."""
-    return next((arg for arg in argv if not arg.startswith("-")), None)
+    """Returns the command the arguments name (their first word that is not an option), or None
+    when there is none or ``harness``'s own help is asked before it (it lists every command)."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 def cmd_run(args: argparse.Namespace) -> int:

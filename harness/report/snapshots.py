@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.record import snapshot as snap
 from harness.report.writer import Part
 from harness.scenario.model import Result
+
+if TYPE_CHECKING:  # imported as the first result comes (``begin``), after the first scenario
+    from harness.record import snapshot as snap
 
 
 class SnapshotWriter:
@@ -24,6 +26,7 @@ class SnapshotWriter:
         self.checkers: dict[int, snap.Checker] = {}
 
     def begin(self, part: Part) -> None:
+        from harness.record import snapshot as snap
         run = part.run
         store = snap.SnapshotStore(self.root or snap.default_root(), run.slug)
         self.checkers[id(run)] = snap.Checker(store, update=self.update, masks=run.target.snapshot_masks)

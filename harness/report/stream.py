@@ -21,13 +21,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.report import formats
-from harness.report.columns import ColumnsWriter
 from harness.report.snapshots import SnapshotWriter
-from harness.report.tally import Tally
 from harness.report.writer import PARTIAL, Files, Part, Writer
+
+if TYPE_CHECKING:  # the tally and the snapshots' checkers are made as a target's first result comes
+    from harness.report.tally import Tally
 
 __all__ = ["PARTIAL", "Reports"]
 
@@ -39,7 +40,7 @@ class Reports:
 
     def __init__(self, options: Any, broken: list[Any], *, several: bool, state: Path | None = None,
                  matrix: bool = False, slugs: Any = ()) -> None:
-        self.options, self.broken, self.several = options, broken, several
+        self.options, self.broken, self.several, self.matrix = options, broken, several, matrix
         self.targets: list[Part] = []
         self._by_run: dict[int, Part] = {}
         self.baseline: Any = None
@@ -73,6 +74,7 @@ class Reports:
         self._take(part, result)
 
     def _begin(self, run: Any) -> Part:
+        from harness.report.tally import Tally
         part = Part(run, Tally(self.baseline, self.baseline_error))
         self.targets.append(part)
         self._by_run[id(run)] = part
@@ -126,7 +128,11 @@ class Reports:
         return writer.checker(run) if writer is not None else None
 
     def columns(self) -> Callable[[Any], Any] | None:
-        """Returns a function giving the grid reports' columns (harness/record/observations.py)."""
+        """Returns a function giving the grid reports' columns (harness/record/observations.py), or None
+        when the run writes no matrix (its writer, and the observations, are then never imported)."""
+        if not self.matrix:
+            return None
+        from harness.report.columns import ColumnsWriter
         writer = self.writer(ColumnsWriter)
         return writer.columns() if writer is not None else None
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.report.tally import Tally
 from harness.scenario.model import Result
 from harness.util.fileio import open_new
+
+if TYPE_CHECKING:
+    from harness.report.tally import Tally
 
 PARTIAL = ".partial"
 

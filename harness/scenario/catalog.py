@@ -34,22 +34,25 @@ def scenario_files(directories: Iterable[Path]) -> list[Path]:
     return sorted({Path(text) for text in _scenario_texts(directories)})  # one per path ("./a.yaml" is "a.yaml")
 
 
-def _scenario_texts(directories: Iterable[Path]) -> set[str]:
+def _scenario_texts(directories: Iterable[Path], profile_files: set[str] | None = None) -> set[str]:
     """Returns the paths :func:`scenario_files` finds, as texts (unsorted): a warm start only stats
-    them for the cache's fingerprint, and needs no path object per file."""
+    them for the cache's fingerprint, and needs no path object per file. ``profile_files``, when
+    given, receives the ``profile.yaml`` files below the directories that the same walk meets."""
     found: set[str] = set()
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
             found.add(str(directory.resolve() if directory.is_symlink() else directory))  # the user named it
             continue
-        _list_scenario_files(str(directory), found)
+        _list_scenario_files(str(directory), found, profile_files)
     return found
 
 
-def _list_scenario_files(top: str, out: set[str]) -> None:
+def _list_scenario_files(top: str, out: set[str], profile_files: set[str] | None = None) -> None:
     """Adds the scenario files below ``top`` to ``out``, as os.walk would find them (a link to a folder
-    is no folder to enter, a link to a file is listed), by one scandir per folder, at any depth."""
+    is no folder to enter, a link to a file is listed), by one scandir per folder, at any depth; and
+    to ``profile_files``, when given, every entry named ``profile.yaml`` that is no folder, as
+    harness/scenario/profiles.py's walk finds them."""
     folders = [top]
     while folders:
         try:
@@ -62,8 +65,10 @@ def _list_scenario_files(top: str, out: set[str]) -> None:
                     if is_dir:
                         if not entry.is_symlink():
                             folders.append(entry.path)
-                    elif entry.name.endswith((".yaml", ".yml")) and entry.name != profiles.FILE_NAME \
-                            and (entry.is_symlink() or entry.is_file()):
+                    elif entry.name == profiles.FILE_NAME:
+                        if profile_files is not None:
+                            profile_files.add(entry.path)
+                    elif entry.name.endswith((".yaml", ".yml")) and (entry.is_symlink() or entry.is_file()):
                         out.add(entry.path)
         except OSError:  # as os.walk: a folder that cannot be listed is passed over
             continue
@@ -125,9 +130,10 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
     A catalog loaded before from unchanged files comes from the cache (harness/scenario/catalog_cache.py).
     """
     directories = list(directories) if directories is not None else [builtin_dir()]
-    texts = sorted(_scenario_texts(directories))  # in any fixed order: the fingerprint's
+    below: set[str] = set()  # the profile files met by the same walk
+    texts = sorted(_scenario_texts(directories, below))  # in any fixed order: the fingerprint's
     stamps: dict[str, tuple[int, int]] = {}
-    key = catalog_cache.fingerprint([*texts, *_profile_candidates(directories)], stamps)
+    key = catalog_cache.fingerprint([*texts, *_profile_candidates(directories, below)], stamps)
     cached = catalog_cache.read(directories, key)
     if isinstance(cached, Catalog):
         profiles.prime(cached.profiles, stamps)  # the profiles it holds are not parsed again in this process
@@ -137,10 +143,11 @@ def load(directories: Iterable[Path] | None = None) -> Catalog:
     return catalog
 
 
-def _profile_candidates(directories: list[Path]) -> list[Path]:
+def _profile_candidates(directories: list[Path], below: set[str]) -> list[Path]:
     """Returns every profile file a scenario under ``directories`` could be checked against (and
-    where one could appear): those below, those above, the built-in ones."""
-    found = set(profiles.profile_files(directories))
+    where one could appear): those below (``below``, met by the walk for scenario files), those
+    above, the built-in ones."""
+    found = set(profiles.profile_files(directories, below=below))
     found.update(profiles.builtin_files())
     for directory in directories:
         directory = Path(directory).resolve()

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,15 +39,21 @@ def yaml_loader() -> type:
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    """Builds a mapping, refusing a repeated key. Its texts (keys and values) are interned: one object
+    per text however many files repeat it (``steps``, ``tool``, a profile's name), which the catalog's
+    cache then stores, and loads, once (a fifth of a warm start's loading)."""
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if type(key) is str:
+            key = sys.intern(key)
         if key in mapping:
             import yaml
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", key_node.start_mark)
-        mapping[key] = loader.construct_object(value_node, deep=deep)
+        value = loader.construct_object(value_node, deep=deep)
+        mapping[key] = sys.intern(value) if type(value) is str else value
     return mapping
 
 
@@ -77,11 +83,10 @@ class FileProblems(Exception):
 ErrorList = list[tuple[list[Any], str, bool]]
 
 
-@functools.cache
 def packaged_schema(name: str) -> dict[str, Any]:
     """Returns a JSON Schema shipped in the package's ``schema/`` folder."""
-    text = resources.files("harness").joinpath(f"schema/{name}").read_text("utf-8")
-    return json.loads(text)
+    from harness.util import schemas
+    return schemas.packaged(name)
 
 
 class SchemaChecker:

@@ -12,7 +12,6 @@ A scenario file belongs to the nearest ``profile.yaml`` above it whose name is t
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from collections.abc import Iterable
@@ -80,6 +79,7 @@ class Tool:
         known = self.argument_names
         for name in concrete:
             if name not in known:
+                import difflib  # the nearest name, only for a name the tool does not have
                 close = difflib.get_close_matches(str(name), known, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 out.append(([name], f"{self.name} has no argument {name!r} ({hint}arguments: {', '.join(known) or 'none'})"))
@@ -251,9 +251,12 @@ def builtin_dir() -> Path:
     return package / "builtin_scenarios"
 
 
-def profile_files(directories: Iterable[Path]) -> list[Path]:
-    """Returns every ``profile.yaml`` under the directories (and above a scenario file given itself)."""
-    found: set[Path] = set()
+def profile_files(directories: Iterable[Path], *, below: Iterable[str] | None = None) -> list[Path]:
+    """Returns every ``profile.yaml`` under the directories (and above a scenario file given itself).
+
+    ``below``: those under the directories, as a walk of them that found the scenario files met them
+    (harness/scenario/catalog.py): not walked for again."""
+    found: set[Path] = {Path(path) for path in below} if below is not None else set()
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
@@ -261,9 +264,10 @@ def profile_files(directories: Iterable[Path]) -> list[Path]:
             if nearest:
                 found.add(nearest)
             continue
-        for folder, _, names in os.walk(directory):  # links are not followed into other folders
-            if FILE_NAME in names:
-                found.add(Path(folder, FILE_NAME))
+        if below is None:
+            for folder, _, names in os.walk(directory):  # links are not followed into other folders
+                if FILE_NAME in names:
+                    found.add(Path(folder, FILE_NAME))
         nearest = _nearest_profile_file(directory)
         if nearest:
             found.add(nearest)

@@ -74,18 +74,18 @@ class ReferenceTarget(Target):
 
     def start(self) -> TargetInfo:
         """Returns the reference's name, version and profiles."""
-        # The answers' schema, read now: a scenario realising a fault fakes the file system around its calls.
-        response_checker()
+        # The answers' validator, made now: a scenario realising a fault fakes the file system around its calls.
+        response_checker().validator("call")
         return TargetInfo("reference", reference_impl.__version__, tuple(reference_impl.PROFILES))
 
     def before_workers(self, scenarios: Sequence[Any], *, forking: bool = True) -> None:
         """Imports what the scenarios will use (the reference's modules for their profiles, pyfakefs
-        for the faults) and reads the answers' schema: once, not in each worker.
+        for the faults) and makes the answers' validator: once, not in each worker.
 
         Where no worker is forked, pyfakefs is left to the first fault scenario (harness/targets/faults.py
         imports it before its first set-up): a run whose first scenarios are plain ones starts them
         without it, and one that has no fault scenario to run never loads it."""
-        response_checker()
+        response_checker().validator("call")
         for profile in {scenario.profile for scenario in scenarios} & set(reference_impl.PROFILES):
             with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
                 reference_impl.profile_module(profile)

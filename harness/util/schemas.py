@@ -21,11 +21,24 @@ hung the harness, one to a URL made it send requests. Such a schema is invalid, 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 # jsonschema-rs (which imports ``email`` and ``socket``) is imported where a validator is compiled:
 # a warm start checks nothing before its first scenario (tests/test_start_imports.py).
+
+
+#: The package's ``schema/`` folder: the JSON Schemas it ships (the package is a folder on the disk, as
+#: the catalog's cache, which stats them, has it; importlib.resources would cost a run's start ~2 ms).
+PACKAGED = Path(__file__).resolve().parents[1] / "schema"
+
+
+@functools.cache
+def packaged(name: str) -> dict[str, Any]:
+    """Returns the JSON Schema ``name`` shipped in the package's ``schema/`` folder."""
+    return json.loads((PACKAGED / name).read_text("utf-8"))
 
 
 class SchemaInvalid(ValueError):

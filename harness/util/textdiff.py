@@ -9,7 +9,6 @@ piece, shows how far the pattern (or the piece) got and where. Everything shown 
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable
@@ -64,6 +63,7 @@ def text_window(expected: str, observed: str, width: int = WINDOW) -> str:
 
 def unified(expected: str, observed: str, limit: int = DIFF_LINES) -> str:
     """Returns a unified diff from expected to observed (line ends and control characters visible)."""
+    import difflib  # only a run with such a failure shows one
     def lines(text: str) -> list[str]:
         return [_visible(line) for line in text.splitlines(keepends=True)]
     out = []

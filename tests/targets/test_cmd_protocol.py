@@ -80,6 +80,25 @@ def test_invalid_responses_are_never_remembered_as_valid() -> None:
         assert checker.problem("call", {"ok": "yes", "output": 1}) is not None
 
 
+
+def test_a_checker_compiles_an_operations_validator_at_its_first_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The in-process reference answers only calls: its run compiles no other operation's validator.
+    from harness.targets.cmd import protocol
+    made: list[str] = []
+    compile_one = protocol.schemas.validator
+
+    def noted(schema, **kwargs):
+        made.append(schema["anyOf"][0]["$ref"])
+        return compile_one(schema, **kwargs)
+    monkeypatch.setattr(protocol.schemas, "validator", noted)
+    checker = ResponseChecker(protocol_schema())
+    assert made == []
+    assert checker.problem("call", {"ok": True, "output": "a"}) is None
+    assert checker.problem("call", {"ok": True, "output": 1, "events": []}) is None  # another skeleton
+    assert made == ["#/$defs/call-response"]
+    assert checker.problem("bye", {"ok": True}) is None
+    assert made == ["#/$defs/call-response", "#/$defs/ack-response"]
+
 # -- the reference's adapter -------------------------------------------------------------------
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     """Returns the unified diff of two snapshot texts, empty when their behaviours (``body``) agree."""
     if body(old) == body(new):
         return ""
+    import difflib  # only a run with a diverging snapshot shows one
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name, n=3)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 

@@ -6,9 +6,7 @@ whose answers are held to the same normal form, does not import the target and i
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from harness.util import schemas
@@ -17,8 +15,12 @@ from harness.util import schemas
 @cache
 def protocol_schema() -> dict[str, Any]:
     """Returns the protocol's JSON Schema as shipped in the package."""
-    text = resources.files("harness").joinpath("schema/cmd-protocol.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return schemas.packaged("cmd-protocol.schema.json")
+
+
+#: The schema of the answers to each operation.
+_ANSWERS = {"hello": "hello-response", "call": "call-response", "open": "ack-response", "close": "ack-response",
+            "bye": "ack-response"}
 
 
 class ResponseChecker:
@@ -33,20 +35,26 @@ class ResponseChecker:
     """
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        defs = schema["$defs"]
-        self._validators = {
-            op: schemas.validator({"$defs": defs, "anyOf": [{"$ref": f"#/$defs/{d}"}, {"$ref": "#/$defs/failure-response"}]})
-            for op, d in (("hello", "hello-response"), ("call", "call-response"), ("open", "ack-response"),
-                          ("close", "ack-response"), ("bye", "ack-response"))
-        }
+        self._defs = schema["$defs"]
+        self._validators: dict[str, Any] = {}  # compiled at each operation's first answer
         self._valid: set[tuple] = set()
+
+    def validator(self, op: str) -> Any:
+        """Returns the compiled validator of the answers to ``op`` (the in-process reference answers
+        only calls: the others are never compiled there)."""
+        found = self._validators.get(op)
+        if found is None:
+            answer = _ANSWERS[op]
+            found = self._validators[op] = schemas.validator(
+                {"$defs": self._defs, "anyOf": [{"$ref": f"#/$defs/{answer}"}, {"$ref": "#/$defs/failure-response"}]})
+        return found
 
     def problem(self, op: str, response: Any) -> str | None:
         """Returns what is wrong with ``response`` as an answer to ``op``, or None when it is valid."""
         key = _skeleton(op, response) if op != "hello" else None
         if key is not None and key in self._valid:
             return None
-        found = schemas.errors(self._validators[op], response)
+        found = schemas.errors(self.validator(op), response)
         if not found:
             if key is not None:
                 self._valid.add(key)
