@@ -63,3 +63,28 @@ def test_a_snapshot_is_read_without_reserving_the_snapshot_cap(tmp_path):
                           env={**os.environ, "HARNESS_MAX_SCENARIO_FILE": str(4 * 1024 ** 3)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("scenario: claude-code/a")
+
+
+def test_a_descriptor_is_read_whole_within_its_cap_as_a_file_object_is(tmp_path):
+    from harness.util.fileio import read_capped, read_fd_capped
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 101)
+    for size, cap in ((101, 200), (101, 101), (101, 100), (0, 200), (10, 200), (500, 50)):
+        with open(path, "rb") as handle:
+            expected = read_capped(handle, size, cap)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert read_fd_capped(fd, size, cap) == expected, (size, cap)
+        finally:
+            os.close(fd)
+    # /proc files say size 0 and hold more: read in chunks, up to one byte past the cap.
+    fd = os.open("/proc/self/status", os.O_RDONLY)
+    try:
+        assert b"Name:" in read_fd_capped(fd, 0, 1024 * 1024)
+    finally:
+        os.close(fd)
+    fd = os.open("/proc/self/status", os.O_RDONLY)
+    try:
+        assert len(read_fd_capped(fd, 0, 10)) == 11
+    finally:
+        os.close(fd)

@@ -100,6 +100,22 @@ def read_capped(handle: BinaryIO, size: int, cap: int) -> bytes:
     return b"".join(parts)
 
 
+def read_fd_capped(fd: int, size: int, cap: int) -> bytes:
+    """Returns what the open descriptor ``fd`` holds up to ``cap + 1`` bytes, as :func:`read_capped`
+    does for a file object, without one: a snapshot read is a few system calls, and the buffered
+    reader made around each one cost about as much as they did."""
+    want = min(cap, size) + 1
+    parts: list[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = os.read(fd, want - total if total < want else min(_READ_CHUNK, cap + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = False) -> bytes:
     """Returns the bytes of a regular file of at most ``cap`` bytes; OSError otherwise (a link unless
     ``follow_link``, a FIFO or a device, a larger file), without blocking on what it refuses."""

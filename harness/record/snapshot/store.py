@@ -16,7 +16,7 @@ from typing import Any
 from harness.containment.paths import resolve
 from harness.record.snapshot.normalise import SUFFIX
 from harness.util import limits
-from harness.util.fileio import DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, read_capped
+from harness.util.fileio import DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, read_fd_capped
 from harness.util.places import default_snapshot_root
 
 
@@ -82,7 +82,7 @@ class SnapshotStore:
             return None
         except OSError:  # a link (ELOOP), or anything else: the whole walk decides and explains
             return read_below(self.root, rel)
-        return _read_open(file_fd, Path(self.root) / rel)
+        return _read_open(file_fd, self.root, rel)
 
     def _open_folder(self, folder: str) -> int | None:
         """Returns a descriptor of ``folder`` (below the root), opened by the walk from the root and
@@ -226,38 +226,41 @@ def _files_below(folder: str) -> Iterator[str]:
 def read_below(root: Path | str, rel: str) -> str | None:
     """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
     link), None when it does not exist; raises SnapshotUnreadable for anything else."""
-    where = Path(root) / rel
     _not_a_link(root)
     try:
         # The root as named: opened without following a link there either (a checkout's ./snapshots).
         with resolve(os.path.abspath(root), rel, follow_last=False, what="the snapshot folder") as at:
             if not at.name:
-                raise SnapshotUnreadable(f"{where}: not a regular file: not read")
+                raise SnapshotUnreadable(f"{Path(root) / rel}: not a regular file: not read")
             fd = os.open(at.name, READ_FLAGS, dir_fd=at.dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except SnapshotUnreadable:
         raise
     except OSError as exc:
-        raise SnapshotUnreadable(f"{where}: not read: {_why(exc)}") from None
-    return _read_open(fd, where)
+        raise SnapshotUnreadable(f"{Path(root) / rel}: not read: {_why(exc)}") from None
+    return _read_open(fd, root, rel)
 
 
-def _read_open(fd: int, where: Path) -> str:
-    """Returns the text of the open file ``fd`` (``where``, for messages); raises SnapshotUnreadable
-    when it is no regular file, holds more than the cap or is not UTF-8. Closes ``fd``."""
-    with os.fdopen(fd, "rb") as handle:
+def _read_open(fd: int, root: Path | str, rel: str) -> str:
+    """Returns the text of the open file ``fd`` (``rel`` below ``root``, named in messages); raises
+    SnapshotUnreadable when it is no regular file, holds more than the cap or is not UTF-8. Closes ``fd``.
+    The path is made only for a message (a path object cost a third of a read that goes well)."""
+    where = functools.partial(Path, root, rel)
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise SnapshotUnreadable(f"{where}: not a regular file: not read")
-        data = read_capped(handle, info.st_size, limits.MAX_SCENARIO_FILE)  # never the whole cap reserved
+            raise SnapshotUnreadable(f"{where()}: not a regular file: not read")
+        data = read_fd_capped(fd, info.st_size, limits.MAX_SCENARIO_FILE)  # never the whole cap reserved
+    finally:
+        os.close(fd)
     if len(data) > limits.MAX_SCENARIO_FILE:
-        raise SnapshotUnreadable(f"{where}: more than {limits.MAX_SCENARIO_FILE} bytes "
+        raise SnapshotUnreadable(f"{where()}: more than {limits.MAX_SCENARIO_FILE} bytes "
                                  "(HARNESS_MAX_SCENARIO_FILE): not read")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SnapshotUnreadable(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
+        raise SnapshotUnreadable(f"{where()}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
 
 
 def _not_a_link(root: Path | str) -> None:
