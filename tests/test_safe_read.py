@@ -88,3 +88,26 @@ def test_a_descriptor_is_read_whole_within_its_cap_as_a_file_object_is(tmp_path)
         assert len(read_fd_capped(fd, 0, 10)) == 11
     finally:
         os.close(fd)
+
+
+def test_a_file_given_a_second_name_is_the_same_bytes_and_replaces_a_link_there(tmp_path, monkeypatch):
+    from harness.util import fileio
+    source = tmp_path / "last-reference.json"
+    source.write_bytes(b'{"results": []}')
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not to be written")
+    (tmp_path / "last.json").symlink_to(outside)  # a link there is replaced, never written through
+    fileio.link_replacing(source, tmp_path / "last.json")
+    assert (tmp_path / "last.json").read_bytes() == b'{"results": []}' and outside.read_bytes() == b"not to be written"
+    assert (tmp_path / "last.json").stat().st_ino == source.stat().st_ino  # no byte copied
+    # The source replaced afterwards (the next run's state, renamed over it) leaves the other name alone.
+    fileio.write_replacing(source, b"next")
+    assert (tmp_path / "last.json").read_bytes() == b'{"results": []}'
+
+    def no_hard_links(*args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+    monkeypatch.setattr(fileio.os, "link", no_hard_links)
+    fileio.link_replacing(source, tmp_path / "last.json")  # copied instead
+    assert (tmp_path / "last.json").read_bytes() == b"next"
+    assert (tmp_path / "last.json").stat().st_ino != source.stat().st_ino
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["last-reference.json", "last.json", "outside"]

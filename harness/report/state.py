@@ -1,8 +1,9 @@
 """The last run's state (``harness show``, ``harness diff``) and its failures (``--lf``), as a report writer.
 
-Each target's results go to ``<state>/last-<spec slug>.json`` as they come, completed and copied to
-``last.json`` at the end; an interrupted run is not remembered. Remembering is a convenience: a
-read-only checkout must still run, so a file that cannot be written is dropped without a word.
+Each target's results go to ``<state>/last-<spec slug>.json`` as they come, completed and given the
+name ``last.json`` too at the end (a hard link where the file system makes one, else a copy); an
+interrupted run is not remembered. Remembering is a convenience: a read-only checkout must still
+run, so a file that cannot be written is dropped without a word.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from harness.report.json import FORMAT_VERSION
 from harness.report.writer import Files, Part, ReportFile
 from harness.scenario.model import Result
 from harness.targets.base import spec_slug
-from harness.util.fileio import write_replacing
+from harness.util.fileio import link_replacing
 
 
 class StateWriter:
@@ -70,8 +71,7 @@ class StateWriter:
                                       default=str)
                     state.handle.write("], " + tail[1:])
                     state.done()
-                    with open(state.path, "rb") as written:  # copied in pieces: it holds the whole run
-                        write_replacing(state.path.with_name("last.json"), written)
+                    link_replacing(state.path, state.path.with_name("last.json"))  # it holds the whole run
                 except OSError:
                     pass
             mine["failed"].save()
