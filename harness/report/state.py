@@ -21,6 +21,9 @@ from harness.scenario.model import Result
 from harness.targets.base import spec_slug
 from harness.util.fileio import link_replacing
 
+#: ``json.dumps(value, default=str)``, with the encoder made once (a run encodes every result).
+_encode = json.JSONEncoder(default=str).encode
+
 
 class StateWriter:
     """Writes the last run's state and its last-failed list, target by target."""
@@ -50,7 +53,10 @@ class StateWriter:
         mine = self.parts[id(part.run)]
         if mine["file"] is not None:
             try:  # ASCII escapes: a lone surrogate from a candidate is kept, never an encoding error
-                mine["file"].handle.write((", " if mine["count"] else "") + json.dumps(data, default=str))
+                text = _encode(data)  # before the separator: a result that cannot be encoded writes nothing
+                if mine["count"]:
+                    mine["file"].handle.write(", ")
+                mine["file"].handle.write(text)
                 mine["count"] += 1
             except (OSError, ValueError):
                 mine["file"].abandon()  # no half-written state: `harness show` keeps the last complete run
