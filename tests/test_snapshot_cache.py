@@ -125,3 +125,16 @@ def test_a_stamped_file_that_became_a_link_or_too_big_is_refused_as_before(parse
     path.symlink_to(tmp_path / "elsewhere.yaml")
     store.close()
     assert list(_check(store).refused) == ["p/one"]
+
+
+def test_the_kept_behaviours_share_their_keys_and_compare_the_same(parses, tmp_path):
+    other = {**RESULT, "id": "p/two", "steps": [{**RESULT["steps"][0], "output": "other"}]}
+    store = snap.SnapshotStore(tmp_path / "snaps", "reference")
+    checker.check(store, [RESULT, other], [RESULT["id"], other["id"]], update=True)
+    assert checker.check(store, [RESULT, other], [RESULT["id"], other["id"]]).matched == ["p/one", "p/two"]
+    [entry] = (tmp_path / "cache").glob("snapshots-*.pickle")
+    _, (kept, _) = pickle.loads(entry.read_bytes())
+    one, two = kept.values()
+    assert one != two and [id(key) for key in one["steps"][0]] == [id(key) for key in two["steps"][0]]
+    assert checker.check(store, [RESULT, other], [RESULT["id"], other["id"]]).matched == ["p/one", "p/two"]
+    assert len(parses) == 2  # from the cache
