@@ -209,3 +209,20 @@ def test_the_texts_files_repeat_are_one_object_each_in_the_cache(tmp_path: Path,
         assert [key for key in one if key == "profile"][0] is [key for key in two if key == "profile"][0]
         assert one["profile"] == "claude-code" and one["profile"] is two["profile"]
         assert one["steps"][0]["args"]["file_path"] is two["steps"][0]["args"]["file_path"]
+
+
+def test_the_harness_own_files_are_looked_at_once_per_process_and_the_given_ones_each_time(tmp_path, monkeypatch):
+    # A run asks for two fingerprints (its catalog, its stored snapshots): the harness's own
+    # sources, some 200 files, were walked and looked at for each.
+    catalog_cache._own()  # as the catalog's fingerprint leaves it
+    walks: list[str] = []
+    real_walk = os.walk
+    monkeypatch.setattr(catalog_cache.os, "walk", lambda top, *a, **k: walks.append(str(top)) or real_walk(top, *a, **k))
+    given = tmp_path / "given.yaml"
+    given.write_text("a", "utf-8")
+    stamps: dict = {}
+    first = catalog_cache.fingerprint([given], stamps)
+    given.write_text("ab", "utf-8")
+    second = catalog_cache.fingerprint([given])
+    assert walks == [] and first != second
+    assert stamps[str(given)][1] == 1 and any(path.endswith("catalog_cache.py") for path in stamps)

@@ -63,3 +63,51 @@ def test_a_snapshot_is_read_without_reserving_the_snapshot_cap(tmp_path):
                           env={**os.environ, "HARNESS_MAX_SCENARIO_FILE": str(4 * 1024 ** 3)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("scenario: claude-code/a")
+
+
+def test_a_descriptor_is_read_whole_within_its_cap_as_a_file_object_is(tmp_path):
+    from harness.util.fileio import read_capped, read_fd_capped
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 101)
+    for size, cap in ((101, 200), (101, 101), (101, 100), (0, 200), (10, 200), (500, 50)):
+        with open(path, "rb") as handle:
+            expected = read_capped(handle, size, cap)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert read_fd_capped(fd, size, cap) == expected, (size, cap)
+        finally:
+            os.close(fd)
+    # /proc files say size 0 and hold more: read in chunks, up to one byte past the cap.
+    fd = os.open("/proc/self/status", os.O_RDONLY)
+    try:
+        assert b"Name:" in read_fd_capped(fd, 0, 1024 * 1024)
+    finally:
+        os.close(fd)
+    fd = os.open("/proc/self/status", os.O_RDONLY)
+    try:
+        assert len(read_fd_capped(fd, 0, 10)) == 11
+    finally:
+        os.close(fd)
+
+
+def test_a_file_given_a_second_name_is_the_same_bytes_and_replaces_a_link_there(tmp_path, monkeypatch):
+    from harness.util import fileio
+    source = tmp_path / "last-reference.json"
+    source.write_bytes(b'{"results": []}')
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not to be written")
+    (tmp_path / "last.json").symlink_to(outside)  # a link there is replaced, never written through
+    fileio.link_replacing(source, tmp_path / "last.json")
+    assert (tmp_path / "last.json").read_bytes() == b'{"results": []}' and outside.read_bytes() == b"not to be written"
+    assert (tmp_path / "last.json").stat().st_ino == source.stat().st_ino  # no byte copied
+    # The source replaced afterwards (the next run's state, renamed over it) leaves the other name alone.
+    fileio.write_replacing(source, b"next")
+    assert (tmp_path / "last.json").read_bytes() == b'{"results": []}'
+
+    def no_hard_links(*args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+    monkeypatch.setattr(fileio.os, "link", no_hard_links)
+    fileio.link_replacing(source, tmp_path / "last.json")  # copied instead
+    assert (tmp_path / "last.json").read_bytes() == b"next"
+    assert (tmp_path / "last.json").stat().st_ino != source.stat().st_ino
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["last-reference.json", "last.json", "outside"]

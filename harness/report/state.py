@@ -1,8 +1,9 @@
 """The last run's state (``harness show``, ``harness diff``) and its failures (``--lf``), as a report writer.
 
-Each target's results go to ``<state>/last-<spec slug>.json`` as they come, completed and copied to
-``last.json`` at the end; an interrupted run is not remembered. Remembering is a convenience: a
-read-only checkout must still run, so a file that cannot be written is dropped without a word.
+Each target's results go to ``<state>/last-<spec slug>.json`` as they come, completed and given the
+name ``last.json`` too at the end (a hard link where the file system makes one, else a copy); an
+interrupted run is not remembered. Remembering is a convenience: a read-only checkout must still
+run, so a file that cannot be written is dropped without a word.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from harness.report.json import FORMAT_VERSION
 from harness.report.writer import Files, Part, ReportFile
 from harness.scenario.model import Result
 from harness.targets.base import spec_slug
-from harness.util.fileio import write_replacing
+from harness.util.fileio import link_replacing
+
+#: ``json.dumps(value, default=str)``, with the encoder made once (a run encodes every result).
+_encode = json.JSONEncoder(default=str).encode
 
 
 class StateWriter:
@@ -49,7 +53,10 @@ class StateWriter:
         mine = self.parts[id(part.run)]
         if mine["file"] is not None:
             try:  # ASCII escapes: a lone surrogate from a candidate is kept, never an encoding error
-                mine["file"].handle.write((", " if mine["count"] else "") + json.dumps(data, default=str))
+                text = _encode(data)  # before the separator: a result that cannot be encoded writes nothing
+                if mine["count"]:
+                    mine["file"].handle.write(", ")
+                mine["file"].handle.write(text)
                 mine["count"] += 1
             except (OSError, ValueError):
                 mine["file"].abandon()  # no half-written state: `harness show` keeps the last complete run
@@ -70,8 +77,7 @@ class StateWriter:
                                       default=str)
                     state.handle.write("], " + tail[1:])
                     state.done()
-                    with open(state.path, "rb") as written:  # copied in pieces: it holds the whole run
-                        write_replacing(state.path.with_name("last.json"), written)
+                    link_replacing(state.path, state.path.with_name("last.json"))  # it holds the whole run
                 except OSError:
                     pass
             mine["failed"].save()

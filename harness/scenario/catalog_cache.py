@@ -16,6 +16,7 @@ read or written is silently skipped: it only ever saves time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -46,9 +47,11 @@ def fingerprint(files: Iterable[Path | str], stamps: dict[str, tuple[int, int]] 
     of the harness's own sources and schemas, and of the Python version. ``stamps``, when given,
     receives each of ``files``' (mtime, size) as read for the digest, by the path as given."""
     digest = hashlib.sha256(sys.version.encode())
-    own: list[str | Path] = sorted(os.path.join(folder, name) for folder, _, names in os.walk(_PACKAGE) for name in names
-                 if name.endswith(".py") or (name.endswith(".json") and os.path.basename(folder) == "schema"))
-    for path in [*own, *files]:
+    for line, own, stamp in _own():
+        digest.update(line)
+        if stamps is not None and stamp is not None:
+            stamps[own] = stamp
+    for path in files:
         try:
             info = os.stat(path)
             digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
@@ -57,6 +60,23 @@ def fingerprint(files: Iterable[Path | str], stamps: dict[str, tuple[int, int]] 
         except OSError:
             digest.update(f"{path}\0-\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+@functools.cache
+def _own() -> list[tuple[bytes, str, tuple[int, int] | None]]:
+    """The harness's own sources and schemas as :func:`fingerprint` digests them, with their stamps:
+    looked at once per process (they are what it runs; a run's caches each asked again, a walk of
+    some 200 files)."""
+    out: list[tuple[bytes, str, tuple[int, int] | None]] = []
+    for path in sorted(os.path.join(folder, name) for folder, _, names in os.walk(_PACKAGE) for name in names
+                       if name.endswith(".py") or (name.endswith(".json") and os.path.basename(folder) == "schema")):
+        try:
+            info = os.stat(path)
+            out.append((f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode("utf-8", "surrogateescape"), path,
+                        (info.st_mtime_ns, info.st_size)))
+        except OSError:
+            out.append((f"{path}\0-\n".encode("utf-8", "surrogateescape"), path, None))
+    return out
 
 
 def _entry(directories: list[Path], kind: str = "catalog") -> Path | None:

@@ -65,6 +65,29 @@ def write_replacing(path: str | os.PathLike[str], data: str | bytes | BinaryIO) 
         raise
 
 
+def link_replacing(source: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Makes ``path`` hold what the complete file ``source`` holds, as :func:`write_replacing` does: a
+    hard link to it made beside ``path`` and renamed over it (no byte copied: a run's state is
+    megabytes), or, where the file system makes no hard link there, a copy."""
+    place = os.fspath(path)
+    folder, name = os.path.split(place)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        os.link(source, temporary, follow_symlinks=False)
+    except OSError:  # no hard links there (or not across): copied
+        with open(source, "rb") as data:
+            write_replacing(place, data)
+        return
+    try:
+        os.replace(temporary, place)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
 def open_new(path: str | os.PathLike[str]) -> int:
     """Returns a descriptor of a new file at ``path`` (whatever was there, a link too, removed first
     and never written through); OSError when it cannot be made."""
@@ -98,6 +121,22 @@ def read_capped(handle: BinaryIO, size: int, cap: int) -> bytes:
         parts.append(chunk)
         total += len(chunk)
     return b"".join(parts)
+
+
+def read_fd_capped(fd: int, size: int, cap: int) -> bytes:
+    """Returns what the open descriptor ``fd`` holds up to ``cap + 1`` bytes, as :func:`read_capped`
+    does for a file object, without one: a snapshot read is a few system calls, and the buffered
+    reader made around each one cost about as much as they did."""
+    want = min(cap, size) + 1
+    parts: list[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = os.read(fd, want - total if total < want else min(_READ_CHUNK, cap + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_regular(path: str | os.PathLike[str], cap: int, *, follow_link: bool = False) -> bytes:

@@ -164,3 +164,23 @@ def test_a_snapshot_root_that_is_a_link_is_neither_read_nor_written_through(tmp_
     assert "the snapshot folder is a symbolic link, not followed" in checked.out, checked.out
     updated = run(tmp_path, "--snapshot-update")
     assert updated.code == 1 and planted.read_text("utf-8") == SECRET, updated.out
+
+
+def test_a_stored_snapshot_too_big_or_not_utf8_is_refused_naming_its_file(tmp_path, monkeypatch):
+    from harness.util import limits
+    folder = tmp_path / "snaps" / "reference" / "hostile"
+    folder.mkdir(parents=True)
+    (folder / "latin.yaml").write_bytes(b"scenario: caf\xe9\n")
+    (folder / "big.yaml").write_bytes(b"x" * 65)
+    (folder / "fits.yaml").write_bytes(b"x" * 64)
+    monkeypatch.setattr(limits, "MAX_SCENARIO_FILE", 64)
+    store = SnapshotStore(tmp_path / "snaps", "reference")
+    for name, why in (("latin", "not UTF-8 ("), ("big", "more than 64 bytes (HARNESS_MAX_SCENARIO_FILE)")):
+        try:
+            store.read(f"hostile/{name}")
+        except SnapshotUnreadable as exc:
+            assert str(exc).startswith(f"{folder / name}.yaml: {why}") and str(exc).endswith(": not read"), exc
+        else:
+            raise AssertionError(f"{name}: read")
+    assert store.read("hostile/fits") == "x" * 64
+    assert store.read("hostile/none") is None

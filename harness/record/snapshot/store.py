@@ -16,7 +16,7 @@ from typing import Any
 from harness.containment.paths import resolve
 from harness.record.snapshot.normalise import SUFFIX
 from harness.util import limits
-from harness.util.fileio import DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, read_capped
+from harness.util.fileio import DIR_FLAGS, READ_FLAGS, WRITE_FLAGS, read_fd_capped
 from harness.util.places import default_snapshot_root
 
 
@@ -71,18 +71,39 @@ class SnapshotStore:
         system call per name, was most of a read. A file opened there is never a link
         (``O_NOFOLLOW``); one that is, or a folder the walk refuses, is read as :func:`read_below` does.
         """
+        return self.read_stamped(scenario_id)[0]
+
+    def read_stamped(self, scenario_id: str) -> tuple[str | None, Stamp | None]:
+        """Returns what :meth:`read` does, with the :func:`stamp` of the file as it was opened for the
+        read (None when it was read the slow way, or there is none)."""
         rel = self._rel(scenario_id)
         folder, _, name = rel.rpartition("/")
         fd = self._open_folder(folder)
         if fd is None:
-            return read_below(self.root, rel)
+            return read_below(self.root, rel), None
         try:
             file_fd = os.open(name, READ_FLAGS, dir_fd=fd)
         except FileNotFoundError:
-            return None
+            return None, None
         except OSError:  # a link (ELOOP), or anything else: the whole walk decides and explains
-            return read_below(self.root, rel)
-        return _read_open(file_fd, Path(self.root) / rel)
+            return read_below(self.root, rel), None
+        text, info = _read_open(file_fd, self.root, rel)
+        return text, stamp(info)
+
+    def stamp(self, scenario_id: str) -> Stamp | None:
+        """Returns the :func:`stamp` of the stored snapshot of ``scenario_id`` without reading it, or
+        None where it is not a regular file within the cap in a folder :meth:`read` keeps open
+        (then read it: the read decides, and says why it refuses one)."""
+        rel = self._rel(scenario_id)
+        folder, _, name = rel.rpartition("/")
+        fd = self._open_folder(folder)
+        if fd is None:
+            return None
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return None
+        return stamp(info) if stat.S_ISREG(info.st_mode) and info.st_size <= limits.MAX_SCENARIO_FILE else None
 
     def _open_folder(self, folder: str) -> int | None:
         """Returns a descriptor of ``folder`` (below the root), opened by the walk from the root and
@@ -226,38 +247,52 @@ def _files_below(folder: str) -> Iterator[str]:
 def read_below(root: Path | str, rel: str) -> str | None:
     """Returns the text of the regular file ``rel`` below ``root`` (walked without leaving it through a
     link), None when it does not exist; raises SnapshotUnreadable for anything else."""
-    where = Path(root) / rel
     _not_a_link(root)
     try:
         # The root as named: opened without following a link there either (a checkout's ./snapshots).
         with resolve(os.path.abspath(root), rel, follow_last=False, what="the snapshot folder") as at:
             if not at.name:
-                raise SnapshotUnreadable(f"{where}: not a regular file: not read")
+                raise SnapshotUnreadable(f"{Path(root) / rel}: not a regular file: not read")
             fd = os.open(at.name, READ_FLAGS, dir_fd=at.dir_fd)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except SnapshotUnreadable:
         raise
     except OSError as exc:
-        raise SnapshotUnreadable(f"{where}: not read: {_why(exc)}") from None
-    return _read_open(fd, where)
+        raise SnapshotUnreadable(f"{Path(root) / rel}: not read: {_why(exc)}") from None
+    return _read_open(fd, root, rel)[0]
 
 
-def _read_open(fd: int, where: Path) -> str:
-    """Returns the text of the open file ``fd`` (``where``, for messages); raises SnapshotUnreadable
-    when it is no regular file, holds more than the cap or is not UTF-8. Closes ``fd``."""
-    with os.fdopen(fd, "rb") as handle:
+#: What tells one version of a stored file from another without reading it: its device, inode,
+#: size, and times of modification and of change (the kernel sets the latter at every change).
+Stamp = tuple[int, int, int, int, int]
+
+
+def stamp(info: os.stat_result) -> Stamp:
+    """Returns the :data:`Stamp` of a file's ``stat``."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _read_open(fd: int, root: Path | str, rel: str) -> tuple[str, os.stat_result]:
+    """Returns the text of the open file ``fd`` (``rel`` below ``root``, named in messages) and its
+    ``fstat`` as it was opened; raises SnapshotUnreadable when it is no regular file, holds more than
+    the cap or is not UTF-8. Closes ``fd``. The path is made only for a message (a path object cost
+    a third of a read that goes well)."""
+    where = functools.partial(Path, root, rel)
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise SnapshotUnreadable(f"{where}: not a regular file: not read")
-        data = read_capped(handle, info.st_size, limits.MAX_SCENARIO_FILE)  # never the whole cap reserved
+            raise SnapshotUnreadable(f"{where()}: not a regular file: not read")
+        data = read_fd_capped(fd, info.st_size, limits.MAX_SCENARIO_FILE)  # never the whole cap reserved
+    finally:
+        os.close(fd)
     if len(data) > limits.MAX_SCENARIO_FILE:
-        raise SnapshotUnreadable(f"{where}: more than {limits.MAX_SCENARIO_FILE} bytes "
+        raise SnapshotUnreadable(f"{where()}: more than {limits.MAX_SCENARIO_FILE} bytes "
                                  "(HARNESS_MAX_SCENARIO_FILE): not read")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), info
     except UnicodeDecodeError as exc:
-        raise SnapshotUnreadable(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
+        raise SnapshotUnreadable(f"{where()}: not UTF-8 ({exc.reason} at byte {exc.start}): not read") from None
 
 
 def _not_a_link(root: Path | str) -> None:
