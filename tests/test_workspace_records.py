@@ -123,6 +123,65 @@ def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
         ws.remove()
 
 
+@pytest.mark.parametrize("cap", [1, 3, 7, 8, 20000])
+def test_a_held_reading_is_what_reading_again_gives(tree, monkeypatch, cap):
+    """A target that acts only in its calls (the reference): a reading is held until the workspace may
+    change, and what it gives, with or without texts and under any entry cap, is what a walk gives."""
+    monkeypatch.setattr(limits, "MAX_ENTRIES", cap)
+    caps = (None, 1, 6, 7, 8)
+    expected = {(entries, text): tree.state(with_text=text, entries=entries) for entries in caps for text in (True, False)}
+    tree.hold_readings = True
+    first = tree.state()
+    assert first == _fwalk_state(tree)
+    for entries in caps:
+        assert tree.state(entries=entries) == expected[entries, True]
+        assert tree.state(with_text=False, entries=entries) == expected[entries, False]
+    first["a.txt"]["size"] = -1  # a caller's change to its copy is not in the next reading
+    again = tree.state()
+    assert again["a.txt"]["size"] == 2
+    again["a.txt"]["size"] = -1
+    assert tree.state()["a.txt"]["size"] == 2
+    tree.stirred()
+    assert tree.state(with_text=False) == expected[None, False]  # held without the texts,
+    assert tree.state() == expected[None, True]  # which a reading with them does not take
+
+
+def test_a_held_reading_is_dropped_when_the_workspace_may_change(tree):
+    tree.hold_readings = True
+    tree.state()
+    (tree.root / "a.txt").write_text("changed by a call\n")
+    assert tree.state()["a.txt"]["text"] == "a\n"  # held: between calls nothing changes it
+    tree.stirred()  # a call begins
+    assert tree.state()["a.txt"]["text"] == "changed by a call\n"
+    tree.act("write", "a.txt", content="by an action\n")
+    assert tree.state(with_text=False)["a.txt"]["size"] == len("by an action\n")
+    tree.act("mkdir", "new")
+    assert tree.state()["new"]["type"] == "dir"
+    tree.populate({"files": {"laid.txt": "x"}}, {"workspace": str(tree.root)}, record_initial=False)
+    assert "laid.txt" in tree.state()
+
+
+def test_a_reading_without_held_readings_is_read_again(tree):
+    tree.state()
+    (tree.root / "a.txt").write_text("changed\n")
+    assert tree.state()["a.txt"]["text"] == "changed\n"
+
+
+@pytest.mark.parametrize("change", ["cap", "bytes"])
+def test_a_reading_cut_short_is_not_held(tree, monkeypatch, change):
+    """A capped reading, or one whose files the workspace's byte cap could have cut (reading again,
+    records from the cache count no bytes, and a later file may be read further), is read again."""
+    if change == "cap":
+        monkeypatch.setattr(limits, "MAX_ENTRIES", 2)
+    else:
+        monkeypatch.setattr(limits, "MAX_WORKSPACE_READ", limits.MAX_FILE_READ + 3)
+    tree.hold_readings = True
+    before = tree.state()
+    assert ("<capped>" in before) == (change == "cap")
+    (tree.root / "a.txt").write_text("changed\n")
+    assert tree.state()["a.txt"]["size"] == len("changed\n")
+
+
 def _open_files() -> set[int]:
     """The descriptors of regular files this process holds."""
     found = set()

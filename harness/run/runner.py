@@ -389,6 +389,8 @@ class Runner:
             else:
                 result.verdict, result.reason = verdict, why
             return result
+        workspace.hold_readings = session.acts_only_in_calls  # then a reading holds until the next call or action
+        workspace.stirred()
         error: str | None = None
         try:
             try:
@@ -452,6 +454,7 @@ class Runner:
                 record = StepRecord(index, "call", step.tool, args, label=step.name)
                 result.steps.append(record)
                 deliberate = DELIBERATE_ARGS.set(step.invalid_args)
+                workspace.stirred()
                 try:
                     observed = session.call(step.tool, args)
                 except TargetError as exc:

@@ -72,6 +72,16 @@ class Workspace:
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
         self._reading: tuple[Any, dict[str, dict[str, Any]]] | None = None  # on pyfakefs, see state()
+        #: Whether a reading holds until the workspace may change (:meth:`stirred`): the runner says so
+        #: for a target that changes it only while a call runs (``Session.acts_only_in_calls``).
+        self.hold_readings = False
+        # The last reading held (see state()): whether it has the texts, the entries it looked at, and
+        # its own copy of what it recorded; None once the workspace may have changed.
+        self._held: tuple[bool, int, dict[str, dict[str, Any]]] | None = None
+
+    def stirred(self) -> None:
+        """Forgets the reading held: the target or the harness may change the workspace from now on."""
+        self._held = None
 
     def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -95,6 +105,7 @@ class Workspace:
         ``record_initial`` keeps the state laid out, which ``others_unchanged`` compares with; a
         scenario that does not ask for it spares reading back what was just written.
         """
+        self._held = None
         modes: list[tuple[str, int]] = []
         # What a file was written with is what reading it back would give: its record is kept (by
         # the stat signature the write left) when no cap could have cut that reading short.
@@ -141,6 +152,7 @@ class Workspace:
         ``@1700000000.25`` sets it to that many seconds since the epoch. Raises :class:`Outside`
         (not performed) when the action would act through a link leading outside.
         """
+        self._held = None
         if action in ("write", "append"):
             self._write(rel, to_bytes(content), append=action == "append", mtime=mtime)
         elif action == "touch":
@@ -263,8 +275,18 @@ class Workspace:
         Never follows a link, never opens what is not a regular file; at most ``limits.MAX_ENTRIES``
         entries (``entries``, when given: what is left of a scenario's steps' cap, :func:`steps_capped`)
         and ``limits.MAX_WORKSPACE_READ`` bytes are read (a ``<capped>`` entry says so).
+
+        With ``hold_readings``, a whole reading (nothing capped, no file read short for the bytes
+        left of the workspace's cap) is held until :meth:`stirred`, an action or a new layout: a
+        reading asked for meanwhile (after the last step, for ``then`` and the final state) is a copy
+        of it, without the texts where it asks for none: what reading again would give, as the
+        records of unchanged files come from the cache of signatures anyway.
         """
         out: dict[str, dict[str, Any]] = {}
+        held = self._held
+        if held is not None and (held[0] or not with_text) and held[1] <= (limits.MAX_ENTRIES if entries is None else entries):
+            return {rel: {key: value for key, value in entry.items() if key != "text"} if not with_text and "text" in entry
+                    else dict(entry) for rel, entry in held[2].items()}
         budget = _Budget(entries)
         budget.settled = self._settled_now()  # before any file is looked at
         if not self.contained:  # pyfakefs: read with the text (all a reading without it leaves out), and kept
@@ -290,7 +312,13 @@ class Workspace:
             self._walk(fd, "", out, budget, with_text)
         finally:
             os.close(fd)
-        return dict(sorted(out.items()))
+        reading = dict(sorted(out.items()))
+        # Held only when reading again could not record it otherwise: nothing capped, and every file read
+        # in full (reading again, some records from the cache count no bytes: the cap cuts no later file).
+        if (self.hold_readings and "<capped>" not in reading and (held is None or with_text or not held[0])
+                and budget.bytes <= limits.MAX_WORKSPACE_READ - limits.MAX_FILE_READ):
+            self._held = (with_text, budget.entries, {rel: dict(entry) for rel, entry in reading.items()})
+        return reading
 
     def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
         """Records the entries below ``folder`` (on pyfakefs) as its ``os.walk`` did, one ``lstat`` each: an
@@ -375,6 +403,7 @@ class Workspace:
         ``lstat`` per file, no read, at any depth), which makes such a folder searchable to look
         into it: only once the scenario's checks are done (the runner calls this last)."""
         if state is None or "<capped>" in state or self._passed_over:
+            self._held = None  # (the walk below may make folders searchable)
             state, why = ({}, None) if not self.contained else linked_files(str(self.root))
             if why:
                 return [why]
