@@ -112,6 +112,25 @@ def test_the_laid_out_state_is_what_reading_the_files_back_gives(tmp_path):
         ws.remove()
 
 
+def test_files_laid_out_for_a_later_reading_are_recorded_from_their_bytes_as_reading_them_gives(tmp_path, monkeypatch):
+    given = {"files": {"a.txt": "one\n", "sub/b.bin": {"hex": "00ff80"}, "long.txt": {"lines": 2000},
+                       "empty": "", "mode.txt": {"content": "m\n", "mode": "0600"}}}
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        ws.populate(given, {"workspace": str(ws.root)}, record_initial=False, read_later=True)
+        read: list[str] = []
+        real = workspace_mod._file_state
+        monkeypatch.setattr(workspace_mod, "_file_state", lambda path, *rest: read.append(path) or real(path, *rest))
+        recorded, without_text = ws.state(), ws.state(with_text=False)
+        assert read == ["mode.txt", "mode.txt"]  # (its chmod after the write changed its signature: read back)
+        assert recorded == _fwalk_state(ws) and without_text == _fwalk_state(ws, with_text=False)
+        (ws.root / "a.txt").write_text("two\n")
+        read.clear()
+        assert ws.state()["a.txt"]["text"] == "two\n" and read == ["a.txt"]
+    finally:
+        ws.remove()
+
+
 def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
     ws = Workspace(parent=str(tmp_path))
     try:

@@ -301,7 +301,7 @@ class Runner:
                         return Result(scenario, Verdict.ERROR, f"the scenario's faults cannot be realised: {exc}")
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
-                                       record_initial=_compares_with_given(scenario))
+                                       record_initial=_compares_with_given(scenario), read_later=self.record_states)
                     if fs is not None:
                         faults.apply(fs, scenario.given, workspace.root)
                     elif laid_out is not None:

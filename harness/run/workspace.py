@@ -99,17 +99,20 @@ class Workspace:
 
     # -- given -------------------------------------------------------------------------------
 
-    def populate(self, given: dict[str, Any], names: dict[str, str], *, record_initial: bool = True) -> None:
+    def populate(self, given: dict[str, Any], names: dict[str, str], *, record_initial: bool = True,
+                 read_later: bool = False) -> None:
         """Lays out ``given``: directories, files, symlinks, then modes (deepest first).
 
         ``record_initial`` keeps the state laid out, which ``others_unchanged`` compares with; a
-        scenario that does not ask for it spares reading back what was just written.
+        scenario that does not ask for it spares reading back what was just written. ``read_later``:
+        the workspace will be read (the states after the steps are recorded), so the files' records
+        are kept from the bytes written as well, and a file unchanged since is not read back.
         """
         self._held = None
         modes: list[tuple[str, int]] = []
         # What a file was written with is what reading it back would give: its record is kept (by
         # the stat signature the write left) when no cap could have cut that reading short.
-        written: dict[tuple[Any, ...], dict[str, Any]] | None = {} if record_initial else None
+        written: dict[tuple[Any, ...], dict[str, Any]] | None = {} if record_initial or read_later else None
         total = 0
         for entry in given.get("dirs", ()):
             rel, mode = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("mode"))
@@ -129,11 +132,11 @@ class Workspace:
             self._symlink(rel, _expand(target, names), parents=True)
         for rel, mode in sorted(modes, key=lambda item: -len(Path(item[0]).parts)):
             self._chmod(rel, mode)
+        if written and total <= limits.MAX_WORKSPACE_READ:
+            settled = self._settled_now()
+            self._states.update(written if settled is None else
+                                {key: entry for key, entry in written.items() if _settled(key[5], settled)})
         if record_initial:
-            if written and total <= limits.MAX_WORKSPACE_READ:
-                settled = self._settled_now()
-                self._states.update(written if settled is None else
-                                    {key: entry for key, entry in written.items() if _settled(key[5], settled)})
             self.initial = self.state(with_text=False)
 
     def path(self, rel: str) -> Path:
@@ -172,9 +175,9 @@ class Workspace:
                remember: dict[tuple[Any, ...], dict[str, Any]] | None = None) -> None:
         """Writes (or appends) ``data``; a link to a file inside the workspace is written through.
 
-        Given ``remember``, the file's record (as :func:`entry_state` would read it back, without its
-        text) is put there under the stat signature the write left: a reading of the workspace that
-        finds that signature takes the record instead of the file's bytes.
+        Given ``remember``, the file's records (as :func:`entry_state` would read it back, without its
+        text and with it) are put there under the stat signature the write left: a reading of the
+        workspace that finds that signature takes the record instead of the file's bytes.
         """
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         if not self.contained:
@@ -209,9 +212,14 @@ class Workspace:
                 info = os.fstat(fd)
                 if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == len(data):
                     key = (real, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns,
-                           info.st_nlink, False)
-                    remember[key] = {"type": "file", "mode": f"0{stat.S_IMODE(info.st_mode):03o}",
-                                         "size": info.st_size, "sha256": hashlib.sha256(data).hexdigest()}
+                           info.st_nlink)
+                    entry = {"type": "file", "mode": f"0{stat.S_IMODE(info.st_mode):03o}",
+                             "size": info.st_size, "sha256": hashlib.sha256(data).hexdigest()}
+                    remember[(*key, False)] = entry
+                    if len(data) <= TEXT_LIMIT:  # (as _file_state keeps the text of a short file that decodes)
+                        with contextlib.suppress(UnicodeDecodeError):
+                            entry = {**entry, "text": data.decode("utf-8")}
+                    remember[(*key, True)] = entry
         finally:
             os.close(fd)
 
