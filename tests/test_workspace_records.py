@@ -11,9 +11,10 @@ import pytest
 
 from harness.containment import enclosure as enclosure_mod
 from harness.containment.enclosure import Enclosure
+from harness.run import judge as judge_mod
 from harness.run import workspace as workspace_mod
 from harness.run.judge import check_then
-from harness.run.workspace import Workspace, entry_state
+from harness.run.workspace import Workspace, entry_state, read_regular
 from harness.util import limits
 
 
@@ -178,6 +179,30 @@ def test_a_held_reading_is_dropped_when_the_workspace_may_change(tree):
     assert tree.state()["new"]["type"] == "dir"
     tree.populate({"files": {"laid.txt": "x"}}, {"workspace": str(tree.root)}, record_initial=False)
     assert "laid.txt" in tree.state()
+
+
+_THEN_MET = {"a.txt": "a\n", "d/b.txt": {"content": "bb\n", "size": 3}, "d/e/c.bin": {"hex": "00ff"},
+             "z/last.txt": {"sha256": "c865f6c5ab8d1b0bcd383a5e1e3879d22681c96bf462c269b7581d523fbe70ab", "type": "file"},
+             "d/to-e": {"type": "symlink", "target": "e"}, "./a.txt": "a\n", "d/b.txt/": "bb\n"}
+_THEN_MISSED = {"a.txt": "b\n", "d/b.txt": {"content": "bb\n", "size": 4}, "z/last.txt": {"type": "dir"},
+                "d/e/c.bin": {"hex": "00fe"}, "d/to-e": {"mode": "0700"}, "a.txt ": {"matches": "x"},
+                "d/pipe": "x", "link-out/secret.txt": "secret\n", "missing.txt": "", "z/last.txt/": {"sha256": "d" * 64}}
+
+
+@pytest.mark.parametrize("met", [True, False])
+def test_then_files_judged_from_the_reading_held_are_judged_as_by_looking_at_them(tree, monkeypatch, met):
+    then = {"files": _THEN_MET if met else _THEN_MISSED}
+    looked = check_then(tree, then, {"workspace": str(tree.root)})
+    assert (looked == []) == met
+    tree.hold_readings = True
+    tree.state()
+    read: list[str] = []
+    monkeypatch.setattr(judge_mod, "read_regular", lambda dir_fd, name, limit: read.append(name) or read_regular(dir_fd, name, limit))
+    assert check_then(tree, then, {"workspace": str(tree.root)}) == looked
+    if met:  # told by the reading held: no file read again but those it names otherwise
+        assert read == ["a.txt", "b.txt"]  # ("./a.txt", "d/b.txt/")
+    else:
+        assert len(looked) == len(_THEN_MISSED) and "last.txt" in read
 
 
 def test_a_reading_without_held_readings_is_read_again(tree):

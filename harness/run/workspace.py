@@ -79,6 +79,11 @@ class Workspace:
         # its own copy of what it recorded; None once the workspace may have changed.
         self._held: tuple[bool, int, dict[str, dict[str, Any]]] | None = None
 
+    def held_entry(self, rel: str) -> dict[str, Any] | None:
+        """Returns what the reading held (see :meth:`state`) recorded at ``rel``, a path as the reading
+        names it (no link, ``.`` or ``..`` on the way), or None (no reading held, or no such entry)."""
+        return self._held[2].get(rel) if self._held is not None else None
+
     def stirred(self) -> None:
         """Forgets the reading held: the target or the harness may change the workspace from now on."""
         self._held = None
