@@ -132,6 +132,31 @@ def test_files_laid_out_for_a_later_reading_are_recorded_from_their_bytes_as_rea
         ws.remove()
 
 
+def test_a_layout_file_made_right_in_the_root_is_what_the_walk_makes(tmp_path, monkeypatch):
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        os.symlink("target.txt", ws.root / "link")  # as a link laid out before (never written over)
+        walked: list[str] = []
+        real = workspace_mod.resolve
+        monkeypatch.setattr(workspace_mod, "resolve", lambda root, rel, **kw: walked.append(rel) or real(root, rel, **kw))
+        ws.populate({"files": {"new.txt": "one\n", "./new.txt": "again\n", "sub/b.txt": "b\n", "link": "through\n"}},
+                    {"workspace": str(ws.root)}, record_initial=True)
+        assert walked == ["./new.txt", "sub/b.txt", "link"]  # an existing name, a folder on the way, a link
+        assert (ws.root / "new.txt").read_text() == "again\n" and (ws.root / "target.txt").read_text() == "through\n"
+        assert os.path.islink(ws.root / "link")
+        assert oct(stat.S_IMODE(os.lstat(ws.root / "new.txt").st_mode)) == oct(0o666 & ~_umask())
+        ws._states.clear()
+        assert ws.initial == ws.state(with_text=False)
+    finally:
+        ws.remove()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
     ws = Workspace(parent=str(tmp_path))
     try:

@@ -34,7 +34,7 @@ from harness.run.recorded import TEXT_LIMIT, fake_kind, fake_read, finish_file_s
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.placeholders import substitute
 from harness.util import limits
-from harness.util.fileio import PATH_FLAGS, READ_FLAGS, WALK_FLAGS, type_name
+from harness.util.fileio import DIR_FLAGS, PATH_FLAGS, READ_FLAGS, WALK_FLAGS, type_name
 
 DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content diff or a hex window
 
@@ -198,11 +198,15 @@ class Workspace:
             else:
                 os.utime(path, ns=(os.stat(path).st_atime_ns, wanted))
             return
-        with resolve(str(self.root), rel, create_parents=parents) as at:
-            before = at.info.st_mtime_ns if at.info is not None else None  # the walk's lstat of it
-            wanted = None if mtime is None else mtime_after(mtime, before)
-            fd = os.open(at.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=at.dir_fd)
-            real = at.rel
+        fd = _new_in_root(str(self.root), rel) if parents and mtime is None and not append else None
+        if fd is not None:  # a new file of the layout, right in the root: what the walk below would make
+            before, wanted, real = None, None, rel
+        else:
+            with resolve(str(self.root), rel, create_parents=parents) as at:
+                before = at.info.st_mtime_ns if at.info is not None else None  # the walk's lstat of it
+                wanted = None if mtime is None else mtime_after(mtime, before)
+                fd = os.open(at.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=at.dir_fd)
+                real = at.rel
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
@@ -544,6 +548,26 @@ def read_regular(dir_fd: int, name: str, limit: int) -> Read:
         return Read("file", error=exc.strerror)
     finally:
         os.close(fd)
+
+
+#: Making a file of the layout that is not there yet: never an existing one, never through a link.
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _new_in_root(root: str, rel: str) -> int | None:
+    """Returns a descriptor of the new file ``rel`` made right in the folder ``root`` (opened as
+    :func:`~harness.containment.paths.resolve` opens it, never through a link), when ``rel`` is a
+    plain name and nothing is there yet; else None, for the walk to make or find it: the same file a
+    walk would make, without the look at the name (one failed ``lstat``) and the walk's own cost."""
+    if "/" in rel or rel in ("", ".", ".."):
+        return None
+    folder = os.open(root, DIR_FLAGS)
+    try:
+        return os.open(rel, _NEW_FILE_FLAGS, 0o666, dir_fd=folder)
+    except FileExistsError:  # (a link there, too): written through the walk, which follows one inside
+        return None
+    finally:
+        os.close(folder)
 
 
 def steps_capped() -> dict[str, str]:
