@@ -13,8 +13,9 @@ from harness.containment import enclosure as enclosure_mod
 from harness.containment.enclosure import Enclosure
 from harness.run import judge as judge_mod
 from harness.run import workspace as workspace_mod
+from harness.run.file_ops import read_regular
 from harness.run.judge import check_then
-from harness.run.workspace import Workspace, entry_state, read_regular
+from harness.run.workspace import Workspace, entry_state
 from harness.util import limits
 
 

@@ -23,7 +23,8 @@ import stat
 from typing import Any
 
 from harness.containment.paths import Outside, resolve
-from harness.run.workspace import DIFF_LIMIT, Workspace, read_regular
+from harness.run.file_ops import read_regular
+from harness.run.workspace import DIFF_LIMIT, Workspace
 from harness.scenario import aspects
 from harness.scenario.content_spec import describe, to_bytes
 from harness.scenario.matchers import MISSING, Mismatch, match

@@ -18,11 +18,9 @@ import contextlib
 import errno
 import hashlib
 import os
-import re
 import shutil
 import stat
 import time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +28,21 @@ from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, remove_tree
 from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
+from harness.run.file_ops import (
+    Read,
+    advance_mtime,
+    advance_mtime_fd,
+    kind_of,
+    mtime_after,
+    mtime_ns,
+    new_in_root,
+    read_regular,
+)
 from harness.run.recorded import TEXT_LIMIT, fake_kind, fake_read, finish_file_state, recorded_state
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.placeholders import substitute
 from harness.util import limits
-from harness.util.fileio import DIR_FLAGS, PATH_FLAGS, READ_FLAGS, WALK_FLAGS, type_name
+from harness.util.fileio import PATH_FLAGS, READ_FLAGS, WALK_FLAGS, type_name
 
 DIFF_LIMIT = 1 << 20  # a changed file up to this size is shown as a content diff or a hex window
 
@@ -189,16 +197,16 @@ class Workspace:
             path = self.path(rel)
             if parents and "/" in rel:  # (a name alone is made in the root, there since the layout began)
                 path.parent.mkdir(parents=True, exist_ok=True)
-            before = _mtime_ns(path)
+            before = mtime_ns(path)
             wanted = None if mtime is None else mtime_after(mtime, before)
             with open(path, "ab" if append else "wb") as handle:
                 handle.write(data)
             if wanted is None:
-                _advance_mtime(path, before)
+                advance_mtime(path, before)
             else:
                 os.utime(path, ns=(os.stat(path).st_atime_ns, wanted))
             return
-        fd = _new_in_root(str(self.root), rel) if parents and mtime is None and not append else None
+        fd = new_in_root(str(self.root), rel) if parents and mtime is None and not append else None
         if fd is not None:  # a new file of the layout, right in the root: what the walk below would make
             before, wanted, real = None, None, rel
         else:
@@ -216,7 +224,7 @@ class Workspace:
             if wanted is not None:
                 os.utime(fd, ns=(os.fstat(fd).st_atime_ns, wanted))
             elif before is not None:
-                _advance_mtime_fd(fd, before)
+                advance_mtime_fd(fd, before)
             if remember is not None and not append and len(data) <= limits.MAX_FILE_READ:
                 info = os.fstat(fd)
                 if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == len(data):
@@ -461,7 +469,7 @@ class Workspace:
     def kind(self, rel: str) -> str:
         """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
         if not self.contained:
-            return fake_kind(str(self.path(rel))) or _kind(self.path(rel))
+            return fake_kind(str(self.path(rel))) or kind_of(self.path(rel))
         try:
             with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
@@ -501,73 +509,11 @@ class Workspace:
                 return Read(kind) if data is None else Read("file", data[:limit], len(data),
                                                             truncated=len(data) > limit)
             if not path.is_file():
-                return Read(_kind(path))
+                return Read(kind_of(path))
             data = path.read_bytes()
             return Read("file", data[:limit], len(data), truncated=len(data) > limit)
         with resolve(str(self.root), rel) as at:
             return read_regular(at.dir_fd, at.name, limit)
-
-
-class Read:
-    """What reading one entry gave: its type, the bytes read (capped), its size, or why it failed."""
-
-    def __init__(self, kind: str, data: bytes = b"", size: int = 0, *, truncated: bool = False,
-                 error: str | None = None) -> None:
-        self.kind, self.data, self.size, self.truncated, self.error = kind, data, size, truncated, error
-
-
-def read_regular(dir_fd: int, name: str, limit: int) -> Read:
-    try:
-        fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return Read("<missing>")
-    except OSError as exc:
-        try:
-            kind = type_name(os.lstat(name, dir_fd=dir_fd).st_mode)
-        except OSError:
-            kind = "<missing>"
-        return Read(kind, error=exc.strerror if kind == "file" else None)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device is never read
-            return Read(type_name(info.st_mode))
-        chunks, total = [], 0
-        while total < limit:
-            wanted = min(1 << 20, limit - total)
-            chunk = os.read(fd, wanted)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if len(chunk) < wanted and total >= info.st_size:
-                break  # a regular file read short at its size: its end
-        data = b"".join(chunks)
-        truncated = info.st_size > total or (total >= limit and os.read(fd, 1) != b"")
-        return Read("file", data, max(info.st_size, total), truncated=truncated)
-    except OSError as exc:
-        return Read("file", error=exc.strerror)
-    finally:
-        os.close(fd)
-
-
-#: Making a file of the layout that is not there yet: never an existing one, never through a link.
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def _new_in_root(root: str, rel: str) -> int | None:
-    """Returns a descriptor of the new file ``rel`` made right in the folder ``root`` (opened as
-    :func:`~harness.containment.paths.resolve` opens it, never through a link), when ``rel`` is a
-    plain name and nothing is there yet; else None, for the walk to make or find it: the same file a
-    walk would make, without the look at the name (one failed ``lstat``) and the walk's own cost."""
-    if "/" in rel or rel in ("", ".", ".."):
-        return None
-    folder = os.open(root, DIR_FLAGS)
-    try:
-        return os.open(rel, _NEW_FILE_FLAGS, 0o666, dir_fd=folder)
-    except FileExistsError:  # (a link there, too): written through the walk, which follows one inside
-        return None
-    finally:
-        os.close(folder)
 
 
 def steps_capped() -> dict[str, str]:
@@ -700,61 +646,3 @@ def _settled(ctime_ns: int, settled: int | None) -> bool:
     if settled is None:
         return True
     return ctime_ns + (1_000_000_000 if ctime_ns % 1_000_000_000 == 0 else 0) < settled
-
-
-def _advance_mtime_fd(fd: int, before: int) -> None:
-    """Moves the mtime of the open file at least one second past ``before`` (any mtime resolution sees it)."""
-    now = os.fstat(fd).st_mtime_ns
-    wanted = max(now, before + 1_000_000_000, time.time_ns())
-    os.utime(fd, ns=(wanted, wanted))
-
-
-def _mtime_ns(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-_MTIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
-
-
-def mtime_after(spec: str, before: int | None) -> int:
-    """Returns the mtime (ns) an action's ``mtime: same | [+-]N(s|ms|us|ns) | @<epoch seconds>`` asks for.
-
-    ``before`` is the file's mtime before the action (None for a file that did not exist).
-    """
-    if spec == "same":
-        if before is None:
-            raise ValueError("mtime: same needs a file that exists before the action")
-        return before
-    if spec.startswith("@"):  # absolute: seconds since the epoch, e.g. @1700000000.25
-        return int(Decimal(spec[1:]) * _MTIME_UNITS["s"])
-    found = re.fullmatch(r"([+-])(\d+(?:\.\d+)?)(s|ms|us|ns)", spec)
-    if found is None:
-        raise ValueError(f"invalid mtime {spec!r} (same, or e.g. -5s, +500ms, +1ns)")
-    sign, amount, unit = found.groups()
-    step = int(Decimal(amount) * _MTIME_UNITS[unit])
-    base = before if before is not None else time.time_ns()
-    return base + step if sign == "+" else base - step
-
-
-def _advance_mtime(path: Path, before: int | None) -> None:
-    """Moves the mtime at least one second past ``before``, so any mtime resolution sees a change."""
-    if before is None:
-        return
-    now = os.stat(path).st_mtime_ns
-    wanted = max(now, before + 1_000_000_000, time.time_ns())
-    os.utime(path, ns=(wanted, wanted))
-
-
-def _kind(path: Path) -> str:
-    if not os.path.lexists(path):
-        return "<missing>"
-    if path.is_symlink():
-        return "symlink"
-    if path.is_dir():
-        return "dir"
-    return "file" if path.exists() else "<missing>"
-
-
