@@ -597,3 +597,30 @@ def test_a_fixed_enclosures_folder_made_before_its_first_scenario_is_placed_as_b
     finally:
         kept.remove()
         written.remove()
+
+
+class _QuietTarget(ScriptedTarget):
+    """A scripted target whose sessions change the workspace only while a call runs (as the reference)."""
+
+    def open(self, profile, workspace, options):
+        session = super().open(profile, workspace, options)
+        session.acts_only_in_calls = True
+        return session
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_each_reading_after_a_call_of_a_target_that_acts_only_in_calls_sees_what_the_call_did(scenario_from, quiet):
+    def write(workspace, args):
+        (Path(workspace) / "a.txt").write_text(args["content"])
+        return CallResult(output="written")
+    text = read_scenario("claude-code/read/t", '"     1→x"').replace("given:", "given:\n  dirs: [d]", 1) + (
+        '  - tool: Write\n    args: {file_path: "${workspace}/a.txt", content: "y\\n"}\n'
+        '  - tool: Read\n    args: {file_path: "${workspace}/a.txt"}\n'
+        '  - tool: Write\n    args: {file_path: "${workspace}/a.txt", content: "z\\n"}\n'
+        'then:\n  files:\n    a.txt: "z\\n"\n  others_unchanged: true\n')
+    target = (_QuietTarget if quiet else ScriptedTarget)({"Read": CallResult(output="     1→x"), "Write": write})
+    with Runner(target, record_states=True) as runner:
+        result = runner.run(scenario_from(text))
+    assert result.verdict is Verdict.PASS, result.reason
+    assert [step.extra["workspace"]["a.txt"]["text"] for step in result.steps] == ["x\n", "y\n", "y\n", "z\n"]
+    assert result.workspace == result.steps[-1].extra["workspace"] and set(result.workspace) == {"a.txt", "d"}

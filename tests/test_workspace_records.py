@@ -11,7 +11,9 @@ import pytest
 
 from harness.containment import enclosure as enclosure_mod
 from harness.containment.enclosure import Enclosure
+from harness.run import judge as judge_mod
 from harness.run import workspace as workspace_mod
+from harness.run.file_ops import read_regular
 from harness.run.judge import check_then
 from harness.run.workspace import Workspace, entry_state
 from harness.util import limits
@@ -112,6 +114,50 @@ def test_the_laid_out_state_is_what_reading_the_files_back_gives(tmp_path):
         ws.remove()
 
 
+def test_files_laid_out_for_a_later_reading_are_recorded_from_their_bytes_as_reading_them_gives(tmp_path, monkeypatch):
+    given = {"files": {"a.txt": "one\n", "sub/b.bin": {"hex": "00ff80"}, "long.txt": {"lines": 2000},
+                       "empty": "", "mode.txt": {"content": "m\n", "mode": "0600"}}}
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        ws.populate(given, {"workspace": str(ws.root)}, record_initial=False, read_later=True)
+        read: list[str] = []
+        real = workspace_mod._file_state
+        monkeypatch.setattr(workspace_mod, "_file_state", lambda path, *rest: read.append(path) or real(path, *rest))
+        recorded, without_text = ws.state(), ws.state(with_text=False)
+        assert read == ["mode.txt", "mode.txt"]  # (its chmod after the write changed its signature: read back)
+        assert recorded == _fwalk_state(ws) and without_text == _fwalk_state(ws, with_text=False)
+        (ws.root / "a.txt").write_text("two\n")
+        read.clear()
+        assert ws.state()["a.txt"]["text"] == "two\n" and read == ["a.txt"]
+    finally:
+        ws.remove()
+
+
+def test_a_layout_file_made_right_in_the_root_is_what_the_walk_makes(tmp_path, monkeypatch):
+    ws = Workspace(parent=str(tmp_path))
+    try:
+        os.symlink("target.txt", ws.root / "link")  # as a link laid out before (never written over)
+        walked: list[str] = []
+        real = workspace_mod.resolve
+        monkeypatch.setattr(workspace_mod, "resolve", lambda root, rel, **kw: walked.append(rel) or real(root, rel, **kw))
+        ws.populate({"files": {"new.txt": "one\n", "./new.txt": "again\n", "sub/b.txt": "b\n", "link": "through\n"}},
+                    {"workspace": str(ws.root)}, record_initial=True)
+        assert walked == ["./new.txt", "sub/b.txt", "link"]  # an existing name, a folder on the way, a link
+        assert (ws.root / "new.txt").read_text() == "again\n" and (ws.root / "target.txt").read_text() == "through\n"
+        assert os.path.islink(ws.root / "link")
+        assert oct(stat.S_IMODE(os.lstat(ws.root / "new.txt").st_mode)) == oct(0o666 & ~_umask())
+        ws._states.clear()
+        assert ws.initial == ws.state(with_text=False)
+    finally:
+        ws.remove()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
     ws = Workspace(parent=str(tmp_path))
     try:
@@ -121,6 +167,89 @@ def test_a_file_changed_after_it_was_laid_out_is_read_again(tmp_path):
         assert [f.path for f in failures] == ["then.others_unchanged[b.txt]"]
     finally:
         ws.remove()
+
+
+@pytest.mark.parametrize("cap", [1, 3, 7, 8, 20000])
+def test_a_held_reading_is_what_reading_again_gives(tree, monkeypatch, cap):
+    """A target that acts only in its calls (the reference): a reading is held until the workspace may
+    change, and what it gives, with or without texts and under any entry cap, is what a walk gives."""
+    monkeypatch.setattr(limits, "MAX_ENTRIES", cap)
+    caps = (None, 1, 6, 7, 8)
+    expected = {(entries, text): tree.state(with_text=text, entries=entries) for entries in caps for text in (True, False)}
+    tree.hold_readings = True
+    first = tree.state()
+    assert first == _fwalk_state(tree)
+    for entries in caps:
+        assert tree.state(entries=entries) == expected[entries, True]
+        assert tree.state(with_text=False, entries=entries) == expected[entries, False]
+    first["a.txt"]["size"] = -1  # a caller's change to its copy is not in the next reading
+    again = tree.state()
+    assert again["a.txt"]["size"] == 2
+    again["a.txt"]["size"] = -1
+    assert tree.state()["a.txt"]["size"] == 2
+    tree.stirred()
+    assert tree.state(with_text=False) == expected[None, False]  # held without the texts,
+    assert tree.state() == expected[None, True]  # which a reading with them does not take
+
+
+def test_a_held_reading_is_dropped_when_the_workspace_may_change(tree):
+    tree.hold_readings = True
+    tree.state()
+    (tree.root / "a.txt").write_text("changed by a call\n")
+    assert tree.state()["a.txt"]["text"] == "a\n"  # held: between calls nothing changes it
+    tree.stirred()  # a call begins
+    assert tree.state()["a.txt"]["text"] == "changed by a call\n"
+    tree.act("write", "a.txt", content="by an action\n")
+    assert tree.state(with_text=False)["a.txt"]["size"] == len("by an action\n")
+    tree.act("mkdir", "new")
+    assert tree.state()["new"]["type"] == "dir"
+    tree.populate({"files": {"laid.txt": "x"}}, {"workspace": str(tree.root)}, record_initial=False)
+    assert "laid.txt" in tree.state()
+
+
+_THEN_MET = {"a.txt": "a\n", "d/b.txt": {"content": "bb\n", "size": 3}, "d/e/c.bin": {"hex": "00ff"},
+             "z/last.txt": {"sha256": "c865f6c5ab8d1b0bcd383a5e1e3879d22681c96bf462c269b7581d523fbe70ab", "type": "file"},
+             "d/to-e": {"type": "symlink", "target": "e"}, "./a.txt": "a\n", "d/b.txt/": "bb\n"}
+_THEN_MISSED = {"a.txt": "b\n", "d/b.txt": {"content": "bb\n", "size": 4}, "z/last.txt": {"type": "dir"},
+                "d/e/c.bin": {"hex": "00fe"}, "d/to-e": {"mode": "0700"}, "a.txt ": {"matches": "x"},
+                "d/pipe": "x", "link-out/secret.txt": "secret\n", "missing.txt": "", "z/last.txt/": {"sha256": "d" * 64}}
+
+
+@pytest.mark.parametrize("met", [True, False])
+def test_then_files_judged_from_the_reading_held_are_judged_as_by_looking_at_them(tree, monkeypatch, met):
+    then = {"files": _THEN_MET if met else _THEN_MISSED}
+    looked = check_then(tree, then, {"workspace": str(tree.root)})
+    assert (looked == []) == met
+    tree.hold_readings = True
+    tree.state()
+    read: list[str] = []
+    monkeypatch.setattr(judge_mod, "read_regular", lambda dir_fd, name, limit: read.append(name) or read_regular(dir_fd, name, limit))
+    assert check_then(tree, then, {"workspace": str(tree.root)}) == looked
+    if met:  # told by the reading held: no file read again but those it names otherwise
+        assert read == ["a.txt", "b.txt"]  # ("./a.txt", "d/b.txt/")
+    else:
+        assert len(looked) == len(_THEN_MISSED) and "last.txt" in read
+
+
+def test_a_reading_without_held_readings_is_read_again(tree):
+    tree.state()
+    (tree.root / "a.txt").write_text("changed\n")
+    assert tree.state()["a.txt"]["text"] == "changed\n"
+
+
+@pytest.mark.parametrize("change", ["cap", "bytes"])
+def test_a_reading_cut_short_is_not_held(tree, monkeypatch, change):
+    """A capped reading, or one whose files the workspace's byte cap could have cut (reading again,
+    records from the cache count no bytes, and a later file may be read further), is read again."""
+    if change == "cap":
+        monkeypatch.setattr(limits, "MAX_ENTRIES", 2)
+    else:
+        monkeypatch.setattr(limits, "MAX_WORKSPACE_READ", limits.MAX_FILE_READ + 3)
+    tree.hold_readings = True
+    before = tree.state()
+    assert ("<capped>" in before) == (change == "cap")
+    (tree.root / "a.txt").write_text("changed\n")
+    assert tree.state()["a.txt"]["size"] == len("changed\n")
 
 
 def _open_files() -> set[int]:

@@ -453,7 +453,9 @@ class _MountTable:
         """The calling thread's namespace's table, read again if it changed; None where none can be read."""
         import select
         try:
-            namespace = os.stat(f"{_PROC}/ns/mnt").st_ino
+            namespace = getattr(_namespace, "inode", None)
+            if namespace is None:  # looked up once per thread (each lookup in /proc costs about 7 us)
+                namespace = _namespace.inode = os.stat(f"{_PROC}/ns/mnt").st_ino
             if self._pid != _forks[0]:
                 self._forget()  # the parent's tables: this process reads its own
                 self._pid = _forks[0]
@@ -518,6 +520,18 @@ class _Table:
 #: The calling thread's own entries in /proc (a thread may be in a mount namespace of its own),
 #: where the kernel has them (Linux 3.17 on), else the process's.
 _PROC = "/proc/thread-self" if os.path.exists("/proc/thread-self") else "/proc/self"
+
+
+#: The calling thread's mount namespace (``inode``: its inode), looked up at the thread's first look at
+#: the mount table: a thread of the harness leaves its namespace only through
+#: harness/containment/mounts.py, which says so (:func:`left_namespace`); a forked child keeps the
+#: namespace of the thread that forked it.
+_namespace = threading.local()
+
+
+def left_namespace() -> None:
+    """Says that the calling thread has just moved to another mount namespace: its table is found again."""
+    _namespace.inode = None
 
 
 #: Forks of this process so far, as seen by the child: a forked worker knows it is one without

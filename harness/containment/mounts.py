@@ -30,6 +30,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 
+from harness.containment import cleanup
 from harness.containment.paths import resolve
 from harness.util import syscalls
 from harness.util.syscalls import check
@@ -52,7 +53,10 @@ def own_namespace() -> None:
     if getattr(_thread, "private", False):
         return
     libc = syscalls.libc()
-    check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    try:
+        check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    finally:  # (a failed unshare moves nothing; the namespace is looked up again all the same)
+        cleanup.left_namespace()
     _thread.private = True
     # Mounts made from now on stay in this namespace; the machine's still come in.
     check(libc.mount(b"none", b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")

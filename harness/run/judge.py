@@ -23,7 +23,8 @@ import stat
 from typing import Any
 
 from harness.containment.paths import Outside, resolve
-from harness.run.workspace import DIFF_LIMIT, Workspace, read_regular
+from harness.run.file_ops import read_regular
+from harness.run.workspace import DIFF_LIMIT, Workspace
 from harness.scenario import aspects
 from harness.scenario.content_spec import describe, to_bytes
 from harness.scenario.matchers import MISSING, Mismatch, match
@@ -198,6 +199,8 @@ def _changed(workspace: Workspace, rel: str, before: dict[str, Any] | None, afte
 def _check_file(workspace: Workspace, rel: str, want: Any, names: dict[str, str]) -> list[Mismatch]:
     if not workspace.contained:
         return _check_entry(workspace, rel, want, names, None)
+    if _met_by_held_reading(workspace, rel, want):
+        return []
     # One walk to the entry serves its type, mode, link target and (unless it is a link, which
     # a read follows inside the workspace) its bytes.
     with contextlib.ExitStack() as stack:
@@ -208,6 +211,40 @@ def _check_file(workspace: Workspace, rel: str, want: Any, names: dict[str, str]
                 raise  # the workspace itself was replaced: said as such by the caller
             return _check_entry(workspace, rel, want, names, None)
         return _check_entry(workspace, rel, want, names, at)
+
+
+#: What a ``then.files`` entry may ask of a file for the reading held to tell that it is met.
+_HELD_KEYS = frozenset({"content", "sha256", "size", "type"})
+
+
+def _met_by_held_reading(workspace: Workspace, rel: str, want: Any) -> bool:
+    """Returns whether the reading of the workspace held since the last change (harness/run/workspace.py,
+    ``Workspace.state``) tells that the regular file at ``rel`` meets ``want``: its type, size and
+    SHA-256 (of the whole file) as asked, the content as expected by its size and SHA-256. Anything
+    else (no reading held, a path it does not name, a link, a file it could not hash whole, a mode,
+    a match, a mismatch to be shown) is judged by looking at the file, as before."""
+    entry = workspace.held_entry(rel)
+    if entry is None or entry.get("type") != "file" or "sha256" not in entry:
+        return False
+    if not isinstance(want, dict) or not (set(want) & _CHECKS):
+        want = {"content": want}
+    elif not _HELD_KEYS.issuperset(want):
+        return False
+    if want.get("type", "file") != "file" or want.get("size", entry["size"]) != entry["size"]:
+        return False
+    if "sha256" in want and want["sha256"] != entry["sha256"]:
+        return False
+    if "content" in want:
+        try:
+            expected = to_bytes(want["content"])
+        except (ValueError, TypeError, KeyError, AttributeError):  # said as before, by looking at the file
+            return False
+        return len(expected) == entry["size"] and hashlib.sha256(expected).hexdigest() == entry["sha256"]
+    return True
+
+
+#: The keys that make a ``then.files`` entry a set of checks rather than a content spec.
+_CHECKS = frozenset({"content", "matches", "sha256", "size", "mode", "type", "target"})
 
 
 def _check_entry(workspace: Workspace, rel: str, want: Any, names: dict[str, str], at: Any) -> list[Mismatch]:
@@ -223,8 +260,7 @@ def _check_entry(workspace: Workspace, rel: str, want: Any, names: dict[str, str
             kind = "<missing>"
     if kind == "<missing>":
         return [Mismatch(where, "an entry", "<missing>", "does not exist")]
-    if not isinstance(want, dict) or not (set(want) & {"content", "matches", "sha256", "size", "mode",
-                                                      "type", "target"}):
+    if not isinstance(want, dict) or not (set(want) & _CHECKS):
         want = {"content": want}
     out: list[Mismatch] = []
     if "type" in want and want["type"] != kind:

@@ -301,7 +301,7 @@ class Runner:
                         return Result(scenario, Verdict.ERROR, f"the scenario's faults cannot be realised: {exc}")
                 try:
                     workspace.populate(scenario.given, self._names(workspace),
-                                       record_initial=_compares_with_given(scenario))
+                                       record_initial=_compares_with_given(scenario), read_later=self.record_states)
                     if fs is not None:
                         faults.apply(fs, scenario.given, workspace.root)
                     elif laid_out is not None:
@@ -389,6 +389,8 @@ class Runner:
             else:
                 result.verdict, result.reason = verdict, why
             return result
+        workspace.hold_readings = session.acts_only_in_calls  # then a reading holds until the next call or action
+        workspace.stirred()
         error: str | None = None
         try:
             try:
@@ -452,6 +454,7 @@ class Runner:
                 record = StepRecord(index, "call", step.tool, args, label=step.name)
                 result.steps.append(record)
                 deliberate = DELIBERATE_ARGS.set(step.invalid_args)
+                workspace.stirred()
                 try:
                     observed = session.call(step.tool, args)
                 except TargetError as exc:

@@ -18,11 +18,9 @@ import contextlib
 import errno
 import hashlib
 import os
-import re
 import shutil
 import stat
 import time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,16 @@ from harness.containment import fake_records
 from harness.containment.cleanup import Leftover, Tree, remove_tree
 from harness.containment.enclosure import COARSE_CLOCK, Enclosure, PrivateEnclosure, linked_files
 from harness.containment.paths import Outside, check_link_target, resolve
+from harness.run.file_ops import (
+    Read,
+    advance_mtime,
+    advance_mtime_fd,
+    kind_of,
+    mtime_after,
+    mtime_ns,
+    new_in_root,
+    read_regular,
+)
 from harness.run.recorded import TEXT_LIMIT, fake_kind, fake_read, finish_file_state, recorded_state
 from harness.scenario.content_spec import to_bytes
 from harness.scenario.placeholders import substitute
@@ -72,6 +80,21 @@ class Workspace:
         # look at (a mode the candidate set): such a state says nothing of the links below it.
         self._passed_over = False
         self._reading: tuple[Any, dict[str, dict[str, Any]]] | None = None  # on pyfakefs, see state()
+        #: Whether a reading holds until the workspace may change (:meth:`stirred`): the runner says so
+        #: for a target that changes it only while a call runs (``Session.acts_only_in_calls``).
+        self.hold_readings = False
+        # The last reading held (see state()): whether it has the texts, the entries it looked at, and
+        # its own copy of what it recorded; None once the workspace may have changed.
+        self._held: tuple[bool, int, dict[str, dict[str, Any]]] | None = None
+
+    def held_entry(self, rel: str) -> dict[str, Any] | None:
+        """Returns what the reading held (see :meth:`state`) recorded at ``rel``, a path as the reading
+        names it (no link, ``.`` or ``..`` on the way), or None (no reading held, or no such entry)."""
+        return self._held[2].get(rel) if self._held is not None else None
+
+    def stirred(self) -> None:
+        """Forgets the reading held: the target or the harness may change the workspace from now on."""
+        self._held = None
 
     def remove(self) -> Leftover | None:
         """Removes the workspace (with its enclosure when it made its own), whatever modes or flags the
@@ -89,16 +112,20 @@ class Workspace:
 
     # -- given -------------------------------------------------------------------------------
 
-    def populate(self, given: dict[str, Any], names: dict[str, str], *, record_initial: bool = True) -> None:
+    def populate(self, given: dict[str, Any], names: dict[str, str], *, record_initial: bool = True,
+                 read_later: bool = False) -> None:
         """Lays out ``given``: directories, files, symlinks, then modes (deepest first).
 
         ``record_initial`` keeps the state laid out, which ``others_unchanged`` compares with; a
-        scenario that does not ask for it spares reading back what was just written.
+        scenario that does not ask for it spares reading back what was just written. ``read_later``:
+        the workspace will be read (the states after the steps are recorded), so the files' records
+        are kept from the bytes written as well, and a file unchanged since is not read back.
         """
+        self._held = None
         modes: list[tuple[str, int]] = []
         # What a file was written with is what reading it back would give: its record is kept (by
         # the stat signature the write left) when no cap could have cut that reading short.
-        written: dict[tuple[Any, ...], dict[str, Any]] | None = {} if record_initial else None
+        written: dict[tuple[Any, ...], dict[str, Any]] | None = {} if record_initial or read_later else None
         total = 0
         for entry in given.get("dirs", ()):
             rel, mode = (entry, None) if isinstance(entry, str) else (entry["path"], entry.get("mode"))
@@ -118,11 +145,11 @@ class Workspace:
             self._symlink(rel, _expand(target, names), parents=True)
         for rel, mode in sorted(modes, key=lambda item: -len(Path(item[0]).parts)):
             self._chmod(rel, mode)
+        if written and total <= limits.MAX_WORKSPACE_READ:
+            settled = self._settled_now()
+            self._states.update(written if settled is None else
+                                {key: entry for key, entry in written.items() if _settled(key[5], settled)})
         if record_initial:
-            if written and total <= limits.MAX_WORKSPACE_READ:
-                settled = self._settled_now()
-                self._states.update(written if settled is None else
-                                    {key: entry for key, entry in written.items() if _settled(key[5], settled)})
             self.initial = self.state(with_text=False)
 
     def path(self, rel: str) -> Path:
@@ -141,6 +168,7 @@ class Workspace:
         ``@1700000000.25`` sets it to that many seconds since the epoch. Raises :class:`Outside`
         (not performed) when the action would act through a link leading outside.
         """
+        self._held = None
         if action in ("write", "append"):
             self._write(rel, to_bytes(content), append=action == "append", mtime=mtime)
         elif action == "touch":
@@ -160,29 +188,33 @@ class Workspace:
                remember: dict[tuple[Any, ...], dict[str, Any]] | None = None) -> None:
         """Writes (or appends) ``data``; a link to a file inside the workspace is written through.
 
-        Given ``remember``, the file's record (as :func:`entry_state` would read it back, without its
-        text) is put there under the stat signature the write left: a reading of the workspace that
-        finds that signature takes the record instead of the file's bytes.
+        Given ``remember``, the file's records (as :func:`entry_state` would read it back, without its
+        text and with it) are put there under the stat signature the write left: a reading of the
+        workspace that finds that signature takes the record instead of the file's bytes.
         """
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         if not self.contained:
             path = self.path(rel)
             if parents and "/" in rel:  # (a name alone is made in the root, there since the layout began)
                 path.parent.mkdir(parents=True, exist_ok=True)
-            before = _mtime_ns(path)
+            before = mtime_ns(path)
             wanted = None if mtime is None else mtime_after(mtime, before)
             with open(path, "ab" if append else "wb") as handle:
                 handle.write(data)
             if wanted is None:
-                _advance_mtime(path, before)
+                advance_mtime(path, before)
             else:
                 os.utime(path, ns=(os.stat(path).st_atime_ns, wanted))
             return
-        with resolve(str(self.root), rel, create_parents=parents) as at:
-            before = at.info.st_mtime_ns if at.info is not None else None  # the walk's lstat of it
-            wanted = None if mtime is None else mtime_after(mtime, before)
-            fd = os.open(at.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=at.dir_fd)
-            real = at.rel
+        fd = new_in_root(str(self.root), rel) if parents and mtime is None and not append else None
+        if fd is not None:  # a new file of the layout, right in the root: what the walk below would make
+            before, wanted, real = None, None, rel
+        else:
+            with resolve(str(self.root), rel, create_parents=parents) as at:
+                before = at.info.st_mtime_ns if at.info is not None else None  # the walk's lstat of it
+                wanted = None if mtime is None else mtime_after(mtime, before)
+                fd = os.open(at.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=at.dir_fd)
+                real = at.rel
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise IsADirectoryError(errno.EISDIR, "not a regular file", rel)
@@ -192,14 +224,19 @@ class Workspace:
             if wanted is not None:
                 os.utime(fd, ns=(os.fstat(fd).st_atime_ns, wanted))
             elif before is not None:
-                _advance_mtime_fd(fd, before)
+                advance_mtime_fd(fd, before)
             if remember is not None and not append and len(data) <= limits.MAX_FILE_READ:
                 info = os.fstat(fd)
                 if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == len(data):
                     key = (real, info.st_ino, info.st_size, info.st_mode, info.st_mtime_ns, info.st_ctime_ns,
-                           info.st_nlink, False)
-                    remember[key] = {"type": "file", "mode": f"0{stat.S_IMODE(info.st_mode):03o}",
-                                         "size": info.st_size, "sha256": hashlib.sha256(data).hexdigest()}
+                           info.st_nlink)
+                    entry = {"type": "file", "mode": f"0{stat.S_IMODE(info.st_mode):03o}",
+                             "size": info.st_size, "sha256": hashlib.sha256(data).hexdigest()}
+                    remember[(*key, False)] = entry
+                    if len(data) <= TEXT_LIMIT:  # (as _file_state keeps the text of a short file that decodes)
+                        with contextlib.suppress(UnicodeDecodeError):
+                            entry = {**entry, "text": data.decode("utf-8")}
+                    remember[(*key, True)] = entry
         finally:
             os.close(fd)
 
@@ -263,8 +300,18 @@ class Workspace:
         Never follows a link, never opens what is not a regular file; at most ``limits.MAX_ENTRIES``
         entries (``entries``, when given: what is left of a scenario's steps' cap, :func:`steps_capped`)
         and ``limits.MAX_WORKSPACE_READ`` bytes are read (a ``<capped>`` entry says so).
+
+        With ``hold_readings``, a whole reading (nothing capped, no file read short for the bytes
+        left of the workspace's cap) is held until :meth:`stirred`, an action or a new layout: a
+        reading asked for meanwhile (after the last step, for ``then`` and the final state) is a copy
+        of it, without the texts where it asks for none: what reading again would give, as the
+        records of unchanged files come from the cache of signatures anyway.
         """
         out: dict[str, dict[str, Any]] = {}
+        held = self._held
+        if held is not None and (held[0] or not with_text) and held[1] <= (limits.MAX_ENTRIES if entries is None else entries):
+            return {rel: {key: value for key, value in entry.items() if key != "text"} if not with_text and "text" in entry
+                    else dict(entry) for rel, entry in held[2].items()}
         budget = _Budget(entries)
         budget.settled = self._settled_now()  # before any file is looked at
         if not self.contained:  # pyfakefs: read with the text (all a reading without it leaves out), and kept
@@ -290,7 +337,13 @@ class Workspace:
             self._walk(fd, "", out, budget, with_text)
         finally:
             os.close(fd)
-        return dict(sorted(out.items()))
+        reading = dict(sorted(out.items()))
+        # Held only when reading again could not record it otherwise: nothing capped, and every file read
+        # in full (reading again, some records from the cache count no bytes: the cap cuts no later file).
+        if (self.hold_readings and "<capped>" not in reading and (held is None or with_text or not held[0])
+                and budget.bytes <= limits.MAX_WORKSPACE_READ - limits.MAX_FILE_READ):
+            self._held = (with_text, budget.entries, {rel: dict(entry) for rel, entry in reading.items()})
+        return reading
 
     def _walk_plainly(self, folder: str, prefix: str, out: dict[str, dict[str, Any]], with_text: bool) -> None:
         """Records the entries below ``folder`` (on pyfakefs) as its ``os.walk`` did, one ``lstat`` each: an
@@ -375,6 +428,7 @@ class Workspace:
         ``lstat`` per file, no read, at any depth), which makes such a folder searchable to look
         into it: only once the scenario's checks are done (the runner calls this last)."""
         if state is None or "<capped>" in state or self._passed_over:
+            self._held = None  # (the walk below may make folders searchable)
             state, why = ({}, None) if not self.contained else linked_files(str(self.root))
             if why:
                 return [why]
@@ -415,7 +469,7 @@ class Workspace:
     def kind(self, rel: str) -> str:
         """Returns the type of the entry at ``rel`` (a link is a symlink), or ``<missing>``."""
         if not self.contained:
-            return fake_kind(str(self.path(rel))) or _kind(self.path(rel))
+            return fake_kind(str(self.path(rel))) or kind_of(self.path(rel))
         try:
             with resolve(str(self.root), rel, follow_last=False) as at:
                 info = os.lstat(at.name, dir_fd=at.dir_fd) if at.name else os.stat(at.dir_fd)
@@ -455,53 +509,11 @@ class Workspace:
                 return Read(kind) if data is None else Read("file", data[:limit], len(data),
                                                             truncated=len(data) > limit)
             if not path.is_file():
-                return Read(_kind(path))
+                return Read(kind_of(path))
             data = path.read_bytes()
             return Read("file", data[:limit], len(data), truncated=len(data) > limit)
         with resolve(str(self.root), rel) as at:
             return read_regular(at.dir_fd, at.name, limit)
-
-
-class Read:
-    """What reading one entry gave: its type, the bytes read (capped), its size, or why it failed."""
-
-    def __init__(self, kind: str, data: bytes = b"", size: int = 0, *, truncated: bool = False,
-                 error: str | None = None) -> None:
-        self.kind, self.data, self.size, self.truncated, self.error = kind, data, size, truncated, error
-
-
-def read_regular(dir_fd: int, name: str, limit: int) -> Read:
-    try:
-        fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return Read("<missing>")
-    except OSError as exc:
-        try:
-            kind = type_name(os.lstat(name, dir_fd=dir_fd).st_mode)
-        except OSError:
-            kind = "<missing>"
-        return Read(kind, error=exc.strerror if kind == "file" else None)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device is never read
-            return Read(type_name(info.st_mode))
-        chunks, total = [], 0
-        while total < limit:
-            wanted = min(1 << 20, limit - total)
-            chunk = os.read(fd, wanted)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if len(chunk) < wanted and total >= info.st_size:
-                break  # a regular file read short at its size: its end
-        data = b"".join(chunks)
-        truncated = info.st_size > total or (total >= limit and os.read(fd, 1) != b"")
-        return Read("file", data, max(info.st_size, total), truncated=truncated)
-    except OSError as exc:
-        return Read("file", error=exc.strerror)
-    finally:
-        os.close(fd)
 
 
 def steps_capped() -> dict[str, str]:
@@ -634,61 +646,3 @@ def _settled(ctime_ns: int, settled: int | None) -> bool:
     if settled is None:
         return True
     return ctime_ns + (1_000_000_000 if ctime_ns % 1_000_000_000 == 0 else 0) < settled
-
-
-def _advance_mtime_fd(fd: int, before: int) -> None:
-    """Moves the mtime of the open file at least one second past ``before`` (any mtime resolution sees it)."""
-    now = os.fstat(fd).st_mtime_ns
-    wanted = max(now, before + 1_000_000_000, time.time_ns())
-    os.utime(fd, ns=(wanted, wanted))
-
-
-def _mtime_ns(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-_MTIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
-
-
-def mtime_after(spec: str, before: int | None) -> int:
-    """Returns the mtime (ns) an action's ``mtime: same | [+-]N(s|ms|us|ns) | @<epoch seconds>`` asks for.
-
-    ``before`` is the file's mtime before the action (None for a file that did not exist).
-    """
-    if spec == "same":
-        if before is None:
-            raise ValueError("mtime: same needs a file that exists before the action")
-        return before
-    if spec.startswith("@"):  # absolute: seconds since the epoch, e.g. @1700000000.25
-        return int(Decimal(spec[1:]) * _MTIME_UNITS["s"])
-    found = re.fullmatch(r"([+-])(\d+(?:\.\d+)?)(s|ms|us|ns)", spec)
-    if found is None:
-        raise ValueError(f"invalid mtime {spec!r} (same, or e.g. -5s, +500ms, +1ns)")
-    sign, amount, unit = found.groups()
-    step = int(Decimal(amount) * _MTIME_UNITS[unit])
-    base = before if before is not None else time.time_ns()
-    return base + step if sign == "+" else base - step
-
-
-def _advance_mtime(path: Path, before: int | None) -> None:
-    """Moves the mtime at least one second past ``before``, so any mtime resolution sees a change."""
-    if before is None:
-        return
-    now = os.stat(path).st_mtime_ns
-    wanted = max(now, before + 1_000_000_000, time.time_ns())
-    os.utime(path, ns=(wanted, wanted))
-
-
-def _kind(path: Path) -> str:
-    if not os.path.lexists(path):
-        return "<missing>"
-    if path.is_symlink():
-        return "symlink"
-    if path.is_dir():
-        return "dir"
-    return "file" if path.exists() else "<missing>"
-
-

@@ -112,6 +112,11 @@ class Session(abc.ABC):
     #: around its workspace (the in-process reference, harness/containment/audit_hook.py): the workspace then needs
     #: no walk for link counts after the scenario.
     links_confined: bool = False
+    #: True when the target changes the workspace only while :meth:`call` runs (the in-process
+    #: reference: its code runs only inside ``open`` and ``call``, and its confinement refuses it
+    #: threads and processes, harness/containment/audit_hook.py): a reading of the workspace then
+    #: holds until the next call or action (harness/run/workspace.py, ``Workspace.hold_readings``).
+    acts_only_in_calls: bool = False
 
     @abc.abstractmethod
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:

@@ -25,6 +25,7 @@ class ReferenceSession(Session):
     """A reference_impl session, confined to the folder around its workspace (harness/containment/audit_hook.py)."""
 
     links_confined = True  # os.link is refused unless both its paths are in the folder around the workspace
+    acts_only_in_calls = True  # no thread or process of its own outlives a call; close is the base's no-op
 
     def __init__(self, session: Any, bounds: audit_hook.Confinement) -> None:
         self._session = session
