@@ -512,3 +512,26 @@ def test_a_scenario_on_pyfakefs_is_judged_by_its_profile_as_the_disk_has_it():
         result = runner.run(scenario)
     assert result.verdict is Verdict.PASS, result.reason
     assert aspects.content_spec(scenario, "Read").lines  # as the run looked it up: Read's lines are content
+
+
+def test_a_fault_scenario_beside_another_patchers_open_leaves_the_process_reading_its_source_files(
+        scenario_from, monkeypatch):
+    # pyfakefs' set-up points linecache and tokenize at the `open` it finds in builtins: made beside
+    # another file system's `open`, its patcher left them reading there, and no traceback or
+    # inspect.getsource of the process found a source file again (pytest-xdist's start among them).
+    import inspect
+    import linecache
+    import tokenize
+
+    from pyfakefs.fake_filesystem import FakeFilesystem
+    from pyfakefs.fake_io import FakeIoModule
+
+    before = linecache.__dict__.get("open"), tokenize._builtin_open
+    _, target, full = _disk_full(scenario_from)
+    with _open_wrapped_and_pyfakefs_forgetful(monkeypatch, FakeIoModule(FakeFilesystem()).open), \
+            Runner(target) as runner:
+        assert runner.run(full).verdict is Verdict.ERROR
+    assert (linecache.__dict__.get("open"), tokenize._builtin_open) == before
+    linecache.checkcache(__file__)
+    assert "def test_a_fault_scenario_beside_another_patchers_open" in inspect.getsource(
+        test_a_fault_scenario_beside_another_patchers_open_leaves_the_process_reading_its_source_files)

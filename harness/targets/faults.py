@@ -158,6 +158,38 @@ def _modules() -> dict[str, Any]:
 @contextlib.contextmanager
 def fake_filesystem() -> Iterator[Any]:
     """Runs the enclosed code on an empty pyfakefs file system where modes apply; yields it."""
+    with _source_readers_kept():
+        with _patched() as fs:
+            yield fs
+
+
+@contextlib.contextmanager
+def _source_readers_kept() -> Iterator[None]:
+    """Puts back, after the block, the ``open`` that linecache and tokenize read source files with.
+
+    pyfakefs' set-up points both at the ``open`` that stood in ``builtins`` when its patcher was made,
+    so that a traceback shown while it patches reads the real file, and leaves them so. A patcher
+    made while another ``open`` stands there (a patcher's fakes left behind, which makes the scenario
+    an error) would leave them reading that other file system: no traceback or ``inspect.getsource``
+    of the process would find a source file again."""
+    import linecache
+    import tokenize
+    missing = object()
+    kept = [(module.__dict__, name, module.__dict__.get(name, missing))
+            for module, name in ((linecache, "open"), (tokenize, "_builtin_open"))]
+    try:
+        yield
+    finally:
+        for namespace, name, value in kept:
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+
+
+@contextlib.contextmanager
+def _patched() -> Iterator[Any]:
+    """:func:`fake_filesystem` without putting back the source readers."""
     patcher = _take()
     if not _in_effect(patcher):
         _discard(patcher)
