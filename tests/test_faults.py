@@ -485,6 +485,36 @@ def test_a_fake_enclosure_made_from_the_records_is_what_mkdtemp_and_mkdir_make(m
     assert all(name.startswith("harness-") and len(name) == len("harness-") + 8 for name in names)
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+@pytest.mark.parametrize("variable", [None, "TMPDIR", "TMP"])
+def test_a_fake_file_system_emptied_for_the_next_scenario_is_what_its_own_reset_leaves(monkeypatch, umask, variable):
+    # The next scenario's file system is emptied with its temporary folder made from the records
+    # (faults._reset): the same entries, modes, owners, usage and inode numbers as pyfakefs' reset,
+    # also where the temporary folder is another (then reset makes it, and /tmp a link to it).
+    import tempfile
+
+    from harness.containment import fake_records
+
+    if variable is not None:
+        monkeypatch.setenv(variable, "/var/scratch")
+    shapes = []
+    with faults.fake_filesystem() as fs:
+        old = os.umask(umask)
+        try:
+            for empty in (faults._reset, type(fs).reset):
+                os.makedirs("/tmp/left/over")
+                with open("/tmp/left/over/f.txt", "wb") as handle:
+                    handle.write(b"from the scenario before")
+                tempfile.tempdir = "/tmp/left"
+                empty(fs)
+                who, _records = fake_records.outside(fs, "/nothing-left-out")
+                shapes.append((who, _fake_shape(fs, "<none>"), tempfile.tempdir, len(fs.open_files)))
+        finally:
+            os.umask(old)
+    assert shapes[0] == shapes[1]
+    assert ("/tmp" in shapes[0][1][0]) and not any("left" in path for path in shapes[0][1][0])
+
+
 def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
     import tempfile
 

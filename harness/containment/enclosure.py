@@ -315,7 +315,8 @@ class PrivateEnclosure(Enclosure):
             for _ in range(100):  # (as many names as mkdtemp tries)
                 name = prefix + "".join(_names.choices(_NAME_LETTERS, k=8))
                 if name not in above.entries:
-                    return str(fs.create_dir(f"{folder.rstrip('/')}/{name}", perm_bits=0o700).path)
+                    fake_records.make_folder(fs, above, name, 0o700)
+                    return f"{folder.rstrip('/')}/{name}"
         return super()._make_base(prefix, parent)
 
     def _surround(self) -> None:
@@ -328,10 +329,10 @@ class PrivateEnclosure(Enclosure):
         """Makes the workspace and lists everything outside it."""
         fs = fake_records.filesystem()
         base = fake_records.folder(fs, self._base) if fs is not None and self.made == 0 else None
-        if fs is not None and base is not None and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
+        if fs is not None and base is not None and "ws" not in base.entries:  # made as os.mkdir makes it (see _make_base)
             self.made, self.current = 1, "ws"
             path = self.base / "ws"
-            fs.create_dir(str(path), perm_bits=0o777)
+            fake_records.make_folder(fs, base, "ws", 0o777)
         else:
             path = super().place()
         workspace = f"{self._base}/{self.current}"

@@ -165,6 +165,19 @@ def folder(fs: Any, path: str) -> Any | None:
     return node if node is not None and node is not MISSING and stat.S_ISDIR(node.stat_result.st_mode) else None
 
 
+def make_folder(fs: Any, parent: Any, name: str, mode: int) -> Any:
+    """Makes the folder ``name`` in the folder record ``parent`` on ``fs`` as ``fs.create_dir`` makes
+    the last folder of a path (mode ``mode`` less the umask, the harness's own) and returns its record;
+    ``parent`` and ``name`` as :func:`folder` and a name not there tell. Raises OSError as ``create_dir``
+    does where ``parent`` is not writable for the harness."""
+    from pyfakefs.fake_file import FakeDirectory
+
+    made = FakeDirectory(name, filesystem=fs)
+    parent.add_entry(made)
+    made.st_mode = stat.S_IFDIR | (mode & ~fs.umask)
+    return made
+
+
 def _enterable(node: Any) -> bool:
     """Whether the folder record ``node`` is the harness's own, with read and search for its owner."""
     info = node.stat_result
