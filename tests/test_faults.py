@@ -515,6 +515,45 @@ def test_a_fake_file_system_emptied_for_the_next_scenario_is_what_its_own_reset_
     assert ("/tmp" in shapes[0][1][0]) and not any("left" in path for path in shapes[0][1][0])
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002, 0o277])
+@pytest.mark.parametrize("given", [
+    {"dirs": ["out", "a/b/c"], "files": {"top.txt": "the old content\n", "a/b/c/deep.bin": {"hex": "00ff"},
+                                         "new/x/y.txt": "", "out/z.txt": "z"}},
+    {"dirs": [{"path": "closed", "mode": "0500"}], "files": {"closed/later.txt": "x"}},
+    {"files": {"same": "a"}, "dirs": ["same"]},
+    {"files": {"top.txt": "in a root the umask may close"}},
+], ids=["folders-and-files", "a-mode-that-keeps-out", "a-file-where-a-folder-is", "a-file-alone"])
+def test_a_fake_layout_made_from_the_records_is_what_the_fake_os_makes(monkeypatch, umask, given):
+    # `given` is laid out on pyfakefs from its records (fake_records.lay_out) where it can be, else
+    # through its os: the same entries, modes, owners, sizes, bytes, usage and inode numbers as
+    # through its os alone, or the same error.
+    from harness.containment import fake_records
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem():  # (tempfile's folder found: the probe it writes takes an inode number)
+        Workspace(contained=False)
+    shapes = []
+    for route in ("records", "fake os"):
+        with faults.fake_filesystem() as fs, monkeypatch.context() as patch:
+            if route == "fake os":
+                patch.setattr(fake_records, "lay_out", lambda *_args, **_kwargs: False)
+            workspace = Workspace(contained=False)
+            old = os.umask(umask)
+            try:
+                workspace.populate(given, {"workspace": str(workspace.root)})
+                error = None
+            except OSError as exc:
+                error = (type(exc), exc.errno, str(exc.filename).replace(str(workspace.base), "<base>"))
+            finally:
+                os.umask(old)
+            shape = _fake_shape(fs, str(workspace.base))
+            base = str(workspace.base)
+            texts = {path: fs.get_object(path.replace("<base>", base)).byte_contents for path in shape[0]
+                     if path.startswith("<base>") and os.path.isfile(path.replace("<base>", base))}
+            shapes.append((shape, texts, error))
+    assert shapes[0] == shapes[1]
+
+
 def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
     import tempfile
 

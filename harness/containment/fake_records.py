@@ -178,6 +178,56 @@ def make_folder(fs: Any, parent: Any, name: str, mode: int) -> Any:
     return made
 
 
+def lay_out(fs: Any, root: str, rel: str, data: bytes | None = None) -> bool:
+    """Makes ``rel`` below the folder ``root`` on ``fs`` as the layout makes it through the fake ``os``,
+    from the records: a folder (``data`` None) as ``Path.mkdir(parents=True, exist_ok=True)`` does, or
+    a new file holding ``data`` as ``open(path, "wb")`` does once its folders are made so (each made
+    as :func:`make_folder` makes it, mode 0777 less the umask; the file 0666 less the umask, its bytes
+    counted on the disk as ``fs.create_file`` counts them). Returns whether it did; where it did not,
+    nothing was made, and the fake ``os`` must be asked: a name empty, ``.`` or ``..``, ``root`` or
+    a folder on the way not the harness's own with read, write and search for its owner (which
+    pyfakefs may refuse), an entry on the way that is no folder (a link among them), a file already
+    there, or a umask that would keep the harness out of a folder it makes. The fake ``os`` costs
+    a few path lookups per name where this costs a dictionary look-up."""
+    from pyfakefs.fake_file import FakeFile
+
+    top = folder(fs, root)
+    parts = rel.split("/")
+    if top is None or any(part in ("", ".", "..") for part in parts):
+        return False
+    folders, last = (parts, None) if data is None else (parts[:-1], parts[-1])
+    node, missing = top, None
+    for index, part in enumerate(folders):
+        if not _owned_folder(node):
+            return False
+        below = node.entries.get(part)
+        if below is None:
+            missing = index
+            break
+        node = below
+    if missing is None:
+        if not _owned_folder(node):
+            return False
+        if last is None:
+            return True  # (there already, a folder: exist_ok)
+        if last in node.entries:
+            return False
+    elif ~fs.umask & 0o700 != 0o700:
+        return False
+    for part in folders[missing:] if missing is not None else ():
+        node = make_folder(fs, node, part, 0o777)
+    if last is not None and data is not None:
+        made = FakeFile(last, stat.S_IFREG | (0o666 & ~fs.umask), filesystem=fs)
+        node.add_entry(made)
+        made.set_initial_contents(data)
+    return True
+
+
+def _owned_folder(node: Any) -> bool:
+    """Whether the record ``node`` is a folder of the harness's own with read, write and search for its owner."""
+    return _enterable(node) and bool(node.stat_result.st_mode & 0o200)
+
+
 def _enterable(node: Any) -> bool:
     """Whether the folder record ``node`` is the harness's own, with read and search for its owner."""
     info = node.stat_result
