@@ -477,7 +477,8 @@ def test_a_fake_enclosure_made_from_the_records_is_what_mkdtemp_and_mkdir_make(m
                 workspace = Workspace(contained=False)
             finally:
                 os.umask(old)
-            assert workspace.root == workspace.base / "ws" and workspace.base.parent == Path(tempfile.gettempdir())
+            # (right in the root of the fake file system: the fewest names for pyfakefs to look up)
+            assert workspace.root == workspace.base / "ws" and workspace.base.parent == Path("/")
             names.append(workspace.base.name)
             shapes.append(_fake_shape(fs, str(workspace.base)))
             assert workspace.escapes() == []
@@ -555,18 +556,16 @@ def test_a_fake_layout_made_from_the_records_is_what_the_fake_os_makes(monkeypat
 
 
 def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
-    import tempfile
-
     from harness.containment import enclosure
     from harness.run.workspace import Workspace
 
     with faults.fake_filesystem():
         taken = enclosure._names.getstate()
         name = "harness-" + "".join(enclosure._names.choices(enclosure._NAME_LETTERS, k=8))
-        os.mkdir(f"{tempfile.gettempdir()}/{name}")
+        os.mkdir(f"/{name}")
         enclosure._names.setstate(taken)  # the next name picked is the one just made
         workspace = Workspace(contained=False)
-        assert workspace.base.name != name and os.listdir(f"{tempfile.gettempdir()}/{name}") == []
+        assert workspace.base.parent == Path("/") and workspace.base.name != name and os.listdir(f"/{name}") == []
 
 
 def test_a_scenario_on_pyfakefs_is_judged_by_its_profile_as_the_disk_has_it():

@@ -109,13 +109,15 @@ MISSING = object()
 
 def entry(fs: Any, path: str) -> Any | None:
     """The record of the entry at the absolute ``path`` on ``fs`` (never a link followed: the entry
-    itself), :data:`MISSING` when it is certainly not there, or None when the fake ``os`` must be
+    itself; ``/``: the root), :data:`MISSING` when it is certainly not there, or None when the fake ``os`` must be
     asked: a name that is empty, ``.`` or ``..``, or a folder on the way that is a link, no folder,
     or not the harness's own with read and search for its owner (pyfakefs then lets the harness
     through, as the records say; anything else may be refused, which its ``os`` tells)."""
     if not path.startswith("/"):
         return None
     node = fs.root
+    if path == "/":
+        return node
     for part in path.split("/")[1:]:
         if part in ("", ".", ".."):
             return None
