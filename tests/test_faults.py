@@ -477,7 +477,8 @@ def test_a_fake_enclosure_made_from_the_records_is_what_mkdtemp_and_mkdir_make(m
                 workspace = Workspace(contained=False)
             finally:
                 os.umask(old)
-            assert workspace.root == workspace.base / "ws" and workspace.base.parent == Path(tempfile.gettempdir())
+            # (right in the root of the fake file system: the fewest names for pyfakefs to look up)
+            assert workspace.root == workspace.base / "ws" and workspace.base.parent == Path("/")
             names.append(workspace.base.name)
             shapes.append(_fake_shape(fs, str(workspace.base)))
             assert workspace.escapes() == []
@@ -485,19 +486,86 @@ def test_a_fake_enclosure_made_from_the_records_is_what_mkdtemp_and_mkdir_make(m
     assert all(name.startswith("harness-") and len(name) == len("harness-") + 8 for name in names)
 
 
-def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+@pytest.mark.parametrize("variable", [None, "TMPDIR", "TMP"])
+def test_a_fake_file_system_emptied_for_the_next_scenario_is_what_its_own_reset_leaves(monkeypatch, umask, variable):
+    # The next scenario's file system is emptied with its temporary folder made from the records
+    # (faults._reset): the same entries, modes, owners, usage and inode numbers as pyfakefs' reset,
+    # also where the temporary folder is another (then reset makes it, and /tmp a link to it).
     import tempfile
 
+    from harness.containment import fake_records
+
+    if variable is not None:
+        monkeypatch.setenv(variable, "/var/scratch")
+    shapes = []
+    with faults.fake_filesystem() as fs:
+        old = os.umask(umask)
+        try:
+            for empty in (faults._reset, type(fs).reset):
+                os.makedirs("/tmp/left/over")
+                with open("/tmp/left/over/f.txt", "wb") as handle:
+                    handle.write(b"from the scenario before")
+                tempfile.tempdir = "/tmp/left"
+                empty(fs)
+                who, _records = fake_records.outside(fs, "/nothing-left-out")
+                shapes.append((who, _fake_shape(fs, "<none>"), tempfile.tempdir, len(fs.open_files)))
+        finally:
+            os.umask(old)
+    assert shapes[0] == shapes[1]
+    assert ("/tmp" in shapes[0][1][0]) and not any("left" in path for path in shapes[0][1][0])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002, 0o277])
+@pytest.mark.parametrize("given", [
+    {"dirs": ["out", "a/b/c"], "files": {"top.txt": "the old content\n", "a/b/c/deep.bin": {"hex": "00ff"},
+                                         "new/x/y.txt": "", "out/z.txt": "z"}},
+    {"dirs": [{"path": "closed", "mode": "0500"}], "files": {"closed/later.txt": "x"}},
+    {"files": {"same": "a"}, "dirs": ["same"]},
+    {"files": {"top.txt": "in a root the umask may close"}},
+], ids=["folders-and-files", "a-mode-that-keeps-out", "a-file-where-a-folder-is", "a-file-alone"])
+def test_a_fake_layout_made_from_the_records_is_what_the_fake_os_makes(monkeypatch, umask, given):
+    # `given` is laid out on pyfakefs from its records (fake_records.lay_out) where it can be, else
+    # through its os: the same entries, modes, owners, sizes, bytes, usage and inode numbers as
+    # through its os alone, or the same error.
+    from harness.containment import fake_records
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem():  # (tempfile's folder found: the probe it writes takes an inode number)
+        Workspace(contained=False)
+    shapes = []
+    for route in ("records", "fake os"):
+        with faults.fake_filesystem() as fs, monkeypatch.context() as patch:
+            if route == "fake os":
+                patch.setattr(fake_records, "lay_out", lambda *_args, **_kwargs: False)
+            workspace = Workspace(contained=False)
+            old = os.umask(umask)
+            try:
+                workspace.populate(given, {"workspace": str(workspace.root)})
+                error = None
+            except OSError as exc:
+                error = (type(exc), exc.errno, str(exc.filename).replace(str(workspace.base), "<base>"))
+            finally:
+                os.umask(old)
+            shape = _fake_shape(fs, str(workspace.base))
+            base = str(workspace.base)
+            texts = {path: fs.get_object(path.replace("<base>", base)).byte_contents for path in shape[0]
+                     if path.startswith("<base>") and os.path.isfile(path.replace("<base>", base))}
+            shapes.append((shape, texts, error))
+    assert shapes[0] == shapes[1]
+
+
+def test_a_fake_enclosure_is_not_made_where_a_folder_of_its_name_is():
     from harness.containment import enclosure
     from harness.run.workspace import Workspace
 
     with faults.fake_filesystem():
         taken = enclosure._names.getstate()
         name = "harness-" + "".join(enclosure._names.choices(enclosure._NAME_LETTERS, k=8))
-        os.mkdir(f"{tempfile.gettempdir()}/{name}")
+        os.mkdir(f"/{name}")
         enclosure._names.setstate(taken)  # the next name picked is the one just made
         workspace = Workspace(contained=False)
-        assert workspace.base.name != name and os.listdir(f"{tempfile.gettempdir()}/{name}") == []
+        assert workspace.base.parent == Path("/") and workspace.base.name != name and os.listdir(f"/{name}") == []
 
 
 def test_a_scenario_on_pyfakefs_is_judged_by_its_profile_as_the_disk_has_it():

@@ -170,13 +170,16 @@ class Enclosure:
         return found
 
     def _base_replaced(self) -> str | None:
-        """Returns what a candidate put in the base's place (removed it, or a link or a file there), or
-        None while it is a folder."""
+        """Returns what a candidate put in the base's place (removed it, or a link or a file there, or
+        closed a folder above it to the harness), or None while it is a folder."""
         try:
             info = os.lstat(self._base)
         except FileNotFoundError:
             self.replaced = True
             return f"removed {self._base}"
+        except OSError as exc:  # a folder above it closed to the harness: nothing below can be told to be ours
+            self.replaced = True
+            return f"changed {self._base} (cannot be looked at: {exc.strerror})"
         if stat.S_ISDIR(info.st_mode):
             return None
         self.replaced = True
@@ -304,19 +307,24 @@ class PrivateEnclosure(Enclosure):
     """
 
     def _make_base(self, prefix: str, parent: str | None) -> str:
-        """Makes the base as ``tempfile.mkdtemp`` does (a name of the same form, mode 0700); on pyfakefs
-        by its ``create_dir`` where its records show the folder above as a folder the harness may
+        """Makes the base as ``tempfile.mkdtemp`` does (a name of the same form, mode 0700), in
+        ``parent``; on pyfakefs, without one, right in the root of its file system, which holds
+        nothing else of the harness's (in the temporary folder, every path a candidate gives would
+        have one name more for pyfakefs to look up, each lookup of a path costing per name: an
+        eighth of a fake scenario's calls). Made from pyfakefs' records
+        (:func:`fake_records.make_folder`) where they show the folder above as one the harness may
         enter (:func:`fake_records.folder`): each path lookup of its ``os`` costs a tenth of the
         harness's part of a scenario, and ``mkdir`` looks the path up twice, ``mkdtemp`` thrice."""
         fs = fake_records.filesystem()
-        folder = parent if parent is not None else tempfile.gettempdir()
+        folder = parent if parent is not None else "/" if fs is not None else tempfile.gettempdir()
         above = fake_records.folder(fs, folder) if fs is not None else None
         if fs is not None and above is not None:
             for _ in range(100):  # (as many names as mkdtemp tries)
                 name = prefix + "".join(_names.choices(_NAME_LETTERS, k=8))
                 if name not in above.entries:
-                    return str(fs.create_dir(f"{folder.rstrip('/')}/{name}", perm_bits=0o700).path)
-        return super()._make_base(prefix, parent)
+                    fake_records.make_folder(fs, above, name, 0o700)
+                    return f"{folder.rstrip('/')}/{name}"
+        return super()._make_base(prefix, folder)
 
     def _surround(self) -> None:
         """No canaries: the listing taken by :meth:`place` stands in for them."""
@@ -328,10 +336,10 @@ class PrivateEnclosure(Enclosure):
         """Makes the workspace and lists everything outside it."""
         fs = fake_records.filesystem()
         base = fake_records.folder(fs, self._base) if fs is not None and self.made == 0 else None
-        if fs is not None and base is not None and "ws" not in base.entries:  # made by its create_dir, as os.mkdir makes it (see _make_base)
+        if fs is not None and base is not None and "ws" not in base.entries:  # made as os.mkdir makes it (see _make_base)
             self.made, self.current = 1, "ws"
             path = self.base / "ws"
-            fs.create_dir(str(path), perm_bits=0o777)
+            fake_records.make_folder(fs, base, "ws", 0o777)
         else:
             path = super().place()
         workspace = f"{self._base}/{self.current}"

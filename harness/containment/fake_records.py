@@ -109,13 +109,15 @@ MISSING = object()
 
 def entry(fs: Any, path: str) -> Any | None:
     """The record of the entry at the absolute ``path`` on ``fs`` (never a link followed: the entry
-    itself), :data:`MISSING` when it is certainly not there, or None when the fake ``os`` must be
+    itself; ``/``: the root), :data:`MISSING` when it is certainly not there, or None when the fake ``os`` must be
     asked: a name that is empty, ``.`` or ``..``, or a folder on the way that is a link, no folder,
     or not the harness's own with read and search for its owner (pyfakefs then lets the harness
     through, as the records say; anything else may be refused, which its ``os`` tells)."""
     if not path.startswith("/"):
         return None
     node = fs.root
+    if path == "/":
+        return node
     for part in path.split("/")[1:]:
         if part in ("", ".", ".."):
             return None
@@ -163,6 +165,69 @@ def folder(fs: Any, path: str) -> Any | None:
     it; None where it is not certainly a folder there (ask the fake ``os``)."""
     node = entry(fs, path)
     return node if node is not None and node is not MISSING and stat.S_ISDIR(node.stat_result.st_mode) else None
+
+
+def make_folder(fs: Any, parent: Any, name: str, mode: int) -> Any:
+    """Makes the folder ``name`` in the folder record ``parent`` on ``fs`` as ``fs.create_dir`` makes
+    the last folder of a path (mode ``mode`` less the umask, the harness's own) and returns its record;
+    ``parent`` and ``name`` as :func:`folder` and a name not there tell. Raises OSError as ``create_dir``
+    does where ``parent`` is not writable for the harness."""
+    from pyfakefs.fake_file import FakeDirectory
+
+    made = FakeDirectory(name, filesystem=fs)
+    parent.add_entry(made)
+    made.st_mode = stat.S_IFDIR | (mode & ~fs.umask)
+    return made
+
+
+def lay_out(fs: Any, root: str, rel: str, data: bytes | None = None) -> bool:
+    """Makes ``rel`` below the folder ``root`` on ``fs`` as the layout makes it through the fake ``os``,
+    from the records: a folder (``data`` None) as ``Path.mkdir(parents=True, exist_ok=True)`` does, or
+    a new file holding ``data`` as ``open(path, "wb")`` does once its folders are made so (each made
+    as :func:`make_folder` makes it, mode 0777 less the umask; the file 0666 less the umask, its bytes
+    counted on the disk as ``fs.create_file`` counts them). Returns whether it did; where it did not,
+    nothing was made, and the fake ``os`` must be asked: a name empty, ``.`` or ``..``, ``root`` or
+    a folder on the way not the harness's own with read, write and search for its owner (which
+    pyfakefs may refuse), an entry on the way that is no folder (a link among them), a file already
+    there, or a umask that would keep the harness out of a folder it makes. The fake ``os`` costs
+    a few path lookups per name where this costs a dictionary look-up."""
+    from pyfakefs.fake_file import FakeFile
+
+    top = folder(fs, root)
+    parts = rel.split("/")
+    if top is None or any(part in ("", ".", "..") for part in parts):
+        return False
+    folders, last = (parts, None) if data is None else (parts[:-1], parts[-1])
+    node, missing = top, None
+    for index, part in enumerate(folders):
+        if not _owned_folder(node):
+            return False
+        below = node.entries.get(part)
+        if below is None:
+            missing = index
+            break
+        node = below
+    if missing is None:
+        if not _owned_folder(node):
+            return False
+        if last is None:
+            return True  # (there already, a folder: exist_ok)
+        if last in node.entries:
+            return False
+    elif ~fs.umask & 0o700 != 0o700:
+        return False
+    for part in folders[missing:] if missing is not None else ():
+        node = make_folder(fs, node, part, 0o777)
+    if last is not None and data is not None:
+        made = FakeFile(last, stat.S_IFREG | (0o666 & ~fs.umask), filesystem=fs)
+        node.add_entry(made)
+        made.set_initial_contents(data)
+    return True
+
+
+def _owned_folder(node: Any) -> bool:
+    """Whether the record ``node`` is a folder of the harness's own with read, write and search for its owner."""
+    return _enterable(node) and bool(node.stat_result.st_mode & 0o200)
 
 
 def _enterable(node: Any) -> bool:

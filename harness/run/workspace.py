@@ -194,6 +194,9 @@ class Workspace:
         """
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         if not self.contained:
+            fs = fake_records.filesystem() if parents and not append and mtime is None else None
+            if fs is not None and fake_records.lay_out(fs, str(self.root), rel, data):
+                return  # a new file of the layout, made as the fake os makes it (see lay_out)
             path = self.path(rel)
             if parents and "/" in rel:  # (a name alone is made in the root, there since the layout began)
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,7 +274,9 @@ class Workspace:
 
     def _mkdir(self, rel: str) -> None:
         if not self.contained:
-            self.path(rel).mkdir(parents=True, exist_ok=True)
+            fs = fake_records.filesystem()
+            if fs is None or not fake_records.lay_out(fs, str(self.root), rel):  # (see lay_out)
+                self.path(rel).mkdir(parents=True, exist_ok=True)
             return
         with resolve(str(self.root), rel, create_parents=True) as at:
             if at.name:

@@ -230,7 +230,7 @@ def _take() -> Any:
             helpers.set_uid(1)  # as Patcher(allow_root_user=False) does, before the root is made
             helpers.set_gid(1)
             patcher.fs.__dict__.pop("raise_os_error", None)  # what _make_read_only put in place
-            patcher.fs.reset()
+            _reset(patcher.fs)
             patcher.resume()
             # The temporary folder tempfile found on this (then identical) file system: finding it
             # again writes and removes a probe file in each candidate, a third of a workspace's set-up.
@@ -239,6 +239,27 @@ def _take() -> Any:
             tokenize._builtin_open = patcher.original_open  # type: ignore[attr-defined]
             return patcher
     return _fresh()
+
+
+def _reset(fs: Any) -> None:
+    """Empties ``fs`` as its ``reset`` does, the temporary folder ``/tmp`` made from its records
+    (:func:`fake_records.make_folder`) where that is the folder ``reset`` makes (no ``TMPDIR``,
+    ``TEMP`` or ``TMP`` names another): ``reset`` looks its path up thrice in making it, most of the
+    cost of a fresh file system."""
+    import tempfile
+
+    from harness.containment import fake_records
+
+    if any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")) or not getattr(fs, "create_temp_dir", False):
+        fs.reset()
+        return
+    fs.create_temp_dir = False
+    try:
+        fs.reset()
+    finally:
+        fs.create_temp_dir = True
+    tempfile.tempdir = None  # (as reset leaves it: tempfile finds its folder again)
+    fake_records.make_folder(fs, fs.root, "tmp", 0o777)
 
 
 def _only_added(modules: dict[str, Any]) -> bool:
