@@ -274,3 +274,14 @@ def test_a_session_without_scenario_items_gets_back_what_start_up_froze(project)
              (line.split() for line in (project.path / "frozen.txt").read_text("utf-8").splitlines())}
     assert noted["collection"] > 0
     assert noted["item"] == noted["end"] == noted["cleanup"] == noted["exit"] == 0
+
+
+@pytest.mark.parametrize("name", ["claude-code/read/plugin-good", 'a\\b/c?d*e:f|g"h<i>j k.0', "".join(map(chr, range(128))),
+                                  "tab\there", "é/x", "zero\u200bwidth", "\x7f"])
+def test_a_snapshot_name_is_cleaned_as_syrupy_cleans_it(name):
+    # Scenario ids (printable ASCII) skip syrupy's test of each character's category; every name
+    # comes out as syrupy's own cleaning makes it (what its report and its files are named by).
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension
+
+    from harness.pytest_plugin.syrupy import ScenarioSnapshotExtension
+    assert ScenarioSnapshotExtension._sanitize_filename(name) == SingleFileSnapshotExtension._sanitize_filename(name)
