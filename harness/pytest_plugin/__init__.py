@@ -144,8 +144,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gets it back here.
     """
     scenario_items = [item for item in session.items if isinstance(item, ScenarioItem)]
-    for item in scenario_items:  # no conftest file is loaded after collection: the item's hooks are known now
-        item._hooks = item.session.gethookproxy(item.path)
+    hooks: dict[Path, Any] = {}  # no conftest file is loaded after collection: the item's hooks are known now,
+    for item in scenario_items:  # and they depend on its folder alone (the conftest files above it)
+        folder = item.path.parent
+        if folder not in hooks:
+            hooks[folder] = session.gethookproxy(item.path)
+        item._hooks = hooks[folder]
     if scenario_items:
         _freeze(session.config)
     elif session.config.stash.get(_FROZEN, False):  # no scenario item: what start-up froze goes back now
