@@ -212,8 +212,9 @@ def test_snapshots_no_scenario_matches_are_listed_after_the_run(project):
     assert "plugin-good.yaml" not in result.stdout.str()
 
 
-#: A conftest.py noting how many objects the garbage collector holds frozen: during the scenario item,
-#: once pytest's clean-ups are done, and as the process ends; with FREEZE_FIRST set it freezes some itself first.
+#: A conftest.py noting how many objects the garbage collector holds frozen: as collection starts, during
+#: each item, at the session's end, once pytest's clean-ups are done, and as the process ends; with
+#: FREEZE_FIRST set it freezes some itself first.
 FREEZE_PROBE = """\
 import atexit, functools, gc, os
 
@@ -227,8 +228,14 @@ def note(when):
 def pytest_configure(config):
     config.add_cleanup(functools.partial(note, "cleanup"))  # runs after the plugin's own clean-ups
 
+def pytest_collection(session):
+    note("collection")
+
 def pytest_runtest_call(item):
     note("item")
+
+def pytest_sessionfinish(session):
+    note("end")
 
 atexit.register(note, "exit")  # runs after the plugin's own exit handler
 """
@@ -249,5 +256,32 @@ def test_what_collection_left_alive_is_frozen_for_the_run_and_given_back(project
     assert noted["item"] > 0 and noted["exit"] > 0
     if frozen_before:
         assert noted["cleanup"] > 0
+        assert noted["end"] <= noted["item"] <= noted["collection"]  # the program's freeze: nothing added
     else:
         assert noted["cleanup"] == 0
+        # What start-up left alive is frozen before collection (loading the catalog sets off full
+        # walks), what collection added before the first item, what the items left after the last.
+        assert 0 < noted["collection"] < noted["item"] < noted["end"]
+
+
+def test_a_session_without_scenario_items_gets_back_what_start_up_froze(project):
+    # The scenario folders are configured, so start-up freezes; no scenario item is collected, so
+    # the Python test runs (and the session ends) with nothing frozen, as without the plugin.
+    (project.path / "conftest.py").write_text(FREEZE_PROBE, "utf-8")
+    (project.path / "test_plain.py").write_text("def test_plain():\n    pass\n", "utf-8")
+    project.runpytest_subprocess("-q", "-p", "no:cacheprovider", "test_plain.py").assert_outcomes(passed=1)
+    noted = {when: int(count) for when, count in
+             (line.split() for line in (project.path / "frozen.txt").read_text("utf-8").splitlines())}
+    assert noted["collection"] > 0
+    assert noted["item"] == noted["end"] == noted["cleanup"] == noted["exit"] == 0
+
+
+@pytest.mark.parametrize("name", ["claude-code/read/plugin-good", 'a\\b/c?d*e:f|g"h<i>j k.0', "".join(map(chr, range(128))),
+                                  "tab\there", "é/x", "zero\u200bwidth", "\x7f"])
+def test_a_snapshot_name_is_cleaned_as_syrupy_cleans_it(name):
+    # Scenario ids (printable ASCII) skip syrupy's test of each character's category; every name
+    # comes out as syrupy's own cleaning makes it (what its report and its files are named by).
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension
+
+    from harness.pytest_plugin.syrupy import ScenarioSnapshotExtension
+    assert ScenarioSnapshotExtension._sanitize_filename(name) == SingleFileSnapshotExtension._sanitize_filename(name)

@@ -110,9 +110,21 @@ def pytest_configure(config: pytest.Config) -> None:
     # first), so it runs after them: after the last garbage collection pytest makes (its
     # unraisable-exception plugin's), which the objects frozen by pytest_collection_finish skip.
     config.add_cleanup(functools.partial(_unfreeze, config))
+    if dirs:  # what start-up left alive (modules, plugins, the target) lives as long as the session:
+        _freeze(config)  # loading the catalog during collection set off a full walk of all of it (20-45 ms)
 
 
 _FROZEN = pytest.StashKey[bool]()
+
+
+def _freeze(config: pytest.Config) -> None:
+    """Frees the young garbage and freezes what is alive now, adding to what this session froze
+    before; nothing when something else froze first (see :func:`pytest_collection_finish`)."""
+    if config.stash.get(_FROZEN, False):
+        gc.collect(1)
+        gc.freeze()
+    elif collector.freeze():
+        config.stash[_FROZEN] = True
 
 
 @pytest.hookimpl(trylast=True)
@@ -127,17 +139,44 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     collected nothing, none with a finalizer) is not worth the full walk (30-50 ms), and goes back to
     the collector with everything else. Nothing is frozen when something already is (a run inside
     another pytest process that froze, a program that froze for its own reasons); :func:`_unfreeze`
-    gives the objects back at the end of the session.
+    gives the objects back at the end of the session. What start-up left alive was frozen already
+    (``pytest_configure``, where scenario folders are configured); a session without a scenario item
+    gets it back here.
     """
     scenario_items = [item for item in session.items if isinstance(item, ScenarioItem)]
-    for item in scenario_items:  # no conftest file is loaded after collection: the item's hooks are known now
-        item._hooks = item.session.gethookproxy(item.path)
-    if scenario_items and collector.freeze():
-        session.config.stash[_FROZEN] = True
+    hooks: dict[Path, Any] = {}  # no conftest file is loaded after collection: the item's hooks are known now,
+    for item in scenario_items:  # and they depend on its folder alone (the conftest files above it)
+        folder = item.path.parent
+        if folder not in hooks:
+            hooks[folder] = session.gethookproxy(item.path)
+        item._hooks = hooks[folder]
+    if scenario_items:
+        _freeze(session.config)
+    elif session.config.stash.get(_FROZEN, False):  # no scenario item: what start-up froze goes back now
+        del session.config.stash[_FROZEN]
+        gc.unfreeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    """Frees the garbage of the run and freezes what it left alive (results, reports, syrupy's
+    assertions), once the items are done, when this session froze before.
+
+    The session's end collects the garbage of the whole heap again and again: syrupy's report
+    allocates enough to set off a full collection, and pytest's unraisable-exception plugin collects
+    twice, in ``pytest_unconfigure`` and in its clean-up (each walk 15-40 ms over what the items left
+    alive). One full collection here frees the same garbage while pytest's unraisable-exception hook
+    is still on (a finalizer's exception is reported as before); the walks after it skip what it froze.
+    """
+    outcome = yield
+    if session.config.stash.get(_FROZEN, False):
+        gc.collect()
+        gc.freeze()
+    return outcome
 
 
 def _unfreeze(config: pytest.Config) -> None:
-    """Gives the objects :func:`pytest_collection_finish` froze back to the garbage collector, and
+    """Gives the objects this session froze (:func:`_freeze`) back to the garbage collector, and
     has them frozen again as the process exits (once per process, whichever session froze).
 
     At its exit the interpreter collects the garbage of the whole heap (the modules' reference

@@ -40,6 +40,10 @@ def _scenario_item(test_location: PyTestLocation) -> Any | None:
     return item if hasattr(item, "scenario") and hasattr(type(item), "target_slug") else None
 
 
+#: The characters syrupy leaves out of a snapshot's file name (SingleFileSnapshotExtension._sanitize_filename).
+_UNSAFE_IN_NAMES = str.maketrans("", "", '\\/?*:|"<>')
+
+
 class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
     """Stores a scenario's result as ``<root>/<target slug>/<scenario id>.yaml``."""
 
@@ -68,6 +72,15 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
         if index not in names:
             names[index] = super().get_snapshot_name(test_location=test_location, index=index)
         return names[index]
+
+    @classmethod
+    def _sanitize_filename(cls, filename: str) -> str:
+        """Returns syrupy's file-name-safe form of a snapshot name: the same text, without syrupy's
+        test of each character's Unicode category where no character can be a control or format
+        one (printable ASCII, as a scenario id is), so only the excluded characters go."""
+        if filename.isascii() and filename.isprintable():
+            return filename.translate(_UNSAFE_IN_NAMES)
+        return super()._sanitize_filename(filename)
 
     @classmethod
     def get_location(cls, *, test_location: PyTestLocation, index: Any) -> str:
