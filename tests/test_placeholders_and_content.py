@@ -118,3 +118,39 @@ def test_code_points_make_text_with_a_lone_surrogate_and_expand_placeholders():
 def test_a_bad_code_points_list_is_refused(items, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         code_points_text(items)
+
+
+# -- generated_size: the bytes of a generated content, counted without making them ---------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from harness.scenario.content_spec import generated_size  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(template=st.text(max_size=12).map(lambda text: text.replace("\ud800", "")) | st.sampled_from(["line {n}", "{n}", "a{n}b{n}"]),
+       eol=st.sampled_from(["\n", "\r\n", "", "€"]), count=st.integers(-3, 1200),
+       final_eol=st.sampled_from([True, False, None, 0, 1]))
+def test_the_size_of_generated_lines_is_the_length_of_their_bytes(template: str, eol: str, count: int, final_eol) -> None:
+    lines = {"count": count, "template": template, "eol": eol}
+    if final_eol is not None:
+        lines["final_eol"] = final_eol
+    try:
+        made = to_bytes({"lines": lines})
+    except UnicodeError:  # a lone surrogate in the template: no bytes to count
+        return
+    assert generated_size({"lines": lines}) == len(made)
+
+
+@pytest.mark.parametrize("spec", [{"lines": 0}, {"lines": 9}, {"lines": 10}, {"lines": 100000},
+                                  {"lines": {"count": 1000001, "template": "x"}}, {"pattern": "ab", "size": 0},
+                                  {"pattern": "abc", "size": 1000}])
+def test_generated_size_of_the_catalog_forms(spec) -> None:
+    assert generated_size(spec) == len(to_bytes(spec))
+
+
+@pytest.mark.parametrize("spec", ["text", {"text": "x"}, {"hex": "00"}, {"base64": "AA=="}, {"pattern": "", "size": 3},
+                                  {"pattern": "a", "size": -1}, {"lines": {"count": "3"}}, {"lines": {"count": 2, "template": 5}}])
+def test_generated_size_leaves_other_specs_to_be_made(spec) -> None:
+    assert generated_size(spec) is None

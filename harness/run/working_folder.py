@@ -22,7 +22,7 @@ import stat
 import tempfile
 from typing import Any
 
-from harness.scenario.content_spec import to_bytes
+from harness.scenario.content_spec import generated_size, to_bytes
 
 #: How the folder's name starts (the claude-code target masks it in snapshots: harness/targets/claude_code).
 PREFIX = "harness-cwd-"
@@ -48,8 +48,9 @@ class WorkingFolder:
             self._mkdir(rel)
         for rel, spec in (given.get("files") or {}).items():
             content = spec["content"] if isinstance(spec, dict) and "content" in spec and ("mode" in spec or len(spec) == 1) else spec
+            size = generated_size(content)  # generated lines past the mirror's limit are not made at all
             try:
-                data = to_bytes(content)
+                data = b"" if size is not None and size > MIRRORED_BYTES else to_bytes(content)
             except Exception:  # noqa: BLE001 - a form the loader accepted; only the mirror is lost
                 data = b""
             self._write(rel, data if len(data) <= MIRRORED_BYTES else b"")

@@ -110,6 +110,45 @@ def size_of(spec: Any) -> int:
     return 0
 
 
+def generated_size(spec: Any) -> int | None:
+    """Returns the exact number of bytes a generated content spec (``lines``, ``pattern``) stands for,
+    without making them; None for any other spec, or one :func:`to_bytes` would refuse (make it to
+    learn more). A caller that keeps only small contents learns a large one is large for free."""
+    if not isinstance(spec, dict):
+        return None
+    try:
+        if "lines" in spec and not ({"text", "base64", "hex"} & set(spec)):
+            return _lines_size(spec["lines"])
+        if "pattern" in spec and not ({"text", "base64", "hex", "lines"} & set(spec)):
+            size = spec["size"]
+            if type(size) is int and size >= 0 and spec["pattern"].encode("utf-8"):
+                return size
+    except (KeyError, TypeError, AttributeError, UnicodeError):
+        return None
+    return None
+
+
+def _lines_size(spec: Any) -> int | None:
+    """The length of :func:`_lines`' bytes, counted: the template's own bytes on every line, the
+    digits of every line number (at each ``{n}``), the line ends between lines and the final one."""
+    if type(spec) is int:
+        spec = {"count": spec}
+    if not isinstance(spec, dict):
+        return None
+    template, eol, count = spec.get("template", "line {n}"), spec.get("eol", "\n"), spec["count"]
+    if not (isinstance(template, str) and isinstance(eol, str) and type(count) is int):
+        return None
+    parts = template.split("{n}")
+    own, end = len("".join(parts).encode("utf-8")), len(eol.encode("utf-8"))
+    lines = max(count, 0)
+    digits, width, low = 0, 1, 1
+    while low <= lines:
+        digits += (min(lines, low * 10 - 1) - low + 1) * width
+        width, low = width + 1, low * 10
+    final = end if count and spec.get("final_eol", True) else 0
+    return lines * own + (len(parts) - 1) * digits + max(lines - 1, 0) * end + final
+
+
 def code_points_size(items: Any) -> int:
     """Returns how many bytes (UTF-8, surrogates as three) a ``$code_points`` list stands for, without joining it."""
     if not isinstance(items, list):
