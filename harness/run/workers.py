@@ -101,11 +101,11 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
 #: scenario, and per worker beyond the first (forking it and its copy-on-write faults, and its own
 #: runner and enclosure, for a target in this process; for one in a process of its own, also that
 #: process's start, which every worker pays). Measured on the reference (docs/performance.md): a
-#: plain scenario in this process about 0.7 ms, one on pyfakefs 7 ms (a fault the kernel realises
+#: plain scenario in this process about 0.7 ms, one on pyfakefs 3 ms (a fault the kernel realises
 #: costs about a plain one: harness/targets/faults.py); a worker 60-80 ms; through
 #: ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
 IN_PROCESS_COST = (0.001, 0.08)  # scenario, worker
-ON_PYFAKEFS_COST = 0.008  # a scenario of a target in this process on pyfakefs
+ON_PYFAKEFS_COST = 0.003  # a scenario of a target in this process on pyfakefs
 CMD_COST = (0.003, 0.25)
 MCP_COST = (0.004, 1.0)
 #: The processor time a worker may add to a run, as a share of the run's own (--jobs default).
