@@ -9,10 +9,12 @@ could have touched takes its flags from here.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import stat
+from collections.abc import Iterator
 from typing import BinaryIO
 
 #: Reading a regular file: never through a link, never blocking on a FIFO.
@@ -47,22 +49,15 @@ def write_replacing(path: str | os.PathLike[str], data: str | bytes | BinaryIO) 
     an open binary file, copied in pieces (a whole run's report is not held in memory).
     """
     place = os.fspath(path)
-    folder, name = os.path.split(place)
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    temporary = _beside(place)
     fd = os.open(temporary, NEW_FLAGS, 0o666)
-    try:
+    with _removed_on_failure(temporary):
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, (str, bytes)):
                 handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             else:
                 shutil.copyfileobj(data, handle)
         os.replace(temporary, place)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
 
 
 def link_replacing(source: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
@@ -70,16 +65,28 @@ def link_replacing(source: str | os.PathLike[str], path: str | os.PathLike[str])
     hard link to it made beside ``path`` and renamed over it (no byte copied: a run's state is
     megabytes), or, where the file system makes no hard link there, a copy."""
     place = os.fspath(path)
-    folder, name = os.path.split(place)
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    temporary = _beside(place)
     try:
         os.link(source, temporary, follow_symlinks=False)
     except OSError:  # no hard links there (or not across): copied
         with open(source, "rb") as data:
             write_replacing(place, data)
         return
-    try:
+    with _removed_on_failure(temporary):
         os.replace(temporary, place)
+
+
+def _beside(place: str) -> str:
+    """Returns a name for a new file beside ``place``, hidden and unlikely to be taken."""
+    folder, name = os.path.split(place)
+    return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
+@contextlib.contextmanager
+def _removed_on_failure(temporary: str) -> Iterator[None]:
+    """Removes ``temporary`` when the block fails, and lets the failure go on."""
+    try:
+        yield
     except BaseException:
         try:
             os.unlink(temporary)
