@@ -37,7 +37,7 @@ from typing import Any
 from harness.drivers.bench import count_calls, time_catalog
 from harness.run import assemble
 from harness.scenario import catalog
-from harness.targets.mcp.target import SESSION_KEY, normal_form
+from harness.targets.mcp.target import SESSION_KEY, normal_form, parse_spec
 
 REFERENCE_MCP = "mcp:python -m reference_impl.mcp_server"
 
@@ -96,10 +96,6 @@ def children_cpu() -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-#: The reference MCP server's command line, for the SDK floor (``python``: this interpreter).
-REFERENCE_SERVER = ("python", "-m", "reference_impl.mcp_server")
-
-
 class _FloorSession:
     """One scenario's calls on the SDK floor's connection, answered in normal form; a call whose
     arguments cannot travel as UTF-8 (a lone surrogate) is not sent, and counted."""
@@ -132,7 +128,7 @@ def sdk_floor(scenarios: list[Any], parent: str | None = None, timeout: float = 
     less, so it bounds from below what the ``mcp:`` goals can reach while the SDK stays."""
     from harness.drivers.bench_speed import replay
     from harness.targets.mcp.connection import Connection, LoopHere
-    argv = [sys.executable, *REFERENCE_SERVER[1:]]
+    argv = parse_spec(REFERENCE_MCP)  # as the mcp: target starts it (``python``: this interpreter)
     started = time.perf_counter()
     loop = LoopHere()
     connection = Connection(loop, argv)
