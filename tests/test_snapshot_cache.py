@@ -138,3 +138,18 @@ def test_the_kept_behaviours_share_their_keys_and_compare_the_same(parses, tmp_p
     assert one != two and [id(key) for key in one["steps"][0]] == [id(key) for key in two["steps"][0]]
     assert checker.check(store, [RESULT, other], [RESULT["id"], other["id"]]).matched == ["p/one", "p/two"]
     assert len(parses) == 2  # from the cache
+
+
+def test_a_stamped_file_replaced_by_a_link_to_another_stamped_file_is_refused(parses, tmp_path, monkeypatch):
+    # The stamp is the link's own (lstat): never the stamp of what it points at, known and matching.
+    _settled(monkeypatch)
+    two = {**RESULT, "id": "p/two"}  # the same behaviour under another id
+    store = snap.SnapshotStore(tmp_path / "snaps", "reference")
+    checker.check(store, [RESULT, two], [RESULT["id"], two["id"]], update=True)
+    assert checker.check(store, [RESULT, two], [RESULT["id"], two["id"]]).matched == ["p/one", "p/two"]
+    path = store.path("p/one")
+    path.unlink()
+    path.symlink_to(store.path("p/two").name)
+    store.close()
+    assert store.stamp("p/one") is None and store.stamp("p/two") is not None
+    assert list(_check(store).refused) == ["p/one"]
