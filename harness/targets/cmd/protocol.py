@@ -12,9 +12,8 @@ from typing import Any
 from harness.util import schemas
 
 
-@cache
 def protocol_schema() -> dict[str, Any]:
-    """Returns the protocol's JSON Schema as shipped in the package."""
+    """Returns the protocol's JSON Schema as shipped in the package (read once: ``schemas.packaged``)."""
     return schemas.packaged("cmd-protocol.schema.json")
 
 
