@@ -309,10 +309,11 @@ def test_the_references_first_scenario_in_a_process_may_fake_the_file_system(sce
     from harness.scenario.catalog import builtin_dir, load
     from harness.targets.cmd import target as cmd
     from harness.targets.reference import ReferenceTarget
+    from harness.util import schemas
     scenario = next(s for s in load([builtin_dir() / "mcp-write-text-file"]).scenarios
                     if s.id == "mcp-write-text-file/errors/disk-full")
     cmd.response_checker.cache_clear()
-    cmd.protocol_schema.cache_clear()
+    schemas.packaged.cache_clear()  # (where the protocol schema is cached: harness/util/schemas.py)
     result, _ = run(scenario, ReferenceTarget("reference"))
     assert result.verdict is Verdict.PASS, result.reason
 
