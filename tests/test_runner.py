@@ -303,16 +303,20 @@ steps:
     assert not os.path.exists(target.workspaces[0])
 
 
-def test_the_references_first_scenario_in_a_process_may_fake_the_file_system(scenario_from):
+def test_the_references_first_scenario_in_a_process_may_fake_the_file_system(scenario_from, monkeypatch):
     # The reference's answers are held to the cmd: normal form, whose schema is read once per process:
     # read while a scenario's fake file system was in place, it was not there (a harness error).
     from harness.scenario.catalog import builtin_dir, load
+    from harness.targets import faults
     from harness.targets.cmd import target as cmd
     from harness.targets.reference import ReferenceTarget
+    from harness.util import schemas
     scenario = next(s for s in load([builtin_dir() / "mcp-write-text-file"]).scenarios
                     if s.id == "mcp-write-text-file/errors/disk-full")
+    monkeypatch.setattr(faults, "_real", frozenset())  # on pyfakefs, wherever the kernel could realise it
+    assert faults.on_pyfakefs(scenario.requires, scenario.given)
     cmd.response_checker.cache_clear()
-    cmd.protocol_schema.cache_clear()
+    schemas.packaged.cache_clear()  # (where the protocol schema is cached: harness/util/schemas.py)
     result, _ = run(scenario, ReferenceTarget("reference"))
     assert result.verdict is Verdict.PASS, result.reason
 

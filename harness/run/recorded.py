@@ -58,7 +58,7 @@ def recorded_state(path: str, node: Any, cache: dict[tuple[Any, ...], dict[str, 
 
 
 def fake_kind(path: str) -> str | None:
-    """The type ``workspace._kind`` gives of the absolute ``path`` on pyfakefs (``symlink``, ``dir``,
+    """The type ``file_ops.kind_of`` gives of the absolute ``path`` on pyfakefs (``symlink``, ``dir``,
     ``file``, ``<missing>``), where its records tell it for certain; else None (ask the fake ``os``)."""
     fs = fake_records.filesystem()
     node = fake_records.entry(fs, path) if fs is not None else None
