@@ -151,6 +151,31 @@ def test_a_full_disk_takes_no_byte_more_in_its_thread_only_and_keeps_the_folders
     assert b"harness-full-disk" not in Path("/proc/self/mountinfo").read_bytes()
 
 
+@full_disk
+def test_a_full_disk_whose_top_mount_went_before_the_end_leaves_nothing_mounted(tmp_path):
+    # The folder bound on top taken down already (as a process in the thread's namespace may): its
+    # own take-down is refused (EINVAL), and the file system below is still taken down, the refusal
+    # raised afterwards; before, the first refusal left the full disk mounted on the workspace.
+    from harness.util import syscalls
+    root = tmp_path / "workspace"
+    root.mkdir()
+
+    def block() -> int | None:
+        try:
+            with mounts.full_disk(str(root)) as fill:
+                fill()
+                syscalls.check(syscalls.libc().umount2(str(root).encode(), 2), "umount")  # (MNT_DETACH)
+        except OSError as exc:
+            refused = exc.errno
+        else:
+            refused = None
+        assert b"harness-full-disk" not in Path("/proc/thread-self/mountinfo").read_bytes()
+        (root / "a.txt").write_bytes(b"x" * 10000)  # the folder's own disk again
+        return refused
+
+    assert _in_other_thread(block) == errno.EINVAL
+
+
 @pytest.mark.parametrize(("given", "real"), [
     ({"disk_free": 0}, True),
     ({"disk_free": 0, "dirs": ["d"], "files": {"e.txt": "", "h.txt": {"hex": ""}}, "symlinks": {"l": "e.txt"}}, True),
