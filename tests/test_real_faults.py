@@ -176,6 +176,36 @@ def test_a_full_disk_whose_top_mount_went_before_the_end_leaves_nothing_mounted(
     assert _in_other_thread(block) == errno.EINVAL
 
 
+def test_a_namespace_whose_mounts_cannot_be_kept_in_is_never_taken_for_the_threads_own(monkeypatch):
+    # unshare done, but the mounts not made slaves of the machine's (mount refused, as where "/" is
+    # no mount point): every call is refused alike, none goes on to mount where the machine would see it.
+    import ctypes
+
+    from harness.util import syscalls
+
+    class Refusing:
+        def unshare(self, flags):
+            return 0  # (nothing left for real)
+
+        def mount(self, *args):
+            ctypes.set_errno(errno.EINVAL)
+            return -1
+
+    monkeypatch.setattr(syscalls, "libc", Refusing)
+
+    def twice() -> list[int | None]:
+        found: list[int | None] = []
+        for _ in range(2):
+            try:
+                mounts.own_namespace()
+                found.append(None)
+            except OSError as exc:
+                found.append(exc.errno)
+        return found
+
+    assert _in_other_thread(twice) == [errno.EINVAL, errno.EINVAL]
+
+
 @pytest.mark.parametrize(("given", "real"), [
     ({"disk_free": 0}, True),
     ({"disk_free": 0, "dirs": ["d"], "files": {"e.txt": "", "h.txt": {"hex": ""}}, "symlinks": {"l": "e.txt"}}, True),

@@ -57,9 +57,11 @@ def own_namespace() -> None:
         check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     finally:  # (a failed unshare moves nothing; the namespace is looked up again all the same)
         cleanup.left_namespace()
-    _thread.private = True
-    # Mounts made from now on stay in this namespace; the machine's still come in.
+    # Mounts made from now on stay in this namespace; the machine's still come in. Only then is it
+    # the thread's own: where this is refused, the next call tries again rather than mount in a
+    # namespace whose mounts the machine would see.
     check(libc.mount(b"none", b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")
+    _thread.private = True
 
 
 @contextlib.contextmanager
