@@ -429,6 +429,29 @@ def test_what_a_fake_scenario_changed_outside_its_workspace_is_named_as_the_fake
     assert bool(found) is named, found
 
 
+def test_a_fake_scenario_run_as_another_user_names_what_that_user_cannot_list_as_the_fake_os_does():
+    # Who the harness is there is part of the records compared: another user (pyfakefs' own ids
+    # changed) lists less, and what it cannot list any more is named as a listing through the fake
+    # os names it, as for the changes above.
+    import copy
+
+    from harness.run.workspace import Workspace
+
+    with faults.fake_filesystem():
+        os.makedirs("/var/closed/inner")
+        os.chmod("/var/closed", 0o700)
+        workspace = Workspace(contained=False)
+        by_os = copy.copy(workspace.enclosure)
+        by_os._records = None
+        _helpers_uid(2)
+        try:
+            found = workspace.enclosure.escapes()
+            assert found == by_os.escapes()
+        finally:
+            _helpers_uid(1)
+    assert found == ["removed /var/closed/inner"]
+
+
 @pytest.mark.parametrize("mounts", [1, 2])
 @pytest.mark.parametrize("free", [0, 1, 1000])
 def test_a_fake_disk_has_exactly_the_free_bytes_given_beside_what_given_uses(mounts, free):
@@ -486,7 +509,7 @@ def test_a_fake_enclosure_made_from_the_records_is_what_mkdtemp_and_mkdir_make(m
     assert all(name.startswith("harness-") and len(name) == len("harness-") + 8 for name in names)
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o077])
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 @pytest.mark.parametrize("variable", [None, "TMPDIR", "TMP"])
 def test_a_fake_file_system_emptied_for_the_next_scenario_is_what_its_own_reset_leaves(monkeypatch, umask, variable):
     # The next scenario's file system is emptied with its temporary folder made from the records

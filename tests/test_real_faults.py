@@ -151,6 +151,61 @@ def test_a_full_disk_takes_no_byte_more_in_its_thread_only_and_keeps_the_folders
     assert b"harness-full-disk" not in Path("/proc/self/mountinfo").read_bytes()
 
 
+@full_disk
+def test_a_full_disk_whose_top_mount_went_before_the_end_leaves_nothing_mounted(tmp_path):
+    # The folder bound on top taken down already (as a process in the thread's namespace may): its
+    # own take-down is refused (EINVAL), and the file system below is still taken down, the refusal
+    # raised afterwards; before, the first refusal left the full disk mounted on the workspace.
+    from harness.util import syscalls
+    root = tmp_path / "workspace"
+    root.mkdir()
+
+    def block() -> int | None:
+        try:
+            with mounts.full_disk(str(root)) as fill:
+                fill()
+                syscalls.check(syscalls.libc().umount2(str(root).encode(), 2), "umount")  # (MNT_DETACH)
+        except OSError as exc:
+            refused = exc.errno
+        else:
+            refused = None
+        assert b"harness-full-disk" not in Path("/proc/thread-self/mountinfo").read_bytes()
+        (root / "a.txt").write_bytes(b"x" * 10000)  # the folder's own disk again
+        return refused
+
+    assert _in_other_thread(block) == errno.EINVAL
+
+
+def test_a_namespace_whose_mounts_cannot_be_kept_in_is_never_taken_for_the_threads_own(monkeypatch):
+    # unshare done, but the mounts not made slaves of the machine's (mount refused, as where "/" is
+    # no mount point): every call is refused alike, none goes on to mount where the machine would see it.
+    import ctypes
+
+    from harness.util import syscalls
+
+    class Refusing:
+        def unshare(self, flags):
+            return 0  # (nothing left for real)
+
+        def mount(self, *args):
+            ctypes.set_errno(errno.EINVAL)
+            return -1
+
+    monkeypatch.setattr(syscalls, "libc", Refusing)
+
+    def twice() -> list[int | None]:
+        found: list[int | None] = []
+        for _ in range(2):
+            try:
+                mounts.own_namespace()
+                found.append(None)
+            except OSError as exc:
+                found.append(exc.errno)
+        return found
+
+    assert _in_other_thread(twice) == [errno.EINVAL, errno.EINVAL]
+
+
 @pytest.mark.parametrize(("given", "real"), [
     ({"disk_free": 0}, True),
     ({"disk_free": 0, "dirs": ["d"], "files": {"e.txt": "", "h.txt": {"hex": ""}}, "symlinks": {"l": "e.txt"}}, True),

@@ -76,7 +76,7 @@ def _walk(top: Any, prefix: str, skip: str | None = None) -> list[tuple[str, Any
     folders = [(prefix, top)]
     while folders:
         at, folder = folders.pop()
-        for name, node in list(folder.entries.items()):
+        for name, node in folder.entries.items():
             path = at + name
             if path == skip:
                 continue
@@ -197,29 +197,24 @@ def lay_out(fs: Any, root: str, rel: str, data: bytes | None = None) -> bool:
     parts = rel.split("/")
     if top is None or any(part in ("", ".", "..") for part in parts):
         return False
-    folders, last = (parts, None) if data is None else (parts[:-1], parts[-1])
-    node, missing = top, None
+    folders = parts if data is None else parts[:-1]
+    node = top
     for index, part in enumerate(folders):
         if not _owned_folder(node):
             return False
         below = node.entries.get(part)
-        if below is None:
-            missing = index
+        if below is None:  # this one and the rest made
+            if ~fs.umask & 0o700 != 0o700:
+                return False
+            for name in folders[index:]:
+                node = make_folder(fs, node, name, 0o777)
             break
         node = below
-    if missing is None:
-        if not _owned_folder(node):
+    else:  # every folder there already
+        if not _owned_folder(node) or (data is not None and parts[-1] in node.entries):
             return False
-        if last is None:
-            return True  # (there already, a folder: exist_ok)
-        if last in node.entries:
-            return False
-    elif ~fs.umask & 0o700 != 0o700:
-        return False
-    for part in folders[missing:] if missing is not None else ():
-        node = make_folder(fs, node, part, 0o777)
-    if last is not None and data is not None:
-        made = FakeFile(last, stat.S_IFREG | (0o666 & ~fs.umask), filesystem=fs)
+    if data is not None:
+        made = FakeFile(parts[-1], stat.S_IFREG | (0o666 & ~fs.umask), filesystem=fs)
         node.add_entry(made)
         made.set_initial_contents(data)
     return True

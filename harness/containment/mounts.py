@@ -57,9 +57,11 @@ def own_namespace() -> None:
         check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     finally:  # (a failed unshare moves nothing; the namespace is looked up again all the same)
         cleanup.left_namespace()
-    _thread.private = True
-    # Mounts made from now on stay in this namespace; the machine's still come in.
+    # Mounts made from now on stay in this namespace; the machine's still come in. Only then is it
+    # the thread's own: where this is refused, the next call tries again rather than mount in a
+    # namespace whose mounts the machine would see.
     check(libc.mount(b"none", b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")
+    _thread.private = True
 
 
 @contextlib.contextmanager
@@ -89,14 +91,21 @@ def read_only(root: str, folders: list[str]) -> Iterator[None]:
 
 def _take_down(held: list[int]) -> None:
     """Takes down the mounts whose roots ``held`` holds open, the last made first (``MNT_DETACH``),
-    and closes them."""
+    and closes them; each is tried where one before it was refused (one taken down already: EINVAL),
+    and the first refusal raised afterwards, so that none below it is left mounted."""
     libc = syscalls.libc()
+    refused: OSError | None = None
     try:
         for top in reversed(held):
-            check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
+            try:
+                check(libc.umount2(f"/proc/thread-self/fd/{top}".encode(), _MNT_DETACH), "umount")
+            except OSError as exc:
+                refused = refused or exc
     finally:
         for top in held:
             os.close(top)
+    if refused is not None:
+        raise refused
 
 
 #: The flags of a full disk's mount (and of its remount, which would otherwise clear them).
