@@ -502,6 +502,96 @@ def test_the_parent_imports_what_every_in_process_worker_would_import_before_for
     assert out.split("\n")[:2] == ["[False, False, False]", "[True, True, False]"]
 
 
+def _answers_with_its_process(workspace: Path, args: dict[str, Any]) -> CallResult:
+    """Answers with the id of the process that ran the call, after ``content`` seconds if a number
+    (FAIL: fails; DIE: a worker process, not the test's own, exits 9 at once)."""
+    content = args.get("content", "")
+    if content == "FAIL":
+        raise TargetError("scenario fails")
+    if content == "DIE" and os.getpid() != _TEST_PROCESS:
+        os._exit(9)
+    with contextlib.suppress(ValueError):
+        time.sleep(float(content))
+    return CallResult(output={"pid": os.getpid()})
+
+
+_TEST_PROCESS = os.getpid()
+
+
+def _pids(run: Any) -> list[int]:
+    return [step.output["pid"] for result in run.results for step in result.steps if isinstance(step.output, dict)]
+
+
+def test_a_run_of_targets_in_this_process_runs_chunks_here_and_forks_one_worker_fewer() -> None:
+    # --jobs 2 on a target in this process: this process and one worker share the chunks; the
+    # results are the serial run's, in its order, each judged as there.
+    scenarios = _numbered(40, lambda n: "0.005")
+    target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
+    serial = workers.run([target], scenarios, jobs=1, record_states=False)[0].results
+    seen: list[str] = []
+    emitted: list[str] = []
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False,
+                         on_result=lambda index, result: seen.append(result.id),
+                         emit=lambda done, result: emitted.append(result.id))
+    assert [r.id for r in run.results] == emitted == [s.id for s in scenarios]
+    assert sorted(seen) == sorted(emitted)
+    assert [(r.verdict, r.observed_aspects) for r in run.results] == [(r.verdict, r.observed_aspects) for r in serial]
+    pids = set(_pids(run))
+    assert len(pids) == 2 and os.getpid() in pids, pids  # here and one worker, no second
+    assert run.info.name == "scripted"
+
+
+def test_this_process_runs_the_chunks_of_several_targets_in_this_process() -> None:
+    scenarios = _numbered(24, lambda n: "0.002")
+    targets = [ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
+               for _ in range(2)]
+    runs = workers.run(targets, scenarios, jobs=2, record_states=False)
+    assert [run.target for run in runs] == targets
+    for run in runs:
+        assert [r.id for r in run.results] == [s.id for s in scenarios]
+        assert all(r.verdict is Verdict.PASS for r in run.results)
+        assert run.info.name == "scripted"
+    assert os.getpid() in {pid for run in runs for pid in _pids(run)}
+
+
+def test_a_target_with_a_process_of_its_own_still_gets_a_worker_per_job() -> None:
+    scenarios = _numbered(40, lambda n: "0.005")
+    target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,))
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    pids = set(_pids(run))
+    assert len(pids) == 2 and os.getpid() not in pids, pids
+
+
+def test_the_chunks_of_a_worker_that_died_are_run_here() -> None:
+    # The worker takes the first chunk at its fork and dies on its first scenario: what it held
+    # (that chunk's rest, and the chunk it had asked for) runs in this process, with no new worker.
+    scenarios = _numbered(24, lambda n: "DIE" if n == 0 else "0.002")
+    target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert run.results[0].verdict is Verdict.ERROR and "exit code 9" in run.results[0].reason
+    assert all(r.verdict is Verdict.PASS for r in run.results[1:]), [(r.id, r.reason) for r in run.results]
+    assert set(_pids(run)) == {os.getpid()}
+
+
+def test_a_stop_ends_the_chunk_this_process_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # run -x: scenario 0 fails in the worker (its first chunk; its result sent at once); this
+    # process, running its own chunk of slow scenarios meanwhile, begins none after the failure
+    # has reached it.
+    monkeypatch.setattr(workers, "FLUSH_AFTER", 0.0)
+    scenarios = _numbered(64, lambda n: "FAIL" if n == 0 else "0.05")
+    assert len(workers.chunks(64, 2)[0]) == 8
+    target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
+    failed: list[str] = []
+
+    def seen(index: int, result: Any) -> None:
+        if result.verdict is not Verdict.PASS:
+            failed.append(result.id)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen, stop=lambda: bool(failed))
+    assert run.results[0].id == scenarios[0].id and run.results[0].verdict is Verdict.ERROR
+    assert len(run.results) < 8, [r.id for r in run.results]
+
+
 def _catalog_reference_scenarios() -> list:
     return catalog.load([catalog.builtin_dir()]).scenarios
 
@@ -510,9 +600,10 @@ def test_the_default_jobs_keep_a_small_run_or_a_busy_machine_serial() -> None:
     from harness.run import assemble
     scenarios = _catalog_reference_scenarios()
     reference = assemble.target("reference")
-    # The whole catalog on the reference: a second worker's copy-on-write and start cost more than a
-    # tenth of the run's own processor time (docs/performance.md), so the run stays in this process.
-    assert workers.auto_jobs([reference], scenarios, cores=2, load=0.0) == 1
+    # The whole catalog on the reference: a worker's copy-on-write and start cost less than a tenth
+    # of the run's own processor time (docs/performance.md), so one is forked; a tenth of it stays here.
+    assert workers.auto_jobs([reference], scenarios, cores=2, load=0.0) == 2
+    assert workers.auto_jobs([reference], scenarios[:len(scenarios) // 10], cores=2, load=0.0) == 1
     assert workers.auto_jobs([reference], scenarios[:20], cores=8, load=0.0) == 1
     # Twenty times the work pays for a second worker, and more cores for more workers...
     assert workers.auto_jobs([reference], scenarios * 20, cores=2, load=0.0) == 2
@@ -556,6 +647,23 @@ def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_
     monkeypatch.setattr(workers, "run", run)
     code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots"])
     assert code == 0 and forked == [1]
+
+
+@pytest.mark.parametrize("given, chosen", [((), 2), (("--jobs", "1"), 1), (("--jobs", "3"), 3)])
+def test_harness_run_takes_the_jobs_the_run_s_work_chooses_unless_given(monkeypatch: pytest.MonkeyPatch,
+                                                                        given: tuple[str, ...], chosen: int) -> None:
+    asked: list[int] = []
+    forked: list[int] = []
+    real = workers.run
+
+    def run(*args: Any, jobs: int = 1, **kwargs: Any) -> Any:
+        forked.append(jobs)
+        return real(*args, jobs=jobs, **kwargs)
+    monkeypatch.setattr(workers, "run", run)
+    monkeypatch.setattr(workers, "auto_jobs", lambda targets, scenarios: asked.append(len(scenarios)) or 2)
+    code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots", *given])
+    assert code == 0 and forked == [chosen]
+    assert len(asked) == (0 if given else 1)  # the selected scenarios' work, asked once
 
 
 def test_the_parent_takes_each_result_s_aspects_as_the_worker_judged_them(monkeypatch: pytest.MonkeyPatch) -> None:

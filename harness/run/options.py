@@ -192,8 +192,9 @@ class RunOptions:
     # how the run is carried out
     jobs: int | None = option(
         1, "--jobs", "-j", type=int, metavar="N", group="run",
-        help="worker processes (default: chosen by the size of the run and the machine's load, at most "
-             "the number of cores, here {cores}; 1: all in this process)")
+        help="processes running scenarios (default: chosen by the size of the run and the machine's load, "
+             "at most the number of cores, here {cores}; 1: all in this process; on the reference, this "
+             "process is one of them)")
     tmp: Path | None = option(
         None, "--tmp", type=Path, metavar="DIR", group="run", pytest={"flags": ("--harness-tmp",), "dest": "harness_tmp"},
         help="the folder that holds the workspaces (default: /dev/shm where present, else $TMPDIR)")
@@ -249,6 +250,9 @@ class RunOptions:
         values: dict[str, Any] = {}
         for item in fields(cls):
             dest = _dest(item)
+            if item.name == "jobs" and hasattr(args, dest) and getattr(args, dest) is None:
+                values["jobs"] = None  # not given: chosen by the run's work (harness/run/workers.py, auto_jobs)
+                continue
             if not hasattr(args, dest) or getattr(args, dest) is None:
                 continue
             values[item.name] = _value(item, getattr(args, dest))

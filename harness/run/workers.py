@@ -2,7 +2,10 @@
 
 With ``jobs`` 1 every target runs here, one after the other, as the runner always did. With more,
 ``jobs`` worker processes are forked once for the whole invocation, each given its first chunk of
-scenarios at the fork. A worker runs a chunk with its own :class:`Runner` (target after target, so
+scenarios at the fork; where every target is in this process (the reference), one fewer is forked
+and this process runs chunks too, one scenario at a time between the workers' messages (a worker
+forked costs the copy-on-write faults of the pages it shares with this process: about 50-60 ms of
+processor time for a run of the catalog). A worker runs a chunk with its own :class:`Runner` (target after target, so
 a worker holds one started target at most: one candidate process per worker for ``cmd:`` and
 ``mcp:``), and as it begins one it asks for the next, sending the previous chunk's results with
 the request: one message, and one wake-up of the parent, per chunk, and the answer is there when
@@ -97,18 +100,21 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
     return _Pool(targets, scenarios, jobs, record_states, tmp, on_result, stop, emit, keep).run()
 
 
-#: What the default ``--jobs`` (:func:`auto_jobs`) takes a run to cost, in processor seconds: per
-#: scenario, and per worker beyond the first (forking it and its copy-on-write faults, and its own
-#: runner and enclosure, for a target in this process; for one in a process of its own, also that
-#: process's start, which every worker pays). Measured on the reference (docs/performance.md): a
-#: plain scenario in this process about 0.7 ms, one on pyfakefs 3 ms (a fault the kernel realises
-#: costs about a plain one: harness/targets/faults.py); a worker 60-80 ms; through
-#: ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
-IN_PROCESS_COST = (0.001, 0.08)  # scenario, worker
+#: What the default ``--jobs`` (:func:`auto_jobs`) takes a run to cost, in processor seconds: the
+#: run's own (its start, and what it does after the last scenario), per scenario (its reports
+#: included), and per worker forked (the copy-on-write faults of the pages it shares with this
+#: process, its own runner and enclosure; for a target with a process of its own, also that process's
+#: start, which every worker pays). Measured on the reference (docs/performance.md): a run's own
+#: about 0.15 s, a plain scenario in this process about 1 ms, one on pyfakefs 3 ms (a fault the
+#: kernel realises costs about a plain one: harness/targets/faults.py), a worker forked 50-60 ms
+#: (a run whose targets are all in this process forks one fewer: this process runs chunks too);
+#: through ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
+RUN_COST = 0.15
+IN_PROCESS_COST = (0.001, 0.06)  # scenario, worker
 ON_PYFAKEFS_COST = 0.003  # a scenario of a target in this process on pyfakefs
 CMD_COST = (0.003, 0.25)
 MCP_COST = (0.004, 1.0)
-#: The processor time a worker may add to a run, as a share of the run's own (--jobs default).
+#: The processor time the workers may add to a run, as a share of the run's own (--jobs default).
 WORKER_SHARE = 0.1
 
 
@@ -129,7 +135,7 @@ def auto_jobs(targets: Sequence[Target], scenarios: Sequence[Scenario], *, cores
     idle = max(1, min(cores, cores - int(load)))
     if idle == 1 or not hasattr(os, "fork"):
         return 1
-    work = worker = 0.0
+    work, worker = RUN_COST, 0.0
     for target in targets:
         ran: Sequence[Scenario] = scenarios
         if target.in_process:  # started at no cost: only what it offers and realises runs
@@ -328,6 +334,9 @@ class _Pool:
         self.last: list[float] = [0.0] * len(targets)
         self.leftovers: list[list[Any]] = [[] for _ in targets]
         self.folders: list[str] = []  # the workers' folders not removed yet
+        # Targets in this process only: this process runs chunks too, between the workers' messages
+        # (one worker fewer is forked, and with it the copy-on-write faults of its pages).
+        self.here: _Here | None = _Here(self) if all(target.in_process for target in targets) else None
 
     def run(self) -> list[TargetRun]:
         import multiprocessing
@@ -369,11 +378,13 @@ class _Pool:
             child.close()
             self._handed(first)
 
+        here = self.here
         try:
-            for _ in range(self.jobs):  # inside the try: a signal while forking still ends those started
+            for _ in range(self.jobs - (here is not None)):  # inside the try: a signal while forking still ends those started
                 fork(queue.pop() if queue and not self._stopping() else None)
-            while workers:
-                ready = wait(list(workers))
+            while workers or (here is not None and here.has_work(queue)):
+                busy = here is not None and here.has_work(queue)
+                ready = (wait(list(workers), 0) if busy else wait(list(workers))) if workers else []
                 for conn in [each for each in workers if each in ready]:  # as wait gives them: in this order
                     worker = workers[conn]
                     try:
@@ -384,7 +395,7 @@ class _Pool:
                             ended.append(worker)
                         stopping = self._stopping()  # the error it left may stop the run (-x): at once
                         # Work given back and no worker left to ask for it: a new one takes it.
-                        if queue and spare and not stopping and all(w.told for w in workers.values()):
+                        if queue and spare and not stopping and here is None and all(w.told for w in workers.values()):
                             spare -= 1
                             fork(queue.pop())
                         continue
@@ -417,6 +428,8 @@ class _Pool:
                         _, index, info, slug, start_error, start_reason = message
                         self.infos[index] = self.infos[index] or (info, slug, start_error, start_reason)
                         self._emit_ready()  # a target's results wait for what it said about itself
+                if busy and here is not None:
+                    here.step(queue)
         finally:
             for conn in workers:
                 conn.close()
@@ -437,6 +450,8 @@ class _Pool:
                 self.folders.remove(folder)
                 with contextlib.suppress(OSError):
                     os.rmdir(folder)
+            if here is not None:
+                here.stop()
         self._emit_ready(final=True)
         return [self._target_run(index) for index in range(len(self.targets))]
 
@@ -568,3 +583,56 @@ class _Pool:
         done.seconds = self.last[index] - first if first is not None else 0.0
         done.leftovers = self.leftovers[index]
         return done
+
+
+class _Here:
+    """This process's part of a run whose targets are all in this process: chunks taken from the
+    same queue as the workers', one scenario at a time between their messages, with a runner of its
+    own (as a worker's), its results stored as they come."""
+
+    def __init__(self, pool: _Pool) -> None:
+        self.pool = pool
+        self.task: tuple[int, range] | None = None
+        self.next = 0  # the position in ``task`` to run next
+        self.current: tuple[int, Runner] | None = None
+
+    def has_work(self, queue: list[tuple[int, range]]) -> bool:
+        """Whether a scenario is left to run here: of the chunk begun, or a chunk queued."""
+        if self.pool.halt[0]:
+            return False
+        return (self.task is not None and self.next < self.task[1].stop) or bool(queue)
+
+    def step(self, queue: list[tuple[int, range]]) -> None:
+        """Runs the next scenario of the chunk begun, or begins the next chunk of ``queue``."""
+        pool = self.pool
+        if pool._stopping():
+            return
+        if self.task is None or self.next >= self.task[1].stop:
+            self.task = queue.pop() if queue else None
+            if self.task is None:
+                return
+            self.next = self.task[1].start
+            pool._handed(self.task)
+            index = self.task[0]
+            if self.current is None or self.current[0] != index:
+                self.stop()
+                target = pool.targets[index]
+                runner = assemble.runner(target, record_states=pool.record_states, tmp=pool.tmp, say_leftovers=False)
+                self.current = (index, runner)
+                info = runner.start()
+                pool.infos[index] = pool.infos[index] or (info, target.slug, runner.start_error, runner.start_reason)
+                pool._emit_ready()
+            return
+        assert self.current is not None
+        index, runner = self.current
+        position = self.next
+        self.next += 1
+        pool._store(index, position, runner.run(pool.scenarios[position]))
+
+    def stop(self) -> None:
+        """Stops the runner held, its leftovers given to its target's reports."""
+        if self.current is not None:
+            index, runner = self.current
+            self.current = None
+            runner.stop()
+            self.pool.leftovers[index] += runner.leftovers

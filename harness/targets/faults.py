@@ -155,6 +155,16 @@ def _modules() -> dict[str, Any]:
     return dict(sys.modules)
 
 
+def ready() -> None:
+    """Sets up the patcher that the fault scenarios on pyfakefs resume, and holds it paused, if none
+    is held: in the parent before ``--jobs`` workers are forked, so that each inherits it and none
+    pays pyfakefs' full set-up (a look at every loaded module) again. What this process is left
+    with is what a serial run has after its first such scenario."""
+    if _held is None:
+        with contextlib.suppress(Unavailable), fake_filesystem():
+            pass
+
+
 @contextlib.contextmanager
 def fake_filesystem() -> Iterator[Any]:
     """Runs the enclosed code on an empty pyfakefs file system where modes apply; yields it."""

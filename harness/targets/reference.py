@@ -16,6 +16,7 @@ from typing import Any
 
 import reference_impl
 from harness.containment import audit_hook
+from harness.targets import faults
 from harness.targets.base import CallResult, Session, Target, TargetError, TargetInfo, Unsupported
 from harness.targets.cmd.protocol import response_checker
 from harness.targets.faults import FAKEABLE, on_pyfakefs
@@ -80,8 +81,9 @@ class ReferenceTarget(Target):
         return TargetInfo("reference", reference_impl.__version__, tuple(reference_impl.PROFILES))
 
     def before_workers(self, scenarios: Sequence[Any], *, forking: bool = True) -> None:
-        """Imports what the scenarios will use (the reference's modules for their profiles, pyfakefs
-        for the faults) and makes the answers' validator: once, not in each worker.
+        """Imports what the scenarios will use (the reference's modules for their profiles) and makes
+        the answers' validator and, for the faults, the fake file system (pyfakefs' patcher, held
+        paused): once, not in each worker.
 
         Where no worker is forked, pyfakefs is left to the first fault scenario (harness/targets/faults.py
         imports it before its first set-up): a run whose first scenarios are plain ones starts them
@@ -91,7 +93,7 @@ class ReferenceTarget(Target):
             with contextlib.suppress(ImportError):  # said by each scenario's session, as in a serial run
                 reference_impl.profile_module(profile)
         if forking and any(on_pyfakefs(scenario.requires, scenario.given) for scenario in scenarios):
-            import pyfakefs.fake_filesystem_unittest  # noqa: F401
+            faults.ready()
 
     def open(self, profile: str, workspace: Path, options: dict[str, Any]) -> Session:
         """Opens a reference session of ``profile`` on ``workspace``."""
