@@ -554,6 +554,36 @@ def test_this_process_runs_the_chunks_of_several_targets_in_this_process() -> No
     assert os.getpid() in {pid for run in runs for pid in _pids(run)}
 
 
+def test_the_scenarios_on_pyfakefs_run_in_this_process_and_no_worker_sets_it_up(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.run import assemble
+    from harness.targets import faults
+    # Its full-disk scenarios have bytes free: pyfakefs on every machine.
+    scenarios = catalog.load([catalog.builtin_dir() / "aptix-tul-004"]).scenarios
+    fake = [s.id for s in scenarios if faults.on_pyfakefs(s.requires, s.given)]
+    assert fake and len(fake) < len(scenarios)
+    log = tmp_path / "set-up"
+    real = faults.fake_filesystem
+
+    @contextlib.contextmanager
+    def noted() -> Any:
+        with log.open("a") as out:  # before the fake file system is up: on the real one
+            out.write(f"{os.getpid()}\n")
+        with real() as fs:
+            yield fs
+    monkeypatch.setattr(faults, "fake_filesystem", noted)
+    monkeypatch.setattr(faults, "_held", None)
+    serial = workers.run([assemble.target("reference")], scenarios, jobs=1, record_states=False)[0].results
+    log.unlink()
+    ready: list[int] = []
+    monkeypatch.setattr(faults, "ready", lambda: ready.append(os.getpid()))
+    (run,) = workers.run([assemble.target("reference")], scenarios, jobs=2, record_states=False)
+    assert [(r.id, r.verdict, r.observed_aspects) for r in run.results] == \
+        [(r.id, r.verdict, r.observed_aspects) for r in serial]
+    assert log.read_text().split() == [str(os.getpid())] * len(fake)  # each here, none in the worker
+    assert ready == []  # nothing set up before the fork
+
+
 def test_a_target_with_a_process_of_its_own_still_gets_a_worker_per_job() -> None:
     scenarios = _numbered(40, lambda n: "0.005")
     target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,))
@@ -576,20 +606,33 @@ def test_the_chunks_of_a_worker_that_died_are_run_here() -> None:
 
 def test_a_stop_ends_the_chunk_this_process_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     # run -x: scenario 0 fails in the worker (its first chunk; its result sent at once); this
-    # process, running its own chunk of slow scenarios meanwhile, begins none after the failure
-    # has reached it.
+    # process, running its own chunk of slow scenarios meanwhile, begins none once the stop is decided.
     monkeypatch.setattr(workers, "FLUSH_AFTER", 0.0)
     scenarios = _numbered(64, lambda n: "FAIL" if n == 0 else "0.05")
     assert len(workers.chunks(64, 2)[0]) == 8
-    target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
+    begun_here: list[float] = []
+    answer = _answers_with_its_process
+
+    def timed(workspace: Path, args: dict[str, Any]) -> CallResult:
+        if os.getpid() == _TEST_PROCESS:
+            begun_here.append(time.monotonic())
+        return answer(workspace, args)
+    target = ScriptedTarget({"write_text_file": timed}, profiles=(PROFILE,), in_process=True)
     failed: list[str] = []
+    decided: list[float] = []
 
     def seen(index: int, result: Any) -> None:
         if result.verdict is not Verdict.PASS:
             failed.append(result.id)
-    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen, stop=lambda: bool(failed))
+
+    def stop() -> bool:
+        if failed and not decided:
+            decided.append(time.monotonic())
+        return bool(failed)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False, on_result=seen, stop=stop)
     assert run.results[0].id == scenarios[0].id and run.results[0].verdict is Verdict.ERROR
-    assert len(run.results) < 8, [r.id for r in run.results]
+    assert decided and begun_here and all(at < decided[0] for at in begun_here), (begun_here, decided)
+    assert len(run.results) < 32, [r.id for r in run.results]
 
 
 def _catalog_reference_scenarios() -> list:

@@ -10,7 +10,9 @@ whole process / replay
     snapshots compared, fault scenarios included, output to a pipe) on the reference, against a
     new process that makes the same scenarios' calls directly on ``reference_impl``, each in a
     fresh folder with its ``given`` laid out (the fault scenarios' calls on the real file system,
-    without their fault); that process's loading of the catalog is not counted.
+    without their fault); that process's loading of the catalog is not counted. The default run,
+    the replay and the serial run of the rows below are taken in turn, :data:`WHOLE_ROUNDS` times:
+    each figure is the run of median wall time, with the median processor time.
 fault scenario / plain scenario
     processor time per scenario, a scenario that requires a fault (realised by the kernel or on
     pyfakefs, harness/targets/faults.py) against one that does not, serially in this process with
@@ -159,6 +161,20 @@ def run_process(argv: list[str], cwd: str | None = None) -> Process:
     return Process(wall, usage.ru_utime + usage.ru_stime, started_at, text, load)
 
 
+#: Rounds of the default run, the replay and the serial run (taken in turn) whose medians the
+#: whole-process, start and ``--jobs`` goals are measured on: a single run moves by about a tenth.
+WHOLE_ROUNDS = 5
+
+
+def median_process(processes: list[Process]) -> Process:
+    """Returns the median of an odd number of runs of one command: the run whose wall time is the
+    median (its output and start, which the probe's notes are timed from), with the median of
+    their processor times."""
+    from statistics import median
+    middle = sorted(processes, key=lambda process: process.wall)[len(processes) // 2]
+    return Process(middle.wall, median(p.cpu for p in processes), middle.started, middle.stderr, middle.load)
+
+
 def first_scenario(process: Process) -> tuple[float, float]:
     """Returns the seconds from the process's start to its (or a worker's) first scenario, and the
     processor time the process that ran it had taken by then (a worker's own, from its fork)."""
@@ -263,8 +279,11 @@ def measure(skip: set[str], notes: list[str] | None = None) -> list[tuple[Goal, 
     goals = iter(GOALS)
     run_process(harness)  # the catalog cache and the bytecode caches written before anything is timed
 
-    default = run_process(probe)
-    replayed = run_process([sys.executable, "-c", _REPLAY])
+    # The default run, the replay and the serial run (its options the default's but --jobs), taken
+    # in turn: each the median of WHOLE_ROUNDS.
+    rounds = [(run_process(probe), run_process([sys.executable, "-c", _REPLAY]),
+               run_process([*probe, "--jobs", "1"])) for _ in range(WHOLE_ROUNDS)]
+    default, replayed, serial = (median_process([each[kind] for each in rounds]) for kind in range(3))
     loading = float(re.search(r"bench-loading (\S+)", replayed.stderr).group(1))  # type: ignore[union-attr]
     floor = replayed.wall - loading
     cpu_floor = replayed.cpu - loading * replayed.cpu / replayed.wall  # its loading's share of the CPU, taken as of the wall
@@ -273,9 +292,9 @@ def measure(skip: set[str], notes: list[str] | None = None) -> list[tuple[Goal, 
                 f"less {loading * 1000:.0f} ms loading its scenarios); processor time {default.cpu * 1000:.0f} ms / "
                 f"about {cpu_floor * 1000:.0f} ms = {default.cpu / cpu_floor:.2f}"))
 
-    with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:  # each scenario's wall time
         report = Path(folder) / "serial.json"
-        serial = run_process([*probe, "--jobs", "1", "--json", str(report)])
+        run_process([*probe, "--jobs", "1", "--json", str(report)])
         fault, plain, faults, plains = fault_and_plain(report)
     parts = where_time_goes(serial)
     if parts is not None:

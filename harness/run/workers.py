@@ -103,11 +103,13 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
 #: What the default ``--jobs`` (:func:`auto_jobs`) takes a run to cost, in processor seconds: the
 #: run's own (its start, and what it does after the last scenario), per scenario (its reports
 #: included), and per worker forked (the copy-on-write faults of the pages it shares with this
-#: process, its own runner and enclosure; for a target with a process of its own, also that process's
+#: process, on both sides; its own runner and enclosure; for a target with a process of its own, also that process's
 #: start, which every worker pays). Measured on the reference (docs/performance.md): a run's own
 #: about 0.15 s, a plain scenario in this process about 1 ms, one on pyfakefs 3 ms (a fault the
-#: kernel realises costs about a plain one: harness/targets/faults.py), a worker forked 50-60 ms
-#: (a run whose targets are all in this process forks one fewer: this process runs chunks too);
+#: kernel realises costs about a plain one: harness/targets/faults.py), a worker forked 50-75 ms
+#: (7-11% of a serial run of the catalog, so that the catalog is about the smallest run that takes
+#: a second process; a run whose targets are all in this process forks one fewer: this process
+#: runs chunks too);
 #: through ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
 RUN_COST = 0.15
 IN_PROCESS_COST = (0.001, 0.06)  # scenario, worker
@@ -322,7 +324,22 @@ class _Pool:
         self.stop = stop
         self.record_states, self.tmp, self.on_result = record_states, tmp, on_result
         self.emit, self.keep = emit, keep
-        self.tasks = [(index, span) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)]
+        # Targets in this process only: this process runs chunks too, between the workers' messages
+        # (one worker fewer is forked, and with it the copy-on-write faults of its pages), and the
+        # scenarios on pyfakefs are kept for it: no worker sets up the fake file system, nor imports
+        # pyfakefs, and none is set up before the fork (the workers begin at once).
+        self.here: _Here | None = None
+        kept: list[int] = []
+        if all(target.in_process for target in targets):
+            from harness.targets.faults import on_pyfakefs
+            kept = [position for position, scenario in enumerate(scenarios)
+                    if on_pyfakefs(scenario.requires, scenario.given)]
+            self.here = _Here(self, [(index, span) for index in range(len(targets)) for span in _runs(kept)])
+        self.tasks = [(index, part) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)
+                      for part in _without(span, kept)]
+        # What the workers run, for what each would otherwise do on its own (Target.before_workers).
+        self.forked_scenarios = [scenarios[position] for task in self.tasks[:len(self.tasks) // len(targets)]
+                                 for position in task[1]] if kept else scenarios
         # Each slot: None until its result arrives, the result until it is emitted, then _EMITTED.
         # Only results that arrived ahead of an earlier one wait here: behind a slow scenario, every
         # chunk handed out after it (of this target and the next) waits until it is done.
@@ -334,9 +351,6 @@ class _Pool:
         self.last: list[float] = [0.0] * len(targets)
         self.leftovers: list[list[Any]] = [[] for _ in targets]
         self.folders: list[str] = []  # the workers' folders not removed yet
-        # Targets in this process only: this process runs chunks too, between the workers' messages
-        # (one worker fewer is forked, and with it the copy-on-write faults of its pages).
-        self.here: _Here | None = _Here(self) if all(target.in_process for target in targets) else None
 
     def run(self) -> list[TargetRun]:
         import multiprocessing
@@ -347,7 +361,7 @@ class _Pool:
         # New workers for work whose worker was killed: bounded, as a candidate may kill every one.
         spare = len(self.tasks) + self.jobs
         for target in self.targets:  # what each worker would otherwise do on its own: done once, shared
-            target.before_workers(self.scenarios)
+            target.before_workers(self.forked_scenarios)
         with collector.frozen(added=True):  # what is alive now: out of the workers' and this process's walks
             return self._run(context, queue, spare)
 
@@ -585,30 +599,49 @@ class _Pool:
         return done
 
 
-class _Here:
-    """This process's part of a run whose targets are all in this process: chunks taken from the
-    same queue as the workers', one scenario at a time between their messages, with a runner of its
-    own (as a worker's), its results stored as they come."""
+def _runs(positions: Sequence[int]) -> list[range]:
+    """Returns ascending ``positions`` as the runs of consecutive ones."""
+    out: list[range] = []
+    for position in positions:
+        if out and out[-1].stop == position:
+            out[-1] = range(out[-1].start, position + 1)
+        else:
+            out.append(range(position, position + 1))
+    return out
 
-    def __init__(self, pool: _Pool) -> None:
+
+def _without(span: range, kept: Sequence[int]) -> list[range]:
+    """Returns ``span`` less the positions of ``kept``, as the runs left."""
+    inside = {position for position in kept if position in span}
+    return _runs([position for position in span if position not in inside]) if inside else [span]
+
+
+class _Here:
+    """This process's part of a run whose targets are all in this process: its own chunks first
+    (the scenarios on pyfakefs), then chunks taken from the same queue as the workers', one
+    scenario at a time between their messages, with a runner of its own (as a worker's), its
+    results stored as they come."""
+
+    def __init__(self, pool: _Pool, own: list[tuple[int, range]]) -> None:
         self.pool = pool
+        self.own = list(reversed(own))  # taken from the end, as the queue is
         self.task: tuple[int, range] | None = None
         self.next = 0  # the position in ``task`` to run next
         self.current: tuple[int, Runner] | None = None
 
     def has_work(self, queue: list[tuple[int, range]]) -> bool:
-        """Whether a scenario is left to run here: of the chunk begun, or a chunk queued."""
+        """Whether a scenario is left to run here: of the chunk begun, or a chunk of its own or queued."""
         if self.pool.halt[0]:
             return False
-        return (self.task is not None and self.next < self.task[1].stop) or bool(queue)
+        return (self.task is not None and self.next < self.task[1].stop) or bool(self.own) or bool(queue)
 
     def step(self, queue: list[tuple[int, range]]) -> None:
-        """Runs the next scenario of the chunk begun, or begins the next chunk of ``queue``."""
+        """Runs the next scenario of the chunk begun, or begins the next chunk: of its own, else of ``queue``."""
         pool = self.pool
         if pool._stopping():
             return
         if self.task is None or self.next >= self.task[1].stop:
-            self.task = queue.pop() if queue else None
+            self.task = self.own.pop() if self.own else queue.pop() if queue else None
             if self.task is None:
                 return
             self.next = self.task[1].start
