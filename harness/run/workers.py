@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from harness.containment.cleanup import remove_tree
 from harness.run import assemble
 from harness.run.runner import Runner
+from harness.scenario import matchers
 from harness.scenario.model import Result, Scenario, Verdict
 from harness.targets.base import Target, TargetInfo
 from harness.util import collector, processes
@@ -362,6 +363,7 @@ class _Pool:
         spare = len(self.tasks) + self.jobs
         for target in self.targets:  # what each worker would otherwise do on its own: done once, shared
             target.before_workers(self.forked_scenarios)
+        matchers.load_engine()  # (so is the $regex engine's import)
         with collector.frozen(added=True):  # what is alive now: out of the workers' and this process's walks
             return self._run(context, queue, spare)
 
