@@ -626,3 +626,19 @@ def test_a_fault_scenario_beside_another_patchers_open_leaves_the_process_readin
     linecache.checkcache(__file__)
     assert "def test_a_fault_scenario_beside_another_patchers_open" in inspect.getsource(
         test_a_fault_scenario_beside_another_patchers_open_leaves_the_process_reading_its_source_files)
+
+
+def test_the_fake_file_system_made_ready_before_a_fork_is_resumed_not_set_up_again(monkeypatch):
+    monkeypatch.setattr(faults, "_held", None)
+    faults.ready()
+    held = faults._held
+    assert held is not None
+    patcher = held[0]
+
+    def no_fresh_set_up():
+        raise AssertionError("pyfakefs was set up again")
+    monkeypatch.setattr(faults, "_fresh", no_fresh_set_up)
+    with faults.fake_filesystem() as fs:
+        assert fs is patcher.fs and os.path.isdir("/tmp") and not os.path.exists(__file__)
+    faults.ready()  # one held already: left as it is
+    assert faults._held is not None and faults._held[0] is patcher

@@ -4,8 +4,8 @@ With ``jobs`` 1 every target runs here, one after the other, as the runner alway
 ``jobs`` worker processes are forked once for the whole invocation, each given its first chunk of
 scenarios at the fork; where every target is in this process (the reference), one fewer is forked
 and this process runs chunks too, one scenario at a time between the workers' messages (a worker
-forked costs the copy-on-write faults of the pages it shares with this process: about 50-60 ms of
-processor time for a run of the catalog). A worker runs a chunk with its own :class:`Runner` (target after target, so
+forked costs the copy-on-write faults of the pages it shares with this process: about 50-75 ms of
+processor time over a run of the catalog). A worker runs a chunk with its own :class:`Runner` (target after target, so
 a worker holds one started target at most: one candidate process per worker for ``cmd:`` and
 ``mcp:``), and as it begins one it asks for the next, sending the previous chunk's results with
 the request: one message, and one wake-up of the parent, per chunk, and the answer is there when
@@ -104,14 +104,14 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
 #: What the default ``--jobs`` (:func:`auto_jobs`) takes a run to cost, in processor seconds: the
 #: run's own (its start, and what it does after the last scenario), per scenario (its reports
 #: included), and per worker forked (the copy-on-write faults of the pages it shares with this
-#: process, on both sides; its own runner and enclosure; for a target with a process of its own, also that process's
-#: start, which every worker pays). Measured on the reference (docs/performance.md): a run's own
-#: about 0.15 s, a plain scenario in this process about 1 ms, one on pyfakefs 3 ms (a fault the
-#: kernel realises costs about a plain one: harness/targets/faults.py), a worker forked 50-75 ms
-#: (7-11% of a serial run of the catalog, so that the catalog is about the smallest run that takes
-#: a second process; a run whose targets are all in this process forks one fewer: this process
-#: runs chunks too);
-#: through ``cmd:`` about 3 ms a scenario; an MCP server's start 0.5-1.5 s.
+#: process, on both sides, and its own runner and enclosure; for a target with a process of its
+#: own, also that process's start, which every worker pays). Measured on the reference
+#: (docs/performance.md): a run's own about 0.15 s, a plain scenario in this process about 1 ms,
+#: one on pyfakefs 3 ms (a fault the kernel realises costs about a plain one:
+#: harness/targets/faults.py), a worker forked 50-75 ms (7-11% of a serial run of the catalog,
+#: which is about the smallest run that takes a second process; a run whose targets are all in
+#: this process forks one fewer, as this process runs chunks too); through ``cmd:`` about 3 ms a
+#: scenario; an MCP server's start 0.5-1.5 s.
 RUN_COST = 0.15
 IN_PROCESS_COST = (0.001, 0.06)  # scenario, worker
 ON_PYFAKEFS_COST = 0.003  # a scenario of a target in this process on pyfakefs
@@ -339,8 +339,8 @@ class _Pool:
         self.tasks = [(index, part) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)
                       for part in _without(span, kept)]
         # What the workers run, for what each would otherwise do on its own (Target.before_workers).
-        self.forked_scenarios = [scenarios[position] for task in self.tasks[:len(self.tasks) // len(targets)]
-                                 for position in task[1]] if kept else scenarios
+        left = set(kept)
+        self.forked_scenarios = [scenario for position, scenario in enumerate(scenarios) if position not in left]
         # Each slot: None until its result arrives, the result until it is emitted, then _EMITTED.
         # Only results that arrived ahead of an earlier one wait here: behind a slow scenario, every
         # chunk handed out after it (of this target and the next) waits until it is done.

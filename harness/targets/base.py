@@ -187,7 +187,8 @@ class Target(abc.ABC):
 
     def before_workers(self, scenarios: Sequence[Any], *, forking: bool = True) -> None:  # noqa: B027 - a hook, optional
         """Called before ``scenarios`` run: once in the parent before ``--jobs`` worker processes are
-        forked, and again (then mostly a no-op, ``forking`` False) where they run. What every worker
+        forked (``scenarios``: those the workers may run), and again (then mostly a no-op,
+        ``forking`` False) where they run. What every worker
         would otherwise do on its own and can share (an in-process target imports its modules).
         Nothing is started here: each worker starts its own target."""
 
