@@ -679,8 +679,8 @@ def test_the_default_jobs_give_a_live_agent_every_idle_core() -> None:
     assert workers.auto_jobs([agent], scenarios, cores=4, load=0.0) == 4
 
 
-def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def _jobs_run_with(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records the ``jobs`` each ``workers.run`` of the test is given (and runs it)."""
     forked: list[int] = []
     real = workers.run
 
@@ -688,6 +688,12 @@ def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_
         forked.append(jobs)
         return real(*args, jobs=jobs, **kwargs)
     monkeypatch.setattr(workers, "run", run)
+    return forked
+
+
+def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    forked = _jobs_run_with(monkeypatch)
     code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots"])
     assert code == 0 and forked == [1]
 
@@ -696,13 +702,7 @@ def test_harness_run_without_jobs_runs_a_small_selection_in_its_own_process(tmp_
 def test_harness_run_takes_the_jobs_the_run_s_work_chooses_unless_given(monkeypatch: pytest.MonkeyPatch,
                                                                         given: tuple[str, ...], chosen: int) -> None:
     asked: list[int] = []
-    forked: list[int] = []
-    real = workers.run
-
-    def run(*args: Any, jobs: int = 1, **kwargs: Any) -> Any:
-        forked.append(jobs)
-        return real(*args, jobs=jobs, **kwargs)
-    monkeypatch.setattr(workers, "run", run)
+    forked = _jobs_run_with(monkeypatch)
     monkeypatch.setattr(workers, "auto_jobs", lambda targets, scenarios: asked.append(len(scenarios)) or 2)
     code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots", *given])
     assert code == 0 and forked == [chosen]
