@@ -18,10 +18,24 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = """\
 import atexit, gc, sys
 atexit.register(lambda: sys.stderr.write("frozen-at-the-end %d\\n" % gc.get_freeze_count()))  # runs last
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+from harness.util import collector
+_hold = collector.hold
+def hold():  # entry() holds the collector: the collections counted from there to the run's freeze
+    _hold()
+    collections.clear()
+collector.hold = hold
+_freeze = collector.freeze
+def freeze():
+    sys.stderr.write("collected-before-the-freeze %d\\n" % len(collections))
+    return _freeze()
+collector.freeze = freeze
 from harness.run import runner
 _run = runner.Runner.run
 def run(self, scenario):
     sys.stderr.write("frozen-in-a-scenario %d\\n" % gc.get_freeze_count())
+    sys.stderr.write("collector-on-in-a-scenario %d\\n" % gc.isenabled())
     return _run(self, scenario)
 runner.Runner.run = run
 from harness.cli import run as cli_run
@@ -50,7 +64,8 @@ def _probe(tmp_path: Path, how: str) -> dict[str, int]:
     assert done.returncode == 0, done.stdout + done.stderr
     return {line.split()[0]: int(line.split()[1]) for line in done.stderr.splitlines()
             if line.split() and line.split()[0] in ("frozen-in-a-scenario", "frozen-in-the-report",
-                                                    "frozen-at-the-end", "theirs")}
+                                                    "frozen-at-the-end", "theirs", "collected-before-the-freeze",
+                                                    "collector-on-in-a-scenario")}
 
 
 def test_the_scenarios_run_with_the_heap_frozen_which_is_given_back_and_frozen_again_at_exit(tmp_path):
@@ -58,6 +73,52 @@ def test_the_scenarios_run_with_the_heap_frozen_which_is_given_back_and_frozen_a
     assert seen["frozen-in-a-scenario"] > 0
     assert seen["frozen-in-the-report"] == 0
     assert seen["frozen-at-the-end"] > 0
+
+
+def test_the_start_of_a_run_makes_no_collection_and_the_scenarios_run_with_the_collector_on(tmp_path):
+    seen = _probe(tmp_path, "plain")
+    # The imports, the arguments and the catalog made no collection (each walked what all stays).
+    assert seen["collected-before-the-freeze"] == 0
+    assert seen["collector-on-in-a-scenario"] == 1
+
+
+def test_a_hold_is_frozen_as_it_is_and_the_collector_given_back(nothing_frozen):
+    made = [["during the start"]]
+    collector.hold()
+    try:
+        assert not gc.isenabled()
+        later = [["later in the start"]]
+        assert collector.freeze() and gc.isenabled()
+        assert not _young(made) and not _young(later)
+    finally:
+        collector.release()
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_a_hold_leaves_a_collector_that_was_off_and_release_gives_back_only_its_own(nothing_frozen):
+    gc.disable()
+    try:
+        collector.hold()
+        collector.release()
+        assert not gc.isenabled()
+        assert not collector.freeze()  # off, and not by a hold: nothing frozen
+    finally:
+        gc.enable()
+    collector.hold()
+    collector.release()
+    assert gc.isenabled()
+
+
+def test_a_command_other_than_run_gets_the_collector_back(nothing_frozen, capsys):
+    from harness.cli.main import main
+    collector.hold()
+    try:
+        assert main(["list", "--profile", "anthropic-text-editor"]) == 0
+        assert gc.isenabled()
+    finally:
+        collector.release()
+        gc.enable()
 
 
 def test_a_freeze_made_before_is_left_as_it_was(tmp_path):

@@ -145,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 for --help
         return int(exc.code or 0)
+    if args.handler is not cmd_run:
+        collector.release()
     from harness.report import github
     github.stop_commands()  # under Actions: no candidate's line is read as a workflow command
     try:
@@ -169,6 +171,9 @@ def entry(argv: Sequence[str] | None = None) -> int:
     processes.own_tree()
     # The interpreter's last collection walked the whole heap: some 40-60 ms of a run of the catalog.
     collector.freeze_at_exit()
+    # Off until `harness run` freezes what its start made (about 10 ms of collections that found
+    # next to nothing), or until another command begins.
+    collector.hold()
     try:
         return main(argv)
     except BaseException as exc:  # before main's own handling began (still importing)

@@ -5,7 +5,10 @@ targets, pytest's nodes) live as long as the run: frozen, they are left out of t
 (forked workers then share their pages untouched). At its exit the interpreter collects the whole
 heap once more; frozen, it leaves it alone, as it leaves every object still alive when a process
 ends (Python never promises ``__del__`` runs then). Nothing is frozen where something already is
-(a caller that froze for its own reasons) or the collector is off.
+(a caller that froze for its own reasons) or the collector is off. While ``harness`` starts (its
+imports, its arguments, the catalog) the collector is held off (:func:`hold`): its collections
+there walked what all lives as long as the run, and found next to nothing (about 10 ms of a start
+of 110 ms; an uncached catalog leaves some 500 objects of garbage to the freeze).
 """
 
 from __future__ import annotations
@@ -14,10 +17,38 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+#: Whether the collector is off because :func:`hold` put it off (not a caller of ours).
+_HELD: list[bool] = []
+
+
+def hold() -> None:
+    """Puts the collector off while a process starts (its imports, its arguments, the catalog: what
+    lives as long as the run, where its collections only walk what stays), until :func:`freeze`
+    freezes it all or :func:`release` gives the collector back. Where it is off already, nothing."""
+    if gc.isenabled() and not _HELD:
+        gc.disable()
+        _HELD.append(True)
+
+
+def release() -> None:
+    """Puts the collector back on if :func:`hold` put it off."""
+    if _HELD:
+        _HELD.clear()
+        gc.enable()
+
 
 def freeze() -> bool:
     """Frees the young garbage and freezes what is alive now; returns whether it froze (False where
-    the collector is off or something is frozen already)."""
+    the collector is off or something is frozen already). After :func:`hold`, everything made
+    since is frozen as it is (a collection would walk all of it, the cost the hold spared) and the
+    collector is back on."""
+    if _HELD:
+        _HELD.clear()
+        frozen = not gc.get_freeze_count()
+        if frozen:
+            gc.freeze()
+        gc.enable()
+        return frozen
     if not gc.isenabled() or gc.get_freeze_count():
         return False
     gc.collect(1)
