@@ -554,8 +554,8 @@ def test_this_process_runs_the_chunks_of_several_targets_in_this_process() -> No
     assert os.getpid() in {pid for run in runs for pid in _pids(run)}
 
 
-def test_the_scenarios_on_pyfakefs_run_in_this_process_and_no_worker_sets_it_up(tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_scenarios_on_pyfakefs_run_in_one_worker_and_nothing_sets_it_up_before_the_fork(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.run import assemble
     from harness.targets import faults
     # Its full-disk scenarios have bytes free: pyfakefs on every machine.
@@ -580,8 +580,38 @@ def test_the_scenarios_on_pyfakefs_run_in_this_process_and_no_worker_sets_it_up(
     (run,) = workers.run([assemble.target("reference")], scenarios, jobs=2, record_states=False)
     assert [(r.id, r.verdict, r.observed_aspects) for r in run.results] == \
         [(r.id, r.verdict, r.observed_aspects) for r in serial]
-    assert log.read_text().split() == [str(os.getpid())] * len(fake)  # each here, none in the worker
+    noted = log.read_text().split()
+    assert len(noted) == len(fake) and len(set(noted)) == 1 and noted[0] != str(os.getpid())  # one worker's
     assert ready == []  # nothing set up before the fork
+
+
+def test_the_chunks_kept_for_a_worker_that_died_run_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first worker is given the scenarios on pyfakefs; it dies on the first: the others run here.
+    from harness.targets import faults
+    marker = tmp_path / "died"
+    scenarios = _numbered(24, lambda n: "0.002")
+    kept = {0, 5, 6, 17}
+    monkeypatch.setattr(faults, "on_pyfakefs", lambda requires, given=None: False)
+    real = workers._Pool.__init__
+
+    def with_kept(self: Any, targets: Any, scenarios: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, targets, scenarios, *args, **kwargs)
+        self.reserved = [(0, span) for span in workers._runs(sorted(kept))]
+        self.tasks = [(0, part) for span in workers.chunks(len(scenarios), self.jobs)
+                      for part in workers._without(span, sorted(kept))]
+
+    def answer(workspace: Path, args: dict[str, Any]) -> CallResult:
+        if os.getpid() != _TEST_PROCESS and not marker.exists():
+            marker.touch()
+            os._exit(9)
+        return _answers_with_its_process(workspace, args)
+    monkeypatch.setattr(workers._Pool, "__init__", with_kept)
+    target = ScriptedTarget({"write_text_file": answer}, profiles=(PROFILE,), in_process=True)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert run.results[0].verdict is Verdict.ERROR and "exit code 9" in run.results[0].reason
+    assert all(r.verdict is Verdict.PASS for r in run.results[1:]), [(r.id, r.reason) for r in run.results]
+    assert set(_pids(run)) == {os.getpid()}
 
 
 def test_a_target_with_a_process_of_its_own_still_gets_a_worker_per_job() -> None:

@@ -327,18 +327,24 @@ class _Pool:
         self.emit, self.keep = emit, keep
         # Targets in this process only: this process runs chunks too, between the workers' messages
         # (one worker fewer is forked, and with it the copy-on-write faults of its pages), and the
-        # scenarios on pyfakefs are kept for it: no worker sets up the fake file system, nor imports
-        # pyfakefs, and none is set up before the fork (the workers begin at once).
+        # scenarios on pyfakefs are kept for the first worker, its first chunks: one process imports
+        # pyfakefs and sets up the fake file system (some 50 ms, in which this process, running a
+        # scenario, would answer no worker), none before the fork (the workers begin at once).
         self.here: _Here | None = None
         kept: list[int] = []
         if all(target.in_process for target in targets):
             from harness.targets.faults import on_pyfakefs
             kept = [position for position, scenario in enumerate(scenarios)
                     if on_pyfakefs(scenario.requires, scenario.given)]
-            self.here = _Here(self, [(index, span) for index in range(len(targets)) for span in _runs(kept)])
+            self.here = _Here(self)
+        #: The first worker's own chunks (the scenarios on pyfakefs), handed to it before any other;
+        #: to the queue if it dies.
+        self.reserved = [(index, span) for index in range(len(targets)) for span in _runs(kept)]
+        self.owner: Any = None  # the parent's end of that worker's pipe
         self.tasks = [(index, part) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)
                       for part in _without(span, kept)]
-        # What the workers run, for what each would otherwise do on its own (Target.before_workers).
+        # What every worker runs, for what each would otherwise do on its own (Target.before_workers):
+        # the first worker's own set-up of pyfakefs is left to it.
         left = set(kept)
         self.forked_scenarios = [scenario for position, scenario in enumerate(scenarios) if position not in left]
         # Each slot: None until its result arrives, the result until it is emitted, then _EMITTED.
@@ -372,7 +378,7 @@ class _Pool:
         workers: dict[Connection[Any, Any], _Worker] = {}  # by the parent's end of its pipe
         ended: list[_Worker] = []  # workers whose pipe closed: joined at the end, all exiting at once
 
-        def fork(first: tuple[int, range] | None) -> None:
+        def fork(first: tuple[int, range] | None) -> Any:
             # Everything the worker makes (its workspaces' enclosure and trash, the candidate's
             # TMPDIR) goes into a folder of its own, made here: a worker killed before it could
             # remove them leaves them where this process finds them (searchable by a candidate of
@@ -393,11 +399,15 @@ class _Pool:
                                           first[0] if first is not None else 0)
             child.close()
             self._handed(first)
+            return parent
 
         here = self.here
         try:
             for _ in range(self.jobs - (here is not None)):  # inside the try: a signal while forking still ends those started
-                fork(queue.pop() if queue and not self._stopping() else None)
+                if self.reserved and self.owner is None:
+                    self.owner = fork(self.reserved.pop(0))
+                else:
+                    fork(queue.pop() if queue and not self._stopping() else None)
             while workers or (here is not None and here.has_work(queue)):
                 busy = here is not None and here.has_work(queue)
                 ready = (wait(list(workers), 0) if busy else wait(list(workers))) if workers else []
@@ -407,6 +417,9 @@ class _Pool:
                         message = conn.recv()
                     except (EOFError, OSError):
                         del workers[conn]
+                        if conn is self.owner:  # its own chunks not handed yet: to whoever asks next
+                            queue += reversed(self.reserved)
+                            self.reserved = []
                         if self._gone(worker, queue):
                             ended.append(worker)
                         stopping = self._stopping()  # the error it left may stop the run (-x): at once
@@ -421,7 +434,8 @@ class _Pool:
                         stored = self._arrived(message[1])
                         worker.begun()
                         stopping = self._stopping()  # asked also when nothing is left: it ends held chunks
-                        task = queue.pop() if queue and not stopping else None
+                        own = conn is self.owner and self.reserved and not stopping
+                        task = self.reserved.pop(0) if own else queue.pop() if queue and not stopping else None
                         try:
                             conn.send(task)
                         except OSError:
@@ -619,31 +633,29 @@ def _without(span: range, kept: Sequence[int]) -> list[range]:
 
 
 class _Here:
-    """This process's part of a run whose targets are all in this process: its own chunks first
-    (the scenarios on pyfakefs), then chunks taken from the same queue as the workers', one
-    scenario at a time between their messages, with a runner of its own (as a worker's), its
-    results stored as they come."""
+    """This process's part of a run whose targets are all in this process: chunks taken from the
+    same queue as the workers', one scenario at a time between their messages, with a runner of its
+    own (as a worker's), its results stored as they come."""
 
-    def __init__(self, pool: _Pool, own: list[tuple[int, range]]) -> None:
+    def __init__(self, pool: _Pool) -> None:
         self.pool = pool
-        self.own = list(reversed(own))  # taken from the end, as the queue is
         self.task: tuple[int, range] | None = None
         self.next = 0  # the position in ``task`` to run next
         self.current: tuple[int, Runner] | None = None
 
     def has_work(self, queue: list[tuple[int, range]]) -> bool:
-        """Whether a scenario is left to run here: of the chunk begun, or a chunk of its own or queued."""
+        """Whether a scenario is left to run here: of the chunk begun, or a chunk queued."""
         if self.pool.halt[0]:
             return False
-        return (self.task is not None and self.next < self.task[1].stop) or bool(self.own) or bool(queue)
+        return (self.task is not None and self.next < self.task[1].stop) or bool(queue)
 
     def step(self, queue: list[tuple[int, range]]) -> None:
-        """Runs the next scenario of the chunk begun, or begins the next chunk: of its own, else of ``queue``."""
+        """Runs the next scenario of the chunk begun, or begins the next chunk of ``queue``."""
         pool = self.pool
         if pool._stopping():
             return
         if self.task is None or self.next >= self.task[1].stop:
-            self.task = self.own.pop() if self.own else queue.pop() if queue else None
+            self.task = queue.pop() if queue else None
             if self.task is None:
                 return
             self.next = self.task[1].start
