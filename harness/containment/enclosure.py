@@ -86,10 +86,19 @@ class Enclosure:
             #: file's record is kept for reuse only once its ctime is a tick old (Workspace.state).
             self.coarse_times = False
             for canary in canaries:
-                canary.write_bytes(CANARY)
-                first = os.lstat(canary).st_ctime_ns
-                canary.write_bytes(CANARY)
-                self.coarse_times = self.coarse_times or os.lstat(canary).st_ctime_ns == first
+                for _ in range(_PROBES):
+                    before = time.clock_gettime_ns(COARSE_CLOCK)
+                    canary.write_bytes(CANARY)
+                    first = os.lstat(canary).st_ctime_ns
+                    canary.write_bytes(CANARY)
+                    second = os.lstat(canary).st_ctime_ns
+                    after = time.clock_gettime_ns(COARSE_CLOCK)
+                    # Coarse: the two changes share a ctime, or the second (its ctime looked at
+                    # before it) has one the coarse clock read. Fine: they differ within one tick.
+                    # A tick passed between them (a loaded machine) tells neither: tried again.
+                    self.coarse_times = self.coarse_times or second == first or second in (before, after)
+                    if self.coarse_times or after == before:
+                        break
                 self._held[str(canary)] = os.open(canary, READ_FLAGS)
             _wait_past(max(os.lstat(canary).st_ctime_ns for canary in canaries))
             self._sibling_path = os.path.join(self._base, "sibling")
@@ -426,6 +435,11 @@ def _head(path: str | Path, size: int) -> bytes | None:
     finally:
         os.close(fd)
 
+
+#: Tries at telling whether file time stamps are coarse (:meth:`Enclosure._surround`), per canary,
+#: while a tick passes between its two changes: a change from the coarse clock in another tick
+#: than the first is told by its ctime being a value that clock read around them.
+_PROBES = 3
 
 #: The clock the kernel takes file time stamps from: CLOCK_REALTIME_COARSE (5 on Linux; Python's
 #: ``time`` does not name it), a tick of some milliseconds behind the fine one.

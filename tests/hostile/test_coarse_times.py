@@ -107,3 +107,38 @@ def test_a_canary_rewritten_and_restored_in_the_tick_it_was_made_is_an_escape(co
             assert enclosure.escapes() == [f"changed {canary} (rewritten: inode or ctime differs)"]
         finally:
             enclosure.remove()
+
+
+def test_coarse_time_stamps_are_told_when_a_tick_passes_between_the_probe_s_two_changes(coarse_folder, monkeypatch):
+    # Each write of the probe lands in a tick of its own, as on a loaded machine: the two changes of
+    # each canary never share a ctime. Taken for fine time stamps, the records of files rewritten in
+    # the tick they were read would be reused (the test above, read stale).
+    real = Path.write_bytes
+
+    def in_a_tick_of_its_own(self: Path, data: bytes) -> int:
+        _next_tick()
+        return real(self, data)
+    monkeypatch.setattr(Path, "write_bytes", in_a_tick_of_its_own)
+    enclosure = Enclosure(parent=str(coarse_folder))
+    try:
+        assert enclosure.coarse_times
+    finally:
+        monkeypatch.undo()
+        enclosure.remove()
+
+
+def test_fine_time_stamps_are_not_taken_for_coarse_ones(tmp_path):
+    # tmpfs and disks of kernels since 6.13 give a change whose ctime was looked at a fine ctime: the
+    # records of unchanged files are reused at once there. (A machine whose file system here is
+    # coarse skips.)
+    probe = tmp_path / "probe"
+    probe.write_text("1")
+    first = probe.stat().st_ctime_ns
+    probe.write_text("2")
+    if probe.stat().st_ctime_ns == first:
+        pytest.skip("time stamps here come from the coarse clock")
+    enclosure = Enclosure(parent=str(tmp_path))
+    try:
+        assert not enclosure.coarse_times
+    finally:
+        enclosure.remove()
