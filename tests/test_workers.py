@@ -614,6 +614,19 @@ def test_the_chunks_kept_for_a_worker_that_died_run_here(tmp_path: Path, monkeyp
     assert set(_pids(run)) == {os.getpid()}
 
 
+def test_a_scenario_that_lays_out_a_megabyte_runs_in_the_first_worker() -> None:
+    plain = _numbered(24, lambda n: "0.002")
+    big = {"files": {"big.txt": {"lines": {"count": 150_000, "template": "line {n}"}}}}
+    assert workers._heavy(big) and not workers._heavy({"files": {"a.txt": {"lines": 10}}}) and not workers._heavy(None)
+    scenarios = [type(s)(**{**s.__dict__, "given": big}) if n in (3, 17) else s for n, s in enumerate(plain)]
+    target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
+    (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert all(r.verdict is Verdict.PASS for r in run.results), [(r.id, r.reason) for r in run.results]
+    pids = [result.steps[0].output["pid"] for result in run.results]
+    assert pids[3] == pids[17] != os.getpid()
+
+
 def test_a_target_with_a_process_of_its_own_still_gets_a_worker_per_job() -> None:
     scenarios = _numbered(40, lambda n: "0.005")
     target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,))

@@ -329,13 +329,14 @@ class _Pool:
         # (one worker fewer is forked, and with it the copy-on-write faults of its pages), and the
         # scenarios on pyfakefs are kept for the first worker, its first chunks: one process imports
         # pyfakefs and sets up the fake file system (some 50 ms, in which this process, running a
-        # scenario, would answer no worker), none before the fork (the workers begin at once).
+        # scenario, would answer no worker), none before the fork (the workers begin at once). So
+        # are those that lay out a megabyte or more (25-30 ms each on the reference).
         self.here: _Here | None = None
         kept: list[int] = []
         if all(target.in_process for target in targets):
             from harness.targets.faults import on_pyfakefs
             kept = [position for position, scenario in enumerate(scenarios)
-                    if on_pyfakefs(scenario.requires, scenario.given)]
+                    if on_pyfakefs(scenario.requires, scenario.given) or _heavy(scenario.given)]
             self.here = _Here(self)
         #: The first worker's own chunks (the scenarios on pyfakefs), handed to it before any other;
         #: to the queue if it dies.
@@ -613,6 +614,21 @@ class _Pool:
         done.seconds = self.last[index] - first if first is not None else 0.0
         done.leftovers = self.leftovers[index]
         return done
+
+
+#: Generated ``given`` content (bytes) from which a scenario is kept for the first worker.
+HEAVY_GIVEN = 1 << 20
+
+
+def _heavy(given: dict[str, Any] | None) -> bool:
+    """Whether ``given`` lays out at least :data:`HEAVY_GIVEN` bytes of generated content (``lines``,
+    ``pattern``: sized without being made)."""
+    from harness.scenario.content_spec import generated_size
+    total = 0
+    for spec in ((given or {}).get("files") or {}).values():
+        content = spec["content"] if isinstance(spec, dict) and "content" in spec else spec
+        total += generated_size(content) or 0
+    return total >= HEAVY_GIVEN
 
 
 def _runs(positions: Sequence[int]) -> list[range]:
