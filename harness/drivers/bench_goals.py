@@ -32,7 +32,7 @@ mcp: / in-process
     ``harness run`` puts them by default (a memory file system where there is one).
 pytest item / harness scenario
     ``pytest scenarios -n 0`` against ``harness run --jobs 1``, both new processes comparing the
-    snapshots, per scenario.
+    snapshots, per scenario; taken in turn, :data:`PYTEST_ROUNDS` times, the medians of each.
 
 Below the goals, from the same run, where the time goes: the serial run's parts (before its first
 scenario, inside the scenarios, between them, after the last), and the ``mcp:`` rows' floor, what
@@ -164,6 +164,8 @@ def run_process(argv: list[str], cwd: str | None = None) -> Process:
 #: Rounds of the default run, the replay and the serial run (taken in turn) whose medians the
 #: whole-process, start and ``--jobs`` goals are measured on: a single run moves by about a tenth.
 WHOLE_ROUNDS = 5
+#: Rounds of ``pytest`` and the serial run (taken in turn) whose medians the pytest goal is measured on.
+PYTEST_ROUNDS = 3
 
 
 def median_process(processes: list[Process]) -> Process:
@@ -357,12 +359,16 @@ def measure(skip: set[str], notes: list[str] | None = None) -> list[tuple[Goal, 
     if "pytest" in skip:
         out.append((goal, float("nan"), "not measured (--skip pytest)"))
     else:
-        pytest = run_process([sys.executable, "-m", "pytest", "scenarios", "-q", "-n", "0", "-p", "no:cacheprovider"])
+        # pytest and the serial run taken in turn, PYTEST_ROUNDS times: the medians of each.
+        pairs = [(run_process([sys.executable, "-m", "pytest", "scenarios", "-q", "-n", "0", "-p", "no:cacheprovider"]),
+                  run_process([*probe, "--jobs", "1"])) for _ in range(PYTEST_ROUNDS)]
+        pytest, beside = median_process([each[0] for each in pairs]), median_process([each[1] for each in pairs])
         from harness.scenario import catalog
         count = len(catalog.load([catalog.builtin_dir()]).scenarios)
-        out.append((goal, pytest.wall / serial.wall,
-                    f"{pytest.wall / count * 1000:.2f} ms / {serial.wall / count * 1000:.2f} ms per scenario "
-                    f"({count}; {pytest.wall * 1000:.0f} ms / {serial.wall * 1000:.0f} ms, new processes)"))
+        out.append((goal, pytest.wall / beside.wall,
+                    f"{pytest.wall / count * 1000:.2f} ms / {beside.wall / count * 1000:.2f} ms per scenario "
+                    f"({count}; {pytest.wall * 1000:.0f} ms / {beside.wall * 1000:.0f} ms, new processes, "
+                    f"medians of {PYTEST_ROUNDS} taken in turn)"))
     return out
 
 
