@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from harness.cli.main import main
-from harness.run import workers
+from harness.run import division, workers
 from harness.scenario import catalog
 from harness.scenario.model import Verdict
 from harness.targets.base import CallResult, TargetError
@@ -103,7 +103,7 @@ def test_a_chunk_taken_by_a_worker_that_died_before_beginning_it_still_runs(tmp_
     # done: scenario 2, which A never began, runs in a new worker instead of failing with A.
     cat = catalog.load([catalog.builtin_dir() / PROFILE])
     scenarios = [s for s in cat.scenarios if not s.requires][:3]
-    assert [list(span) for span in workers.chunks(3, 2)] == [[0], [1], [2]]
+    assert [list(span) for span in division.chunks(3, 2)] == [[0], [1], [2]]
     marker = tmp_path / "b-done"
     first = scenarios[0]
     args = {"path": "out.txt", "content": f"DIE-AFTER:{marker}"}
@@ -136,7 +136,7 @@ def test_a_stop_request_ends_the_chunks_the_workers_hold(monkeypatch) -> None:
     scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
         step(tool="write_text_file", args={"path": "out.txt", "content": "FAIL" if n == 0 else "x"}),)})
         for n in range(64)]
-    assert len(workers.chunks(64, 2)[0]) == 8
+    assert len(division.chunks(64, 2)[0]) == 8
     target = ScriptedTarget({"write_text_file": _fails_first_then_slow}, profiles=(PROFILE,))
     failed: list[str] = []
 
@@ -165,7 +165,7 @@ def test_a_stop_reaches_the_workers_when_every_chunk_is_already_handed_out(monke
     scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
         step(tool="write_text_file", args={"path": "out.txt", "content": ("FAIL", "x", "SLOWER", "SLOWER")[n]}),)})
         for n in range(4)]
-    assert [list(span) for span in workers.chunks(4, 2)] == [[0], [1], [2], [3]]
+    assert [list(span) for span in division.chunks(4, 2)] == [[0], [1], [2], [3]]
     target = ScriptedTarget({"write_text_file": _fails_first_then_slower}, profiles=(PROFILE,))
     failed: list[str] = []
 
@@ -198,7 +198,7 @@ def test_a_worker_that_dies_before_the_parent_answers_its_request_is_a_verdict_n
     scenarios = [type(plain)(**{**plain.__dict__, "id": f"{plain.id}-{n}", "steps": (
         step(tool="write_text_file", args={"path": "out.txt", "content": "DIE" if n in (2, 3) else "x"}),)})
         for n in range(6)]
-    assert all(len(span) == 1 for span in workers.chunks(6, 2))
+    assert all(len(span) == 1 for span in division.chunks(6, 2))
     target = ScriptedTarget({"write_text_file": _dies_a_moment_after_it_begins}, profiles=(PROFILE,))
     seen: list[str] = []
 
@@ -328,7 +328,7 @@ def test_with_x_a_worker_killed_by_its_scenario_stops_the_run_at_once(tmp_path: 
         return CallResult(output={"stopped": _within(20, lambda: stop_byte[0][0] == 1)})
     failed: list[str] = []
     target = ScriptedTarget({"write_text_file": answer}, profiles=(PROFILE,))
-    assert [list(span) for span in workers.chunks(6, 2)] == [[n] for n in range(6)]
+    assert [list(span) for span in division.chunks(6, 2)] == [[n] for n in range(6)]
     (run,) = workers.run([target], _numbered(6, lambda n: "KILL" if n == 0 else "x"), jobs=2,
                          record_states=False, on_result=lambda i, r: r.verdict is Verdict.PASS or failed.append(r.id),
                          stop=lambda: bool(failed))
@@ -355,7 +355,7 @@ def test_a_result_held_long_enough_reaches_the_parent_before_its_chunk_ends(tmp_
     monkeypatch.setattr(workers, "FLUSH_AFTER", 0.0)
     cat = catalog.load([catalog.builtin_dir() / PROFILE])
     scenarios = [s for s in cat.scenarios if not s.requires][:40]
-    assert workers.chunks(len(scenarios), 2)[0] == range(0, 5)  # scenarios 0 and 1 in one chunk
+    assert division.chunks(len(scenarios), 2)[0] == range(0, 5)  # scenarios 0 and 1 in one chunk
     marker = tmp_path / "first-seen"
     second = scenarios[1]
     args = {"path": "out.txt", "content": f"WAIT:{marker}"}
@@ -397,14 +397,14 @@ def test_every_worker_process_is_reaped_when_the_run_returns() -> None:
 
 def test_chunks_cover_every_scenario_once() -> None:
     for count, jobs in ((0, 2), (1, 4), (7, 2), (319, 2), (319, 8)):
-        spans = workers.chunks(count, jobs)
+        spans = division.chunks(count, jobs)
         assert [i for span in spans for i in span] == list(range(count))
 
 
 def test_chunks_shrink_toward_the_end_so_the_workers_finish_together() -> None:
     for count, jobs in ((332, 2), (3320, 2), (319, 8)):
-        spans = workers.chunks(count, jobs)
-        assert max(len(span) for span in spans) <= workers.MAX_CHUNK
+        spans = division.chunks(count, jobs)
+        assert max(len(span) for span in spans) <= division.MAX_CHUNK
         for span in spans:  # none more than a (2 * jobs)-th of what is left, rounded up
             left = count - span.start
             assert len(span) <= max(1, -(-left // (2 * jobs)))
@@ -596,9 +596,9 @@ def test_the_chunks_kept_for_a_worker_that_died_run_here(tmp_path: Path, monkeyp
 
     def with_kept(self: Any, targets: Any, scenarios: Any, *args: Any, **kwargs: Any) -> None:
         real(self, targets, scenarios, *args, **kwargs)
-        self.reserved = [(0, span) for span in workers._runs(sorted(kept))]
-        self.tasks = [(0, part) for span in workers.chunks(len(scenarios), self.jobs)
-                      for part in workers._without(span, sorted(kept))]
+        self.reserved = [(0, span) for span in division.runs(sorted(kept))]
+        self.tasks = [(0, part) for span in division.chunks(len(scenarios), self.jobs)
+                      for part in division.without(span, sorted(kept))]
 
     def answer(workspace: Path, args: dict[str, Any]) -> CallResult:
         if os.getpid() != _TEST_PROCESS and not marker.exists():
@@ -617,7 +617,7 @@ def test_the_chunks_kept_for_a_worker_that_died_run_here(tmp_path: Path, monkeyp
 def test_a_scenario_that_lays_out_a_megabyte_runs_in_the_first_worker() -> None:
     plain = _numbered(24, lambda n: "0.002")
     big = {"files": {"big.txt": {"lines": {"count": 150_000, "template": "line {n}"}}}}
-    assert workers._heavy(big) and not workers._heavy({"files": {"a.txt": {"lines": 10}}}) and not workers._heavy(None)
+    assert division.heavy(big) and not division.heavy({"files": {"a.txt": {"lines": 10}}}) and not division.heavy(None)
     scenarios = [type(s)(**{**s.__dict__, "given": big}) if n in (3, 17) else s for n, s in enumerate(plain)]
     target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
     (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
@@ -652,7 +652,7 @@ def test_a_stop_ends_the_chunk_this_process_holds(monkeypatch: pytest.MonkeyPatc
     # process, running its own chunk of slow scenarios meanwhile, begins none once the stop is decided.
     monkeypatch.setattr(workers, "FLUSH_AFTER", 0.0)
     scenarios = _numbered(64, lambda n: "FAIL" if n == 0 else "0.05")
-    assert len(workers.chunks(64, 2)[0]) == 8
+    assert len(division.chunks(64, 2)[0]) == 8
     begun_here: list[float] = []
     answer = _answers_with_its_process
 
@@ -688,18 +688,18 @@ def test_the_default_jobs_keep_a_small_run_or_a_busy_machine_serial() -> None:
     reference = assemble.target("reference")
     # The whole catalog on the reference: a worker's copy-on-write and start cost less than a tenth
     # of the run's own processor time (docs/performance.md), so one is forked; a tenth of it stays here.
-    assert workers.auto_jobs([reference], scenarios, cores=2, load=0.0) == 2
-    assert workers.auto_jobs([reference], scenarios[:len(scenarios) // 10], cores=2, load=0.0) == 1
-    assert workers.auto_jobs([reference], scenarios[:20], cores=8, load=0.0) == 1
+    assert division.auto_jobs([reference], scenarios, cores=2, load=0.0) == 2
+    assert division.auto_jobs([reference], scenarios[:len(scenarios) // 10], cores=2, load=0.0) == 1
+    assert division.auto_jobs([reference], scenarios[:20], cores=8, load=0.0) == 1
     # Twenty times the work pays for a second worker, and more cores for more workers...
-    assert workers.auto_jobs([reference], scenarios * 20, cores=2, load=0.0) == 2
-    assert workers.auto_jobs([reference], scenarios * 20, cores=8, load=0.0) > 2
+    assert division.auto_jobs([reference], scenarios * 20, cores=2, load=0.0) == 2
+    assert division.auto_jobs([reference], scenarios * 20, cores=8, load=0.0) > 2
     # ...but not on cores the load average says are busy.
-    assert workers.auto_jobs([reference], scenarios * 20, cores=2, load=1.5) == 1
-    assert workers.auto_jobs([reference], scenarios * 20, cores=8, load=7.2) == 1
+    assert division.auto_jobs([reference], scenarios * 20, cores=2, load=1.5) == 1
+    assert division.auto_jobs([reference], scenarios * 20, cores=8, load=7.2) == 1
     # Skipped scenarios (a profile the target does not offer) are no work.
     only = ScriptedTarget(profiles=("no-such-profile",), in_process=True)
-    assert workers.auto_jobs([only], scenarios * 20, cores=2, load=0.0) == 1
+    assert division.auto_jobs([only], scenarios * 20, cores=2, load=0.0) == 1
 
 
 def test_the_default_jobs_count_a_fault_the_kernel_realises_as_a_plain_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -710,16 +710,16 @@ def test_the_default_jobs_count_a_fault_the_kernel_realises_as_a_plain_scenario(
     assert permissions
     many = permissions * (400 // len(permissions))  # ~3 s on pyfakefs, ~0.3 s on the real file system
     monkeypatch.setattr(faults, "_real", frozenset())
-    assert workers.auto_jobs([reference], many, cores=2, load=0.0) == 2
+    assert division.auto_jobs([reference], many, cores=2, load=0.0) == 2
     monkeypatch.setattr(faults, "_real", frozenset({"permissions"}))
-    assert workers.auto_jobs([reference], many, cores=2, load=0.0) == 1
+    assert division.auto_jobs([reference], many, cores=2, load=0.0) == 1
 
 
 def test_the_default_jobs_give_a_live_agent_every_idle_core() -> None:
     agent = ScriptedTarget()  # neither in this process nor cmd:/mcp:: its calls are mostly waiting
     scenarios = _catalog_reference_scenarios()[:3]
-    assert workers.auto_jobs([agent], scenarios, cores=4, load=1.2) == 3
-    assert workers.auto_jobs([agent], scenarios, cores=4, load=0.0) == 4
+    assert division.auto_jobs([agent], scenarios, cores=4, load=1.2) == 3
+    assert division.auto_jobs([agent], scenarios, cores=4, load=0.0) == 4
 
 
 def _jobs_run_with(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -746,7 +746,7 @@ def test_harness_run_takes_the_jobs_the_run_s_work_chooses_unless_given(monkeypa
                                                                         given: tuple[str, ...], chosen: int) -> None:
     asked: list[int] = []
     forked = _jobs_run_with(monkeypatch)
-    monkeypatch.setattr(workers, "auto_jobs", lambda targets, scenarios: asked.append(len(scenarios)) or 2)
+    monkeypatch.setattr(division, "auto_jobs", lambda targets, scenarios: asked.append(len(scenarios)) or 2)
     code = main(["run", "-q", "--profile", PROFILE, "-k", "tc1", "--no-snapshots", *given])
     assert code == 0 and forked == [chosen]
     assert len(asked) == (0 if given else 1)  # the selected scenarios' work, asked once

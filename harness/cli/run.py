@@ -184,11 +184,11 @@ def _last_failed(console: Any, scenarios: list, targets: list) -> list:
 def _run_with_progress(options: RunOptions, targets: list, scenarios: list, console: Any, emit: Any) -> list:
     """Runs the scenarios, with a progress bar on a terminal; ``emit(target_run, result)`` takes each
     result in catalog order (the reports), and no result is kept beyond it."""
-    from harness.run import workers
+    from harness.run import division, workers
     from harness.scenario.model import Verdict
     failed: list[bool] = []  # -x: set by the first fail or error; no scenario starts after it
     stop = (lambda: bool(failed)) if options.exitfirst else None
-    jobs = options.jobs if options.jobs is not None else workers.auto_jobs(targets, scenarios)
+    jobs = options.jobs if options.jobs is not None else division.auto_jobs(targets, scenarios)
     run = functools.partial(workers.run, targets, scenarios, jobs=jobs, tmp=options.workspace_parent(),
                             record_states=options.records_states, stop=stop, emit=emit, keep=False)
 

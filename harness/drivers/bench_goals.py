@@ -25,7 +25,7 @@ start to first scenario
 --jobs default / serial
     wall time and processor time (the process tree's) of the default ``harness run`` against
     ``--jobs 1``; the default chooses by the run's size and the machine's load
-    (``harness.run.workers.auto_jobs``), and the row says what it chose.
+    (``harness.run.division.auto_jobs``), and the row says what it chose.
 mcp: / in-process
     the catalog (no fault scenarios) through ``mcp:python -m reference_impl.mcp_server`` against
     the in-process reference, with the server's start and without it, the workspaces where

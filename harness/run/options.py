@@ -251,7 +251,7 @@ class RunOptions:
         for item in fields(cls):
             dest = _dest(item)
             if item.name == "jobs" and hasattr(args, dest) and getattr(args, dest) is None:
-                values["jobs"] = None  # not given: chosen by the run's work (harness/run/workers.py, auto_jobs)
+                values["jobs"] = None  # not given: chosen by the run's work (harness/run/division.py, auto_jobs)
                 continue
             if not hasattr(args, dest) or getattr(args, dest) is None:
                 continue
@@ -386,7 +386,7 @@ def add_arguments(parser: Any, groups: tuple[str, ...]) -> None:
         kwargs = dict(meta["argparse"])
         kwargs.setdefault("dest", item.name)
         if item.name == "jobs":
-            kwargs["default"] = None  # chosen once the run's work is known (harness/run/workers.py, auto_jobs)
+            kwargs["default"] = None  # chosen once the run's work is known (harness/run/division.py, auto_jobs)
         parser.add_argument(*meta["flags"], help=_formatted(meta["help"]), **kwargs)
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.containment.cleanup import remove_tree
 from harness.run import assemble
+from harness.run.division import chunks, heavy, runs, without
 from harness.run.runner import Runner
 from harness.scenario import matchers
 from harness.scenario.model import Result, Scenario, Verdict
@@ -47,9 +48,6 @@ from harness.util import collector, processes
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-#: Chunks per worker and target: enough for the fast workers to take over from a slow one.
-CHUNKS_PER_WORKER = 4
-MAX_CHUNK = 16
 #: Results that took this long (seconds) to make are sent without waiting for their chunk's end.
 FLUSH_AFTER = 0.05
 #: A result slot whose result the reports already took.
@@ -101,62 +99,6 @@ def run(targets: Sequence[Target], scenarios: Sequence[Scenario], *, jobs: int =
     return _Pool(targets, scenarios, jobs, record_states, tmp, on_result, stop, emit, keep).run()
 
 
-#: What the default ``--jobs`` (:func:`auto_jobs`) takes a run to cost, in processor seconds: the
-#: run's own (its start, and what it does after the last scenario), per scenario (its reports
-#: included), and per worker forked (the copy-on-write faults of the pages it shares with this
-#: process, on both sides, and its own runner and enclosure; for a target with a process of its
-#: own, also that process's start, which every worker pays). Measured on the reference
-#: (docs/performance.md): a run's own about 0.15 s, a plain scenario in this process about 1 ms,
-#: one on pyfakefs 3 ms (a fault the kernel realises costs about a plain one:
-#: harness/targets/faults.py), a worker forked 50-75 ms (7-11% of a serial run of the catalog,
-#: which is about the smallest run that takes a second process; a run whose targets are all in
-#: this process forks one fewer, as this process runs chunks too); through ``cmd:`` about 3 ms a
-#: scenario; an MCP server's start 0.5-1.5 s.
-RUN_COST = 0.15
-IN_PROCESS_COST = (0.001, 0.06)  # scenario, worker
-ON_PYFAKEFS_COST = 0.003  # a scenario of a target in this process on pyfakefs
-CMD_COST = (0.003, 0.25)
-MCP_COST = (0.004, 1.0)
-#: The processor time the workers may add to a run, as a share of the run's own (--jobs default).
-WORKER_SHARE = 0.1
-
-
-def auto_jobs(targets: Sequence[Target], scenarios: Sequence[Scenario], *, cores: int | None = None,
-              load: float | None = None) -> int:
-    """Returns the default ``--jobs`` for this run: as many workers as the idle cores allow (the cores
-    this process may use less the one-minute load average), and no more than keep the processor time
-    they add (:data:`IN_PROCESS_COST` and the like) within :data:`WORKER_SHARE` of the run's own, so a small run, or
-    one on a busy machine, stays in this process. Targets other than the in-process reference,
-    ``cmd:`` and ``mcp:`` (live agents, whose calls are mostly waiting) get a worker per idle core."""
-    from harness.run.options import default_jobs
-    cores = default_jobs() if cores is None else cores
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except (AttributeError, OSError):
-            load = 0.0
-    idle = max(1, min(cores, cores - int(load)))
-    if idle == 1 or not hasattr(os, "fork"):
-        return 1
-    work, worker = RUN_COST, 0.0
-    for target in targets:
-        ran: Sequence[Scenario] = scenarios
-        if target.in_process:  # started at no cost: only what it offers and realises runs
-            from harness.targets.faults import on_pyfakefs
-            each, start = IN_PROCESS_COST
-            offered = set(target.start().profiles)
-            ran = [scenario for scenario in scenarios
-                   if scenario.profile in offered and set(scenario.requires) <= target.realises]  # the rest is skipped
-            work += sum(ON_PYFAKEFS_COST if on_pyfakefs(scenario.requires, scenario.given) else each for scenario in ran)
-        elif target.spec.startswith(("cmd:", "mcp:", "mcp+")):
-            each, start = CMD_COST if target.spec.startswith("cmd:") else MCP_COST
-            work += each * len(ran)
-        else:
-            return idle
-        worker += start
-    return max(1, min(idle, 1 + int(WORKER_SHARE * work / worker)))
-
-
 def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_states: bool, tmp: str | None,
               on_result: Callable[[int, Result], None] | None, stop: Callable[[], bool] | None = None,
               emit: Callable[[TargetRun, Result], None] | None = None, keep: bool = True) -> TargetRun:
@@ -178,21 +120,6 @@ def _run_here(index: int, target: Target, scenarios: Sequence[Scenario], record_
     done.seconds = time.perf_counter() - started
     done.leftovers = runner.leftovers
     return done
-
-
-def chunks(count: int, jobs: int) -> list[range]:
-    """Returns the scenario index ranges handed out one at a time (for one target).
-
-    They shrink toward the end (none more than a ``2 * jobs``-th of what is left): the workers then
-    finish nearly together, where one ending on a full chunk would leave the others idle meanwhile.
-    """
-    cap = max(1, min(MAX_CHUNK, count // (jobs * CHUNKS_PER_WORKER)))
-    out, start = [], 0
-    while start < count:
-        size = max(1, min(cap, -(-(count - start) // (2 * jobs))))
-        out.append(range(start, start + size))
-        start += size
-    return out
 
 
 # -- the worker side ----------------------------------------------------------------------------
@@ -336,14 +263,14 @@ class _Pool:
         if all(target.in_process for target in targets):
             from harness.targets.faults import on_pyfakefs
             kept = [position for position, scenario in enumerate(scenarios)
-                    if on_pyfakefs(scenario.requires, scenario.given) or _heavy(scenario.given)]
+                    if on_pyfakefs(scenario.requires, scenario.given) or heavy(scenario.given)]
             self.here = _Here(self)
         #: The first worker's own chunks (the scenarios on pyfakefs), handed to it before any other;
         #: to the queue if it dies.
-        self.reserved = [(index, span) for index in range(len(targets)) for span in _runs(kept)]
+        self.reserved = [(index, span) for index in range(len(targets)) for span in runs(kept)]
         self.owner: Any = None  # the parent's end of that worker's pipe
         self.tasks = [(index, part) for index in range(len(targets)) for span in chunks(len(scenarios), jobs)
-                      for part in _without(span, kept)]
+                      for part in without(span, kept)]
         # What every worker runs, for what each would otherwise do on its own (Target.before_workers):
         # the first worker's own set-up of pyfakefs is left to it.
         left = set(kept)
@@ -614,38 +541,6 @@ class _Pool:
         done.seconds = self.last[index] - first if first is not None else 0.0
         done.leftovers = self.leftovers[index]
         return done
-
-
-#: Generated ``given`` content (bytes) from which a scenario is kept for the first worker.
-HEAVY_GIVEN = 1 << 20
-
-
-def _heavy(given: dict[str, Any] | None) -> bool:
-    """Whether ``given`` lays out at least :data:`HEAVY_GIVEN` bytes of generated content (``lines``,
-    ``pattern``: sized without being made)."""
-    from harness.scenario.content_spec import generated_size
-    total = 0
-    for spec in ((given or {}).get("files") or {}).values():
-        content = spec["content"] if isinstance(spec, dict) and "content" in spec else spec
-        total += generated_size(content) or 0
-    return total >= HEAVY_GIVEN
-
-
-def _runs(positions: Sequence[int]) -> list[range]:
-    """Returns ascending ``positions`` as the runs of consecutive ones."""
-    out: list[range] = []
-    for position in positions:
-        if out and out[-1].stop == position:
-            out[-1] = range(out[-1].start, position + 1)
-        else:
-            out.append(range(position, position + 1))
-    return out
-
-
-def _without(span: range, kept: Sequence[int]) -> list[range]:
-    """Returns ``span`` less the positions of ``kept``, as the runs left."""
-    inside = {position for position in kept if position in span}
-    return _runs([position for position in span if position not in inside]) if inside else [span]
 
 
 class _Here:
