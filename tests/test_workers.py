@@ -522,6 +522,15 @@ def _pids(run: Any) -> list[int]:
     return [step.output["pid"] for result in run.results for step in result.steps if isinstance(step.output, dict)]
 
 
+def _died_first_and_the_rest_ran_here(run: Any, scenarios: list[Any]) -> None:
+    """The results of a run whose worker died on scenario 0: in order, that one an error naming
+    the exit code 9, every other passed, in this process."""
+    assert [r.id for r in run.results] == [s.id for s in scenarios]
+    assert run.results[0].verdict is Verdict.ERROR and "exit code 9" in run.results[0].reason
+    assert all(r.verdict is Verdict.PASS for r in run.results[1:]), [(r.id, r.reason) for r in run.results]
+    assert set(_pids(run)) == {os.getpid()}
+
+
 def test_a_run_of_targets_in_this_process_runs_chunks_here_and_forks_one_worker_fewer() -> None:
     # --jobs 2 on a target in this process: this process and one worker share the chunks; the
     # results are the serial run's, in its order, each judged as there.
@@ -608,10 +617,7 @@ def test_the_chunks_kept_for_a_worker_that_died_run_here(tmp_path: Path, monkeyp
     monkeypatch.setattr(workers._Pool, "__init__", with_kept)
     target = ScriptedTarget({"write_text_file": answer}, profiles=(PROFILE,), in_process=True)
     (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
-    assert [r.id for r in run.results] == [s.id for s in scenarios]
-    assert run.results[0].verdict is Verdict.ERROR and "exit code 9" in run.results[0].reason
-    assert all(r.verdict is Verdict.PASS for r in run.results[1:]), [(r.id, r.reason) for r in run.results]
-    assert set(_pids(run)) == {os.getpid()}
+    _died_first_and_the_rest_ran_here(run, scenarios)
 
 
 def test_a_scenario_that_lays_out_a_megabyte_runs_in_the_first_worker() -> None:
@@ -641,10 +647,7 @@ def test_the_chunks_of_a_worker_that_died_are_run_here() -> None:
     scenarios = _numbered(24, lambda n: "DIE" if n == 0 else "0.002")
     target = ScriptedTarget({"write_text_file": _answers_with_its_process}, profiles=(PROFILE,), in_process=True)
     (run,) = workers.run([target], scenarios, jobs=2, record_states=False)
-    assert [r.id for r in run.results] == [s.id for s in scenarios]
-    assert run.results[0].verdict is Verdict.ERROR and "exit code 9" in run.results[0].reason
-    assert all(r.verdict is Verdict.PASS for r in run.results[1:]), [(r.id, r.reason) for r in run.results]
-    assert set(_pids(run)) == {os.getpid()}
+    _died_first_and_the_rest_ran_here(run, scenarios)
 
 
 def test_a_stop_ends_the_chunk_this_process_holds(monkeypatch: pytest.MonkeyPatch) -> None:
