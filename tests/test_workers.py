@@ -795,3 +795,30 @@ def test_what_is_alive_when_the_workers_are_forked_is_frozen_in_them(nothing_fro
     outputs = [step.output for result in run.results for step in result.steps if isinstance(step.output, dict)]
     assert outputs and all(output == {"walked": False, "worker": True} for output in outputs)
     assert gc.get_freeze_count() == 0  # what the run froze alone is given back
+
+
+_TERMINAL_PROBE = """\
+import sys
+from harness.run import workers
+real = workers.run
+def run(*args, **kwargs):
+    out = real(*args, **kwargs)
+    sys.stderr.write("terminal-at-the-run-s-end %d\\n" % ("harness.report.terminal" in sys.modules))
+    return out
+workers.run = run
+from harness.cli.main import entry
+sys.exit(entry(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("jobs, loaded", [("1", 0), ("2", 1)])
+def test_a_run_of_several_processes_imports_the_terminal_report_while_they_run(jobs: str, loaded: int) -> None:
+    # Serial, the report's modules (rich) wait for the end; with workers, this process's end is
+    # the run's alone while the rest of its work is shared: they come with the first result.
+    import subprocess
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", _TERMINAL_PROBE, "run", "-q", "--jobs", jobs, "--profile", PROFILE,
+                           "--no-snapshots"], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"terminal-at-the-run-s-end {loaded}" in done.stderr

@@ -192,7 +192,14 @@ def _run_with_progress(options: RunOptions, targets: list, scenarios: list, cons
     run = functools.partial(workers.run, targets, scenarios, jobs=jobs, tmp=options.workspace_parent(),
                             record_states=options.records_states, stop=stop, emit=emit, keep=False)
 
+    # In a run of several processes the rest of this one's work (the reports) is shared with them,
+    # its end is not: the terminal report's modules (rich) are imported with the first result.
+    pending = [True] if jobs > 1 else []
+
     def seen(result) -> None:
+        if pending:
+            pending.clear()
+            from harness.report import terminal  # noqa: F401
         if result.verdict in (Verdict.FAIL, Verdict.ERROR):
             failed.append(True)
     if options.quiet or not console.is_terminal:
