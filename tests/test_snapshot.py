@@ -292,3 +292,20 @@ def test_the_ids_of_a_folder_leave_out_links_and_what_is_no_snapshot(tmp_path):
     (folder / "p" / "notes.txt").write_text("not a snapshot")
     (folder / "p" / "a-folder.yaml").mkdir()
     assert store.ids() == ["p/group/kept"]
+
+
+def test_a_run_with_no_snapshot_differing_does_not_import_the_diff_printer() -> None:
+    # harness/report/grid.py (with the observations' module and difflib, about 9 ms) shows a
+    # differing snapshot's diff; a run where none differs never needs it.
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('grid %d\\n' % ('harness.report.grid' in sys.modules)))\n"
+            "from harness.cli.main import entry\n"
+            "sys.exit(entry(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", code, "run", "-q", "--jobs", "1", "--profile", "mcp-write-text-file"],
+                          cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 0 differ" in done.stdout and "grid 0" in done.stderr

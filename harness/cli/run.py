@@ -327,11 +327,12 @@ def after_run(options: RunOptions, console: Any, catalog: Any, tally: Any, snaps
 
 
 def _snapshots(options: RunOptions, console: Any, catalog: Any, checker: Any) -> bool:
-    from harness.report.grid import print_diff
     store = checker.store
     # Removing orphans needs the whole known catalog: no selection, no broken file, the built-in included.
     unfiltered = not options.narrowed and not catalog.problems
     outcome = checker.finish((s.id for s in catalog.scenarios), prune=unfiltered)
+    if outcome.diverged:  # (the grid's module, and the observations' and difflib with it: only to show a diff)
+        from harness.report.grid import print_diff
     for scenario_id, diff in outcome.diverged.items():
         console.print(f"\n[bold yellow]SNAPSHOT[/bold yellow] [bold]{escape(scenario_id)}[/bold]: the observation "
                       f"differs from {escape(store.path(scenario_id).as_posix())}")
