@@ -190,8 +190,8 @@ class RunOptions:
         help="judge only these aspects (effects, outcome, content, output); the others are recorded "
              "and never fail the run (docs/scenario-format.md, Aspects)")
     # how the run is carried out
-    jobs: int | None = option(
-        1, "--jobs", "-j", type=int, metavar="N", group="run",
+    jobs: int | None = option(  # None: chosen once the run's work is known (harness/run/division.py, auto_jobs)
+        None, "--jobs", "-j", type=int, metavar="N", group="run",
         help="processes running scenarios (default: chosen by the size of the run and the machine's load, "
              "at most the number of cores, here {cores}; 1: all in this process; on the reference, this "
              "process is one of them)")
@@ -250,9 +250,6 @@ class RunOptions:
         values: dict[str, Any] = {}
         for item in fields(cls):
             dest = _dest(item)
-            if item.name == "jobs" and hasattr(args, dest) and getattr(args, dest) is None:
-                values["jobs"] = None  # not given: chosen by the run's work (harness/run/division.py, auto_jobs)
-                continue
             if not hasattr(args, dest) or getattr(args, dest) is None:
                 continue
             values[item.name] = _value(item, getattr(args, dest))
@@ -385,8 +382,6 @@ def add_arguments(parser: Any, groups: tuple[str, ...]) -> None:
             continue
         kwargs = dict(meta["argparse"])
         kwargs.setdefault("dest", item.name)
-        if item.name == "jobs":
-            kwargs["default"] = None  # chosen once the run's work is known (harness/run/division.py, auto_jobs)
         parser.add_argument(*meta["flags"], help=_formatted(meta["help"]), **kwargs)
 
 
