@@ -265,7 +265,7 @@ class _Pool:
             kept = [position for position, scenario in enumerate(scenarios)
                     if on_pyfakefs(scenario.requires, scenario.given) or heavy(scenario.given)]
             self.here = _Here(self)
-        #: The first worker's own chunks (the scenarios on pyfakefs), handed to it before any other;
+        #: The first worker's own chunks (the scenarios kept above), handed to it before any other;
         #: to the queue if it dies.
         self.reserved = [(index, span) for index in range(len(targets)) for span in runs(kept)]
         self.owner: Any = None  # the parent's end of that worker's pipe
@@ -443,14 +443,7 @@ class _Pool:
     def _left(self, task: tuple[int, range]) -> list[range]:
         """Returns the runs of a task's positions whose results have not arrived."""
         index, span = task
-        out: list[range] = []
-        for position in span:
-            if self.results[index][position] is None:
-                if out and out[-1].stop == position:
-                    out[-1] = range(out[-1].start, position + 1)
-                else:
-                    out.append(range(position, position + 1))
-        return out
+        return runs([position for position in span if self.results[index][position] is None])
 
     def _clear(self, folder: str, index: int) -> None:
         """Removes the folder of a worker that died, with what it left; what cannot be removed is
