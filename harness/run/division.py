@@ -95,12 +95,9 @@ HEAVY_GIVEN = 1 << 20
 def heavy(given: dict[str, Any] | None) -> bool:
     """Whether ``given`` lays out at least :data:`HEAVY_GIVEN` bytes of generated content (``lines``,
     ``pattern``: sized without being made)."""
-    from harness.scenario.content_spec import generated_size
-    total = 0
-    for spec in ((given or {}).get("files") or {}).values():
-        content = spec["content"] if isinstance(spec, dict) and "content" in spec else spec
-        total += generated_size(content) or 0
-    return total >= HEAVY_GIVEN
+    from harness.scenario.content_spec import generated_size, of_given_file
+    files = ((given or {}).get("files") or {}).values()
+    return sum(generated_size(of_given_file(spec)) or 0 for spec in files) >= HEAVY_GIVEN
 
 
 def runs(positions: Sequence[int]) -> list[range]:

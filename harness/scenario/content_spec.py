@@ -110,6 +110,12 @@ def size_of(spec: Any) -> int:
     return 0
 
 
+def of_given_file(spec: Any) -> Any:
+    """Returns the content spec of a ``given.files`` entry: its ``content`` where it has one (beside a
+    ``mode``), else the entry itself."""
+    return spec["content"] if isinstance(spec, dict) and "content" in spec else spec
+
+
 def generated_size(spec: Any) -> int | None:
     """Returns the exact number of bytes a generated content spec (``lines``, ``pattern``) stands for,
     without making them; None for any other spec, or one :func:`to_bytes` would refuse (make it to

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.scenario import aspects, profiles, static_checks
 from harness.scenario.content_spec import check as check_content
-from harness.scenario.content_spec import check_code_points
+from harness.scenario.content_spec import check_code_points, of_given_file
 from harness.scenario.located_errors import ErrorList as _ErrorList
 from harness.scenario.located_errors import (
     FileProblems,
@@ -217,7 +217,7 @@ def _arg_contents(value: Any, path: list[Any], key: str = "$content") -> Iterato
 def _content_specs(document: dict[str, Any]) -> Iterator[tuple[list[Any], Any]]:
     given = document.get("given", {})
     for name, spec in given.get("files", {}).items():
-        yield ["given", "files", name], spec["content"] if isinstance(spec, dict) and "content" in spec else spec
+        yield ["given", "files", name], of_given_file(spec)
     for index, step in enumerate(document["steps"]):
         if "content" in step:
             yield ["steps", index, "content"], step["content"]

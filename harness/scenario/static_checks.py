@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from harness.scenario.content_spec import code_points_size, code_points_text, size_of
+from harness.scenario.content_spec import code_points_size, code_points_text, of_given_file, size_of
 from harness.util import limits
 from harness.util.pathrules import PATH_KEYS, argument_path_problem, file_uri_path, lexical_problem, link_target_problem
 
@@ -273,8 +273,7 @@ def _then_paths(then: Any, where: list[Any]) -> Iterator[tuple[list[Any], str]]:
 def _contents(document: dict[str, Any]) -> Iterator[tuple[list[Any], int]]:
     given = document.get("given") or {}
     for rel, spec in (given.get("files") or {}).items():
-        spec = spec["content"] if isinstance(spec, dict) and "content" in spec else spec
-        yield ["given", "files", rel], size_of(spec)
+        yield ["given", "files", rel], size_of(of_given_file(spec))
     for index, step in enumerate(document.get("steps") or ()):
         if "content" in step:
             yield ["steps", index, "content"], size_of(step["content"])

@@ -76,9 +76,8 @@ def _full_disk_exact(given: dict[str, Any]) -> bool:
         return True
     if given["disk_free"] != 0:
         return False
-    from harness.scenario.content_spec import to_bytes
-    return not any(to_bytes(spec["content"] if isinstance(spec, dict) and "content" in spec else spec)
-                   for spec in given.get("files", {}).values())
+    from harness.scenario.content_spec import of_given_file, to_bytes
+    return not any(to_bytes(of_given_file(spec)) for spec in given.get("files", {}).values())
 
 
 _real: frozenset[str] | None = None
