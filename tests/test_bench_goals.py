@@ -122,3 +122,15 @@ def test_the_probe_notes_the_scenarios_of_a_serial_run_as_it_exits(tmp_path):
     process = bench_goals.Process(wall=60.0, cpu=1.0, started=0.0, stderr=done.stderr)
     noted = bench_goals.where_time_goes(process)
     assert noted is not None and noted[4] >= 1 and noted[1] > 0
+
+
+def test_the_median_of_several_runs_is_the_middle_run_with_the_middle_processor_time():
+    runs = [bench_goals.Process(wall=wall, cpu=cpu, started=started, stderr=f"run {started}", load=load)
+            for wall, cpu, started, load in ((0.9, 0.5, 1.0, 0.1), (0.5, 0.9, 2.0, 0.2), (0.7, 0.55, 3.0, 0.3),
+                                             (0.6, 0.6, 4.0, 0.4), (1.2, 0.8, 5.0, 0.5))]
+    middle = bench_goals.median_process(runs)
+    # The run of median wall time (its output and start, which the probe's notes are timed from),
+    # with the median of the processor times (another run's here).
+    assert (middle.wall, middle.started, middle.stderr, middle.load) == (0.7, 3.0, "run 3.0", 0.3)
+    assert middle.cpu == 0.6 and bench_goals.median_process(runs[:3]).cpu == 0.55
+    assert bench_goals.median_process(runs[1:4]).wall == 0.6 and bench_goals.median_process(runs[1:4]).cpu == 0.6
