@@ -188,9 +188,9 @@ class Target(abc.ABC):
     def before_workers(self, scenarios: Sequence[Any], *, forking: bool = True) -> None:  # noqa: B027 - a hook, optional
         """Called before ``scenarios`` run: once in the parent before ``--jobs`` worker processes are
         forked (``scenarios``: those the workers may run), and again (then mostly a no-op,
-        ``forking`` False) where they run. What every worker
-        would otherwise do on its own and can share (an in-process target imports its modules).
-        Nothing is started here: each worker starts its own target."""
+        ``forking`` False) where they run. What every worker would otherwise do on its own and can
+        share (an in-process target imports its modules). Nothing is started here: each worker
+        starts its own target."""
 
     def use_tmp(self, folder: str) -> bool:
         """Gives the candidate ``folder`` as its temporary folder (``TMPDIR``, ``TMP``, ``TEMP``) for
